@@ -54,3 +54,9 @@ function(llmc_add_fuzzer name)
   target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
   llmc_target_warnings(${name})
 endfunction()
+
+# Code that includes ODS-generated .inc files: the generated adaptors carry
+# unused parameters, which LLVM itself builds with -Wno-unused-parameter.
+function(llmc_mlir_target target)
+  target_compile_options(${target} PRIVATE -Wno-unused-parameter)
+endfunction()

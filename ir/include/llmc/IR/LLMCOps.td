@@ -1,0 +1,320 @@
+//===- LLMCOps.td - llmc dialect operations ---------------*- tablegen -*-===//
+//
+// Two families: the decomposed ops the importer emits (they mirror the
+// reference PyTorch math one to one) and the fused, cached and quantized ops
+// that passes produce. Every op verifies its shapes; dynamic dimensions are
+// accepted wherever a static one would be.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LLMC_OPS_TD
+#define LLMC_OPS_TD
+
+include "llmc/IR/LLMCDialect.td"
+include "llmc/IR/LLMCTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def LLMC_FloatTensor : RankedTensorOf<[AnyFloat]>;
+def LLMC_IndexTensor : RankedTensorOf<[I32, I64]>;
+def LLMC_AnyTensor : RankedTensorOf<[AnyType]>;
+
+//===----------------------------------------------------------------------===//
+// Weights
+//===----------------------------------------------------------------------===//
+
+def LLMC_ParamOp : LLMC_Op<"param", [Pure]> {
+  let summary = "A weight of the model, by its name in the weight table";
+  let description = [{
+    The value of the named checkpoint tensor, in the logical layout the
+    graph uses. `transposed` says the checkpoint stores it transposed (GPT-2's
+    Conv1D `[in, out]`); `rope_unpermute_heads = N` says its rows carry GGUF's
+    rotary permutation over N heads. The plan writer applies both once, at
+    compile time, so no graph ever pays for them.
+
+    ```mlir
+    %w = llmc.param "model.layers.0.self_attn.q_proj.weight" : tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, UnitAttr:$transposed,
+                       OptionalAttr<I64Attr>:$rope_unpermute_heads);
+  let results = (outs LLMC_AnyTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Decomposed ops (importer output)
+//===----------------------------------------------------------------------===//
+
+def LLMC_EmbeddingOp : LLMC_Op<"embedding", [Pure]> {
+  let summary = "Row lookup: result[i] = table[ids[i]]";
+  let description = [{
+    ```mlir
+    %h = llmc.embedding %table, %ids : (tensor<2048x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins LLMC_FloatTensor:$table, LLMC_IndexTensor:$ids);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_RMSNormOp : LLMC_Op<"rms_norm", [Pure]> {
+  let summary = "x / sqrt(mean(x^2) + eps) * weight over the last dimension";
+  let description = [{
+    ```mlir
+    %y = llmc.rms_norm %x, %w {eps = 1.0e-05 : f64} : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins LLMC_FloatTensor:$input, LLMC_FloatTensor:$weight, F64Attr:$eps);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_LayerNormOp : LLMC_Op<"layer_norm", [Pure]> {
+  let summary = "(x - mean) / sqrt(var + eps) * weight + bias over the last dimension";
+  let arguments = (ins LLMC_FloatTensor:$input, LLMC_FloatTensor:$weight,
+                       LLMC_FloatTensor:$bias, F64Attr:$eps);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_LinearOp : LLMC_Op<"linear", [Pure]> {
+  let summary = "x · Wᵀ + b, with W stored [out, in] as in torch.nn.Linear";
+  let description = [{
+    ```mlir
+    %y = llmc.linear %x, %w : (tensor<?x64xf32>, tensor<192x64xf32>) -> tensor<?x192xf32>
+    %z = llmc.linear %x, %w, %b : (tensor<?x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins LLMC_FloatTensor:$input, LLMC_FloatTensor:$weight,
+                       Optional<LLMC_FloatTensor>:$bias);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_RopeOp : LLMC_Op<"rope", [Pure]> {
+  let summary = "Rotary position embedding of [T, heads, head_dim] by positions [T]";
+  let description = [{
+    Rotates the first `rotary_dim` channels of each head by angle
+    `position * inv_freq[i]`, `inv_freq[i] = theta^(-2i/rotary_dim)`.
+    `style = "half"` pairs channel i with i + rotary_dim/2 (HF Llama, Qwen2);
+    `"interleaved"` pairs 2i with 2i+1 (GPT-J, GGUF's original layout).
+    `scaling` carries HF's `rope_scaling` ({type = "linear" | "dynamic" |
+    "llama3" | "yarn", factor, ...}).
+
+    ```mlir
+    %q = llmc.rope %x, %pos {theta = 1.0e+04 : f64, rotary_dim = 16 : i64, style = "half"}
+        : (tensor<?x4x16xf32>, tensor<?xi32>) -> tensor<?x4x16xf32>
+    ```
+  }];
+  let arguments = (ins LLMC_FloatTensor:$input, LLMC_IndexTensor:$positions,
+                       F64Attr:$theta, I64Attr:$rotary_dim, StrAttr:$style,
+                       OptionalAttr<DictionaryAttr>:$scaling);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_MatmulOp : LLMC_Op<"matmul", [Pure]> {
+  let summary = "Batched matrix product [..., M, K] x [..., K, N] (or [..., N, K] with transpose_b)";
+  let arguments = (ins LLMC_FloatTensor:$lhs, LLMC_FloatTensor:$rhs, UnitAttr:$transpose_b);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_ScaleOp : LLMC_Op<"scale", [Pure, SameOperandsAndResultType]> {
+  let summary = "Multiplies every element by a constant factor";
+  let arguments = (ins LLMC_FloatTensor:$input, F64Attr:$factor);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def LLMC_SoftmaxOp : LLMC_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "Softmax over the last dimension";
+  let arguments = (ins LLMC_FloatTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def LLMC_CausalMaskOp : LLMC_Op<"causal_mask", [Pure, SameOperandsAndResultType]> {
+  let summary = "Sets scores of keys a query must not see to -inf";
+  let description = [{
+    Scores are [heads, Tq, Tk]; the queries are the last Tq of the Tk
+    positions. Query i (absolute position p = Tk - Tq + i) sees key j iff
+    j <= p and, when `window` > 0, p - window < j (W keys, itself included).
+  }];
+  let arguments = (ins LLMC_FloatTensor:$input, DefaultValuedAttr<I64Attr, "0">:$window);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+class LLMC_ElementwiseBinaryOp<string mnemonic, string summ>
+    : LLMC_Op<mnemonic, [Pure, SameOperandsAndResultType, Commutative]> {
+  let summary = summ;
+  let arguments = (ins LLMC_FloatTensor:$lhs, LLMC_FloatTensor:$rhs);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` type($result)";
+}
+
+def LLMC_AddOp : LLMC_ElementwiseBinaryOp<"add", "Elementwise sum">;
+def LLMC_MulOp : LLMC_ElementwiseBinaryOp<"mul", "Elementwise product">;
+
+def LLMC_SiluOp : LLMC_Op<"silu", [Pure, SameOperandsAndResultType]> {
+  let summary = "x * sigmoid(x)";
+  let arguments = (ins LLMC_FloatTensor:$input);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def LLMC_GeluOp : LLMC_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+  let summary = "GELU; approximate = \"tanh\" is GPT-2's gelu_new, \"none\" the erf form";
+  let arguments = (ins LLMC_FloatTensor:$input,
+                       DefaultValuedAttr<StrAttr, "\"none\"">:$approximate);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def LLMC_ReshapeOp : LLMC_Op<"reshape", [Pure]> {
+  let summary = "Same elements, new shape; at most one result dimension is dynamic";
+  let arguments = (ins LLMC_AnyTensor:$input);
+  let results = (outs LLMC_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_TransposeOp : LLMC_Op<"transpose", [Pure]> {
+  let summary = "Permutes dimensions: result dim i = input dim permutation[i]";
+  let arguments = (ins LLMC_AnyTensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs LLMC_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_RepeatKVOp : LLMC_Op<"repeat_kv", [Pure]> {
+  let summary = "Repeats each kv head `repeats` times: [T, Hkv, D] -> [T, Hkv*repeats, D]";
+  let arguments = (ins LLMC_FloatTensor:$input, I64Attr:$repeats);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_TakeLastOp : LLMC_Op<"take_last", [Pure]> {
+  let summary = "The last row of [T, D] (or the rows at `indices`, one per sequence)";
+  let description = [{
+    Without `indices`: [T, D] -> [1, D]. With `indices` [B]: [T, D] -> [B, D],
+    the row of each sequence's last new token in a ragged batch.
+  }];
+  let arguments = (ins LLMC_FloatTensor:$input, Optional<LLMC_IndexTensor>:$indices);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Fused, cached and quantized ops (pass output)
+//===----------------------------------------------------------------------===//
+
+def LLMC_AttentionOp : LLMC_Op<"attention", [Pure]> {
+  let summary = "softmax(scale · Q·Kᵀ + mask) · V with grouped kv heads";
+  let description = [{
+    Q [T, Hq, D], K [S, Hkv, D], V [S, Hkv, Dv] -> [T, Hq, Dv]; query head h
+    reads kv head h / (Hq / Hkv). The T queries are the last T of the S
+    positions; with `causal` the mask and `window` follow `llmc.causal_mask`.
+
+    ```mlir
+    %o = llmc.attention %q, %k, %v {causal, scale = 2.5e-01 : f64, window = 0 : i64}
+        : (tensor<?x8x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>) -> tensor<?x8x16xf32>
+    ```
+  }];
+  let arguments = (ins LLMC_FloatTensor:$query, LLMC_FloatTensor:$key,
+                       LLMC_FloatTensor:$value, UnitAttr:$causal, F64Attr:$scale,
+                       DefaultValuedAttr<I64Attr, "0">:$window);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_KVWriteOp : LLMC_Op<"kv_write", [Pure]> {
+  let summary = "Stores the new tokens' K and V of one layer at their cache slots";
+  let description = [{
+    K, V [T, Hkv, D]; `slots` [T] holds block * block_size + offset for each
+    token. Returns the updated cache, so reads that follow are ordered.
+  }];
+  let arguments = (ins LLMC_KVCacheType:$cache, LLMC_FloatTensor:$key,
+                       LLMC_FloatTensor:$value, LLMC_IndexTensor:$slots, I64Attr:$layer);
+  let results = (outs LLMC_KVCacheType:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_KVReadOp : LLMC_Op<"kv_read", [Pure]> {
+  let summary = "Reads one layer's whole K/V history of a sequence from the cache";
+  let description = [{
+    `block_table` [M] lists the sequence's blocks; `context_len` [1] is the
+    number of cached tokens, new ones included. Returns K, V [S, Hkv, D].
+  }];
+  let arguments = (ins LLMC_KVCacheType:$cache, LLMC_IndexTensor:$block_table,
+                       LLMC_IndexTensor:$context_len, I64Attr:$layer);
+  let results = (outs LLMC_FloatTensor:$key, LLMC_FloatTensor:$value);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_PagedAttentionOp : LLMC_Op<"paged_attention", [Pure]> {
+  let summary = "Decode attention of one new query per sequence over paged K/V";
+  let description = [{
+    Q [B, Hq, D]; `block_tables` [B, M]; `context_lens` [B]. Each query is the
+    last position of its sequence and attends (with `window`) to its history.
+  }];
+  let arguments = (ins LLMC_FloatTensor:$query, LLMC_KVCacheType:$cache,
+                       LLMC_IndexTensor:$block_tables, LLMC_IndexTensor:$context_lens,
+                       I64Attr:$layer, F64Attr:$scale,
+                       DefaultValuedAttr<I64Attr, "0">:$window);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_SwiGLUOp : LLMC_Op<"swiglu", [Pure]> {
+  let summary = "silu(gate) * up over a packed [.., 2I] input (gate first)";
+  let arguments = (ins LLMC_FloatTensor:$input);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_AddRMSNormOp : LLMC_Op<"add_rms_norm", [Pure]> {
+  let summary = "sum = x + residual; normed = rms_norm(sum) (both returned)";
+  let arguments = (ins LLMC_FloatTensor:$input, LLMC_FloatTensor:$residual,
+                       LLMC_FloatTensor:$weight, F64Attr:$eps);
+  let results = (outs LLMC_FloatTensor:$sum, LLMC_FloatTensor:$normed);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_QuantizedLinearOp : LLMC_Op<"quantized_linear", [Pure]> {
+  let summary = "x · dequant(W)ᵀ + b with weight-only int8 or int4 W";
+  let description = [{
+    `bits = 8`: W is i8 [N, K] with one scale per output row (scales [N, 1]).
+    `bits = 4`: W is i8 [N, K/2], two signed nibbles per byte (low nibble
+    first), one scale per `group_size` inputs (scales [N, K/group_size]).
+  }];
+  let arguments = (ins LLMC_FloatTensor:$input, RankedTensorOf<[I8]>:$weight,
+                       LLMC_FloatTensor:$scales, Optional<LLMC_FloatTensor>:$bias,
+                       I64Attr:$bits, I64Attr:$group_size);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $weight `,` $scales (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+#endif // LLMC_OPS_TD

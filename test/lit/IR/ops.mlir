@@ -1,0 +1,109 @@
+// RUN: llmc-opt %s | llmc-opt | FileCheck %s
+// RUN: llmc-opt %s --mlir-print-op-generic | llmc-opt | FileCheck %s
+
+// Round trip of every llmc op: parse, print, parse again, print.
+
+// CHECK-LABEL: func.func @weights
+func.func @weights() -> (tensor<2048x64xf32>, tensor<64x192xf32>, tensor<64x64xf32>) {
+  // CHECK: llmc.param "model.embed_tokens.weight" : tensor<2048x64xf32>
+  %0 = llmc.param "model.embed_tokens.weight" : tensor<2048x64xf32>
+  // CHECK: llmc.param "transformer.h.0.attn.c_attn.weight" {transposed} : tensor<64x192xf32>
+  %1 = llmc.param "transformer.h.0.attn.c_attn.weight" {transposed} : tensor<64x192xf32>
+  // CHECK: llmc.param "blk.0.attn_q.weight" {rope_unpermute_heads = 4 : i64} : tensor<64x64xf32>
+  %2 = llmc.param "blk.0.attn_q.weight" {rope_unpermute_heads = 4 : i64} : tensor<64x64xf32>
+  return %0, %1, %2 : tensor<2048x64xf32>, tensor<64x192xf32>, tensor<64x64xf32>
+}
+
+// CHECK-LABEL: func.func @decomposed
+func.func @decomposed(%ids: tensor<?xi32>, %pos: tensor<?xi32>) -> tensor<1x2048xf32> {
+  %table = llmc.param "embed" : tensor<2048x64xf32>
+  %nw = llmc.param "norm" : tensor<64xf32>
+  %nb = llmc.param "norm.bias" : tensor<64xf32>
+  %wq = llmc.param "q" : tensor<64x64xf32>
+  %bq = llmc.param "q.bias" : tensor<64xf32>
+  // CHECK: llmc.embedding %{{.*}}, %{{.*}} : (tensor<2048x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>
+  %h = llmc.embedding %table, %ids : (tensor<2048x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>
+  // CHECK: llmc.rms_norm %{{.*}}, %{{.*}} {eps = 1.000000e-05 : f64}
+  %n = llmc.rms_norm %h, %nw {eps = 1.0e-05 : f64} : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+  // CHECK: llmc.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {eps = 1.000000e-05 : f64}
+  %ln = llmc.layer_norm %n, %nw, %nb {eps = 1.0e-05 : f64} : (tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+  // CHECK: llmc.linear %{{.*}}, %{{.*}} : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
+  %q0 = llmc.linear %ln, %wq : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
+  // CHECK: llmc.linear %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+  %q1 = llmc.linear %q0, %wq, %bq : (tensor<?x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+  // CHECK: llmc.reshape %{{.*}} : (tensor<?x64xf32>) -> tensor<?x4x16xf32>
+  %q = llmc.reshape %q1 : (tensor<?x64xf32>) -> tensor<?x4x16xf32>
+  // CHECK: llmc.rope %{{.*}}, %{{.*}} {rotary_dim = 16 : i64, scaling = {factor = 8.000000e+00 : f64, type = "llama3"}, style = "half", theta = 5.000000e+05 : f64}
+  %qr = llmc.rope %q, %pos {theta = 5.0e+05 : f64, rotary_dim = 16 : i64, style = "half", scaling = {type = "llama3", factor = 8.0 : f64}} : (tensor<?x4x16xf32>, tensor<?xi32>) -> tensor<?x4x16xf32>
+  // CHECK: llmc.rope %{{.*}}, %{{.*}} {rotary_dim = 8 : i64, style = "interleaved", theta = 1.000000e+04 : f64}
+  %kr = llmc.rope %q, %pos {theta = 1.0e+04 : f64, rotary_dim = 8 : i64, style = "interleaved"} : (tensor<?x4x16xf32>, tensor<?xi32>) -> tensor<?x4x16xf32>
+  // CHECK: llmc.repeat_kv %{{.*}} {repeats = 2 : i64} : (tensor<?x4x16xf32>) -> tensor<?x8x16xf32>
+  %rep = llmc.repeat_kv %kr {repeats = 2 : i64} : (tensor<?x4x16xf32>) -> tensor<?x8x16xf32>
+  // CHECK: llmc.transpose %{{.*}} {permutation = array<i64: 1, 0, 2>} : (tensor<?x4x16xf32>) -> tensor<4x?x16xf32>
+  %qt = llmc.transpose %qr {permutation = array<i64: 1, 0, 2>} : (tensor<?x4x16xf32>) -> tensor<4x?x16xf32>
+  // CHECK: llmc.matmul %{{.*}}, %{{.*}} {transpose_b} : (tensor<4x?x16xf32>, tensor<4x?x16xf32>) -> tensor<4x?x?xf32>
+  %s = llmc.matmul %qt, %qt {transpose_b} : (tensor<4x?x16xf32>, tensor<4x?x16xf32>) -> tensor<4x?x?xf32>
+  // CHECK: llmc.scale %{{.*}} {factor = 2.500000e-01 : f64} : tensor<4x?x?xf32>
+  %ss = llmc.scale %s {factor = 0.25 : f64} : tensor<4x?x?xf32>
+  // CHECK: llmc.causal_mask %{{.*}} {window = 16 : i64} : tensor<4x?x?xf32>
+  %m = llmc.causal_mask %ss {window = 16 : i64} : tensor<4x?x?xf32>
+  // CHECK: llmc.causal_mask %{{.*}} : tensor<4x?x?xf32>
+  %m0 = llmc.causal_mask %m : tensor<4x?x?xf32>
+  // CHECK: llmc.softmax %{{.*}} : tensor<4x?x?xf32>
+  %p = llmc.softmax %m0 : tensor<4x?x?xf32>
+  // CHECK: llmc.matmul %{{.*}}, %{{.*}} : (tensor<4x?x?xf32>, tensor<4x?x16xf32>) -> tensor<4x?x16xf32>
+  %o = llmc.matmul %p, %qt : (tensor<4x?x?xf32>, tensor<4x?x16xf32>) -> tensor<4x?x16xf32>
+  %ot = llmc.transpose %o {permutation = array<i64: 1, 0, 2>} : (tensor<4x?x16xf32>) -> tensor<?x4x16xf32>
+  %of = llmc.reshape %ot : (tensor<?x4x16xf32>) -> tensor<?x64xf32>
+  // CHECK: llmc.add %{{.*}}, %{{.*}} : tensor<?x64xf32>
+  %r = llmc.add %of, %h : tensor<?x64xf32>
+  // CHECK: llmc.silu %{{.*}} : tensor<?x64xf32>
+  %a = llmc.silu %r : tensor<?x64xf32>
+  // CHECK: llmc.gelu %{{.*}} {approximate = "tanh"} : tensor<?x64xf32>
+  %g = llmc.gelu %a {approximate = "tanh"} : tensor<?x64xf32>
+  // CHECK: llmc.gelu %{{.*}} : tensor<?x64xf32>
+  %g2 = llmc.gelu %g : tensor<?x64xf32>
+  // CHECK: llmc.mul %{{.*}}, %{{.*}} : tensor<?x64xf32>
+  %mm = llmc.mul %g2, %r : tensor<?x64xf32>
+  // CHECK: llmc.take_last %{{.*}} : (tensor<?x64xf32>) -> tensor<1x64xf32>
+  %last = llmc.take_last %mm : (tensor<?x64xf32>) -> tensor<1x64xf32>
+  // CHECK: llmc.take_last %{{.*}}, %{{.*}} : (tensor<?x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>
+  %lasts = llmc.take_last %mm, %ids : (tensor<?x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>
+  %logits = llmc.linear %last, %table : (tensor<1x64xf32>, tensor<2048x64xf32>) -> tensor<1x2048xf32>
+  return %logits : tensor<1x2048xf32>
+}
+
+!cache = !llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>
+
+// CHECK-LABEL: func.func @fused
+// CHECK-SAME: !llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>
+func.func @fused(%c: !cache, %q: tensor<?x8x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>,
+                 %slots: tensor<?xi32>, %table: tensor<?xi32>, %len: tensor<1xi32>,
+                 %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // CHECK: llmc.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, scale = 2.500000e-01 : f64, window = 4 : i64}
+  %a = llmc.attention %q, %k, %v {causal, scale = 0.25 : f64, window = 4 : i64} : (tensor<?x8x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>) -> tensor<?x8x16xf32>
+  // CHECK: llmc.kv_write %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {layer = 1 : i64}
+  %c1 = llmc.kv_write %c, %k, %v, %slots {layer = 1 : i64} : (!cache, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?xi32>) -> !cache
+  // CHECK: llmc.kv_read %{{.*}}, %{{.*}}, %{{.*}} {layer = 1 : i64}
+  %hk, %hv = llmc.kv_read %c1, %table, %len {layer = 1 : i64} : (!cache, tensor<?xi32>, tensor<1xi32>) -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+  // CHECK: llmc.paged_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {layer = 0 : i64, scale = 2.500000e-01 : f64}
+  %pa = llmc.paged_attention %q, %c1, %tables, %lens {layer = 0 : i64, scale = 0.25 : f64} : (tensor<?x8x16xf32>, !cache, tensor<?x?xi32>, tensor<?xi32>) -> tensor<?x8x16xf32>
+  %gu = llmc.param "gate_up" : tensor<344x64xf32>
+  %y = llmc.linear %x, %gu : (tensor<?x64xf32>, tensor<344x64xf32>) -> tensor<?x344xf32>
+  // CHECK: llmc.swiglu %{{.*}} : (tensor<?x344xf32>) -> tensor<?x172xf32>
+  %s = llmc.swiglu %y : (tensor<?x344xf32>) -> tensor<?x172xf32>
+  %w = llmc.param "norm" : tensor<64xf32>
+  // CHECK: llmc.add_rms_norm %{{.*}}, %{{.*}}, %{{.*}} {eps = 1.000000e-06 : f64}
+  %sum, %normed = llmc.add_rms_norm %x, %x, %w {eps = 1.0e-06 : f64} : (tensor<?x64xf32>, tensor<?x64xf32>, tensor<64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>)
+  %q8 = llmc.param "down.q8" : tensor<64x172xi8>
+  %s8 = llmc.param "down.q8.scales" : tensor<64x1xf32>
+  // CHECK: llmc.quantized_linear %{{.*}}, %{{.*}}, %{{.*}} {bits = 8 : i64, group_size = 172 : i64}
+  %d8 = llmc.quantized_linear %s, %q8, %s8 {bits = 8 : i64, group_size = 172 : i64} : (tensor<?x172xf32>, tensor<64x172xi8>, tensor<64x1xf32>) -> tensor<?x64xf32>
+  %q4 = llmc.param "up.q4" : tensor<64x32xi8>
+  %s4 = llmc.param "up.q4.scales" : tensor<64x2xf32>
+  %b4 = llmc.param "up.bias" : tensor<64xf32>
+  // CHECK: llmc.quantized_linear %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {bits = 4 : i64, group_size = 32 : i64}
+  %d4 = llmc.quantized_linear %normed, %q4, %s4, %b4 {bits = 4 : i64, group_size = 32 : i64} : (tensor<?x64xf32>, tensor<64x32xi8>, tensor<64x2xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+  %r = llmc.add %d4, %d8 : tensor<?x64xf32>
+  return %r : tensor<?x64xf32>
+}

@@ -1,0 +1,54 @@
+//===- main.cpp - The llmc command-line tool -------------------------------===//
+
+#include "commands.h"
+#include "llmc/support/error.h"
+
+#include <cstdio>
+#include <map>
+
+#ifndef LLMC_VERSION
+#define LLMC_VERSION "unknown"
+#endif
+
+int main(int argc, char **argv) {
+  CLI::App app{"llmc: an ahead-of-time compiler and runtime for large language "
+               "models"};
+  app.set_version_flag("--version", std::string("llmc ") + LLMC_VERSION);
+  app.require_subcommand(1);
+
+  using namespace llmc::cli;
+  std::map<std::string, Action> actions;
+  auto add = [&](const char *name, const char *about,
+                 Action (*registerFn)(CLI::App &)) {
+    CLI::App *sub = app.add_subcommand(name, about);
+    actions[name] = registerFn(*sub);
+  };
+  add("import", "Import a checkpoint and print its llmc IR", addImport);
+  add("compile", "Compile a checkpoint into a plan for a target", addCompile);
+  add("run", "Generate text from a plan", addRun);
+  add("inspect", "Show a plan's config, graphs, weights and memory", addInspect);
+  add("backends", "List the backend plugins found and their devices",
+      addBackends);
+  add("tokenize", "Encode text to token ids, or decode ids to text",
+      addTokenize);
+  add("chat", "Interactive multi-turn chat with a plan", addChat);
+  add("serve", "OpenAI-compatible HTTP server", addServe);
+  add("bench", "Measure prefill and decode speed of a plan", addBench);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e);
+  }
+  try {
+    for (CLI::App *sub : app.get_subcommands())
+      return actions.at(sub->get_name())();
+  } catch (const llmc::Error &e) {
+    std::fprintf(stderr, "llmc: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "llmc: internal error: %s\n", e.what());
+    return 2;
+  }
+  return 1;
+}
