@@ -192,6 +192,16 @@ TEST(TopP, UnsortedInputKeepsIdOrder) {
   EXPECT_EQ(ids(c), (std::vector<int32_t>{1, 2, 3, 4}));
 }
 
+// Exact arithmetic: four equal weights, p = 0.5. HF drops tokens whose
+// ascending cumulative mass is <= 1 - p, i.e. the two at 0.25 and 0.5, so a
+// token whose predecessors already hold exactly p is dropped; ties keep the
+// lower ids.
+TEST(TopP, ExactBoundaryMatchesHF) {
+  Candidates c = fromLogits({0.0f, 0.0f, 0.0f, 0.0f});
+  applyTopP(c, 0.5f);
+  EXPECT_EQ(ids(c), (std::vector<int32_t>{0, 1}));
+}
+
 TEST(TopP, OneIsIdentity) {
   Candidates c = fromProbs({0.5, 0.3, 0.2});
   applyTopP(c, 1.0f);
