@@ -1,0 +1,183 @@
+#include "llmc/tokenizer/gguf_vocab.h"
+
+#include "bpe.h"
+#include "byte_level.h"
+#include "normalizer.h"
+#include "pre_tokenizer.h"
+#include "regex.h"
+#include "score_bpe.h"
+#include "spm_style.h"
+#include "vocab_tokenizer.h"
+
+#include "llmc/support/error.h"
+
+namespace llmc::tok {
+
+namespace {
+
+using namespace detail;
+
+enum TokenType : int32_t {
+  kNormal = 1,
+  kUnknown = 2,
+  kControl = 3,
+  kUserDefined = 4,
+  kUnused = 5,
+  kByte = 6
+};
+
+const std::string kOrigin = "GGUF tokenizer";
+
+class GGUFTokenizer : public VocabTokenizer {
+public:
+  explicit GGUFTokenizer(const GGUFVocab &v) {
+    if (v.tokens.empty())
+      throw Error(kOrigin + ": tokenizer.ggml.tokens is empty");
+    if (!v.tokenTypes.empty() && v.tokenTypes.size() != v.tokens.size())
+      throw Error(kOrigin + ": " + std::to_string(v.tokenTypes.size()) +
+                  " token types for " + std::to_string(v.tokens.size()) +
+                  " tokens");
+    byteLevel_ = v.model == "gpt2";
+    if (!byteLevel_ && v.model != "llama")
+      throw Error(kOrigin + ": unsupported tokenizer model '" + v.model +
+                  "'; supported: gpt2, llama");
+    if (!byteLevel_ && v.scores.size() != v.tokens.size())
+      throw Error(kOrigin + ": " + std::to_string(v.scores.size()) +
+                  " scores for " + std::to_string(v.tokens.size()) + " tokens");
+    int32_t count = static_cast<int32_t>(v.tokens.size());
+    auto typeOf = [&](int32_t id) {
+      return v.tokenTypes.empty() ? int32_t(kNormal) : v.tokenTypes[id];
+    };
+    for (int32_t id = 0; id < count; ++id) {
+      int32_t type = typeOf(id);
+      bool special = type == kControl || type == kUnknown;
+      setToken(id, v.tokens[id], special);
+      kinds_.push_back(type == kByte                     ? PieceKind::Byte
+                       : special || type == kUserDefined ? PieceKind::Verbatim
+                                                         : PieceKind::Normal);
+      // Control and user-defined tokens written in the text are matched
+      // whole, as Hugging Face does for added tokens.
+      if (type == kControl || type == kUserDefined)
+        added_.add({id, v.tokens[id], special, false, false, false});
+    }
+    auto checkId = [&](std::optional<int32_t> id, const char *what) {
+      if (id && (*id < 0 || *id >= count))
+        throw Error(kOrigin + ": " + what + " id " + std::to_string(*id) +
+                    " is out of range");
+      return id;
+    };
+    bos = checkId(v.bos, "bos");
+    eos = checkId(v.eos, "eos");
+    std::optional<int32_t> unk = checkId(v.unk, "unk");
+    addBos = v.addBos;
+    addSpacePrefix_ = v.addSpacePrefix;
+    if (byteLevel_)
+      buildByteLevel(v, unk);
+    else
+      buildScoreBpe(v, unk, typeOf);
+  }
+
+protected:
+  void encodeText(std::string_view text, bool,
+                  std::vector<int32_t> &out) const override {
+    if (byteLevel_) {
+      std::vector<std::string> words{std::string(text)};
+      pre_->apply(words, true);
+      for (const std::string &word : words)
+        bpe_->encodeWord(word, out);
+      return;
+    }
+    // llama.cpp adds the space prefix to every text fragment, also after
+    // special tokens.
+    std::string normalized = addSpacePrefix_ ? " " : "";
+    normalized += text;
+    score_.encode(replaceAll(normalized, " ", kSpmSpace), out);
+  }
+
+  std::string decodeKnown(const std::vector<int32_t> &ids,
+                          bool atStart) const override {
+    if (byteLevel_) {
+      std::string out;
+      for (int32_t id : ids)
+        out += kinds_[id] == PieceKind::Verbatim ? texts_[id]
+                                                 : fromByteLevel(texts_[id]);
+      return out;
+    }
+    std::vector<const std::string *> pieces;
+    std::vector<PieceKind> kinds;
+    for (int32_t id : ids) {
+      pieces.push_back(&texts_[id]);
+      kinds.push_back(kinds_[id]);
+    }
+    return decodeSpmPieces(pieces, kinds, atStart && addSpacePrefix_);
+  }
+
+private:
+  void buildByteLevel(const GGUFVocab &v, std::optional<int32_t> unk) {
+    const char *pattern = nullptr;
+    if (v.pre.empty() || v.pre == "default" || v.pre == "gpt2")
+      pattern = kGpt2Pattern;
+    else if (v.pre == "llama-bpe" || v.pre == "llama3" || v.pre == "smaug-bpe")
+      pattern = kLlama3Pattern;
+    else if (v.pre == "qwen2")
+      pattern = kQwen2Pattern;
+    else
+      throw Error(kOrigin + ": unsupported pre-tokenizer '" + v.pre +
+                  "'; supported: default, gpt2, llama-bpe, llama3, "
+                  "smaug-bpe, qwen2");
+    pre_ =
+        makeByteLevel(std::make_shared<Regex>(pattern, false, kOrigin), false);
+    std::unordered_map<std::string, int32_t> vocab;
+    for (int32_t id = 0; id < static_cast<int32_t>(v.tokens.size()); ++id)
+      if (kinds_[id] != PieceKind::Verbatim)
+        vocab.emplace(v.tokens[id], id);
+    std::vector<std::array<int32_t, 3>> merges;
+    for (size_t i = 0; i < v.merges.size(); ++i) {
+      const std::string &m = v.merges[i];
+      size_t space = m.find(' ', 1);
+      if (space == std::string::npos)
+        throw Error(kOrigin + ": merge " + std::to_string(i) + " '" + m +
+                    "' is not \"a b\"");
+      std::string a = m.substr(0, space), b = m.substr(space + 1);
+      auto ia = vocab.find(a), ib = vocab.find(b), iab = vocab.find(a + b);
+      // llama.cpp skips merges whose parts are not tokens.
+      if (ia != vocab.end() && ib != vocab.end() && iab != vocab.end())
+        merges.push_back({ia->second, ib->second, iab->second});
+    }
+    BpeOptions options;
+    options.unk = unk;
+    options.ignoreMerges = v.pre == "llama-bpe" || v.pre == "llama3";
+    bpe_ = std::make_unique<BpeModel>(std::move(vocab), merges, options);
+  }
+
+  template <typename TypeOf>
+  void buildScoreBpe(const GGUFVocab &v, std::optional<int32_t> unk,
+                     TypeOf typeOf) {
+    for (int32_t id = 0; id < static_cast<int32_t>(v.tokens.size()); ++id) {
+      int32_t type = typeOf(id);
+      if (type == kByte) {
+        int b = parseBytePiece(v.tokens[id]);
+        if (b >= 0)
+          score_.setByteToken(static_cast<uint8_t>(b), id);
+      } else if (type == kNormal || type == kUserDefined || type == kUnused) {
+        score_.addPiece(v.tokens[id], id, v.scores[id], type == kUnused);
+      }
+    }
+    score_.setUnk(unk);
+  }
+
+  bool byteLevel_ = false;
+  bool addSpacePrefix_ = true;
+  std::vector<PieceKind> kinds_;
+  std::unique_ptr<PreTokenizer> pre_;
+  std::unique_ptr<BpeModel> bpe_;
+  ScoreBpe score_;
+};
+
+} // namespace
+
+std::unique_ptr<Tokenizer> tokenizerFromGGUF(const GGUFVocab &vocab) {
+  return std::make_unique<GGUFTokenizer>(vocab);
+}
+
+} // namespace llmc::tok
