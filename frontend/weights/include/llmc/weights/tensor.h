@@ -1,0 +1,68 @@
+//===- tensor.h - Tensors in checkpoint files ------------------*- C++ -*-===//
+//
+// The common view of a tensor read from a safetensors or GGUF file: a name,
+// a dtype, a shape in Hugging Face order and a pointer into the mapped file.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llmc::weights {
+
+enum class DType : uint8_t {
+  F32,
+  F16,
+  BF16,
+  F64,
+  I8,
+  I16,
+  I32,
+  I64,
+  U8,
+  Bool,
+  Q8_0,
+  Q4_0
+};
+
+/// "F32", "BF16", "Q8_0", ...
+const char *dtypeName(DType);
+
+/// Bytes of `numElements` values. Q8_0 is 34 B and Q4_0 18 B per block of 32;
+/// throws llmc::Error if a quantized count is not a multiple of 32, or if the
+/// count is negative or the size overflows.
+size_t dtypeBytes(DType, int64_t numElements);
+
+/// Elements per block: 32 for the quantized types, 1 otherwise.
+int64_t dtypeBlockSize(DType);
+
+struct TensorRef {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape; // row-major, HF order (outermost first)
+  const uint8_t *data = nullptr;
+  size_t nbytes = 0;
+  std::string file; // file it lives in (for messages)
+
+  int64_t numElements() const;
+};
+
+/// Converts F32/F16/BF16/Q8_0/Q4_0 to float32; `dst` has numElements() floats.
+/// Other dtypes, or nbytes that disagree with the shape, throw naming the
+/// tensor, file and dtype.
+void toFloat32(const TensorRef &t, float *dst);
+
+/// Byte-for-byte equal to ggml's quantize_row_q8_0_ref / quantize_row_q4_0_ref
+/// for finite input. `n` must be a multiple of 32 (else llmc::Error); `dst`
+/// holds dtypeBytes(Q8_0 / Q4_0, n) bytes.
+void quantizeQ8_0(const float *src, int64_t n, uint8_t *dst);
+void quantizeQ4_0(const float *src, int64_t n, uint8_t *dst);
+
+/// Inverse of the quantizers (ggml's dequantize_row_*).
+void dequantizeQ8_0(const uint8_t *src, int64_t n, float *dst);
+void dequantizeQ4_0(const uint8_t *src, int64_t n, float *dst);
+
+} // namespace llmc::weights

@@ -1,0 +1,183 @@
+#include "convert.h"
+
+#include "llmc/support/error.h"
+#include "llmc/support/mapped_file.h"
+#include "llmc/weights/rope_permute.h"
+#include "llmc/weights/safetensors.h"
+
+#include <filesystem>
+#include <iostream>
+#include <regex>
+
+namespace llmc::make_gguf {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using weights::DType;
+
+namespace {
+
+struct Arch {
+  std::string name; // general.architecture and key prefix
+  bool permuteQK;   // llama's Q/K row order for ggml's RoPE
+};
+
+Arch archOf(const json &config) {
+  auto it = config.find("architectures");
+  std::string a = it != config.end() && it->is_array() && !it->empty() &&
+                          (*it)[0].is_string()
+                      ? (*it)[0].get<std::string>()
+                      : "";
+  if (a == "LlamaForCausalLM")
+    return {"llama", true};
+  if (a == "Qwen2ForCausalLM")
+    return {"qwen2", false};
+  throw Error("config.json: architecture '" + a +
+              "' is not supported by llmc-make-gguf (LlamaForCausalLM, "
+              "Qwen2ForCausalLM)");
+}
+
+int64_t intKey(const json &config, const char *key) {
+  auto it = config.find(key);
+  if (it == config.end() || !it->is_number_integer())
+    throw Error(std::string("config.json: '") + key + "' must be an integer");
+  return it->get<int64_t>();
+}
+
+double floatKey(const json &config, const char *key, double dflt) {
+  auto it = config.find(key);
+  if (it == config.end() || it->is_null())
+    return dflt;
+  if (!it->is_number())
+    throw Error(std::string("config.json: '") + key + "' must be a number");
+  return it->get<double>();
+}
+
+// HF name -> GGUF name; "" for tensors llama.cpp drops.
+std::string ggufName(const std::string &hf) {
+  static const std::regex layer(R"(model\.layers\.(\d+)\.(.+))");
+  static const std::map<std::string, std::string> perLayer = {
+      {"input_layernorm.weight", "attn_norm.weight"},
+      {"self_attn.q_proj.weight", "attn_q.weight"},
+      {"self_attn.q_proj.bias", "attn_q.bias"},
+      {"self_attn.k_proj.weight", "attn_k.weight"},
+      {"self_attn.k_proj.bias", "attn_k.bias"},
+      {"self_attn.v_proj.weight", "attn_v.weight"},
+      {"self_attn.v_proj.bias", "attn_v.bias"},
+      {"self_attn.o_proj.weight", "attn_output.weight"},
+      {"post_attention_layernorm.weight", "ffn_norm.weight"},
+      {"mlp.gate_proj.weight", "ffn_gate.weight"},
+      {"mlp.up_proj.weight", "ffn_up.weight"},
+      {"mlp.down_proj.weight", "ffn_down.weight"},
+      {"self_attn.rotary_emb.inv_freq", ""},
+  };
+  if (hf == "model.embed_tokens.weight")
+    return "token_embd.weight";
+  if (hf == "model.norm.weight")
+    return "output_norm.weight";
+  if (hf == "lm_head.weight")
+    return "output.weight";
+  std::smatch m;
+  if (std::regex_match(hf, m, layer)) {
+    auto it = perLayer.find(m[2]);
+    if (it != perLayer.end())
+      return it->second.empty() ? "" : "blk." + m[1].str() + "." + it->second;
+  }
+  throw Error("tensor '" + hf + "' has no GGUF name (unknown tensor)");
+}
+
+int fileType(DType t) {
+  switch (t) {
+  case DType::F16:
+    return 1;
+  case DType::Q4_0:
+    return 2;
+  case DType::Q8_0:
+    return 7;
+  case DType::BF16:
+    return 32;
+  default:
+    return 0;
+  }
+}
+
+} // namespace
+
+json readJson(const std::string &dir, const std::string &name) {
+  std::string path = (fs::path(dir) / name).string();
+  try {
+    return json::parse(readFile(path));
+  } catch (const json::exception &e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+void convertModel(const std::string &dir, const json &config, DType type,
+                  weights::GGUFWriter &out) {
+  Arch arch = archOf(config);
+  const std::string &p = arch.name;
+  int64_t hidden = intKey(config, "hidden_size");
+  int64_t nHead = intKey(config, "num_attention_heads");
+  int64_t nKv = config.contains("num_key_value_heads")
+                    ? intKey(config, "num_key_value_heads")
+                    : nHead;
+  int64_t headDim = config.contains("head_dim") && !config["head_dim"].is_null()
+                        ? intKey(config, "head_dim")
+                        : hidden / nHead;
+  std::string name = fs::path(dir).filename().string();
+  if (name.empty())
+    name = fs::path(dir).parent_path().filename().string();
+
+  out.addString("general.architecture", p);
+  out.addString("general.name", name);
+  out.addU32(p + ".block_count",
+             static_cast<uint32_t>(intKey(config, "num_hidden_layers")));
+  out.addU32(p + ".context_length",
+             static_cast<uint32_t>(intKey(config, "max_position_embeddings")));
+  out.addU32(p + ".embedding_length", static_cast<uint32_t>(hidden));
+  out.addU32(p + ".feed_forward_length",
+             static_cast<uint32_t>(intKey(config, "intermediate_size")));
+  out.addU32(p + ".attention.head_count", static_cast<uint32_t>(nHead));
+  out.addU32(p + ".attention.head_count_kv", static_cast<uint32_t>(nKv));
+  out.addF32(p + ".rope.freq_base",
+             static_cast<float>(floatKey(config, "rope_theta", 10000.0)));
+  out.addF32(p + ".attention.layer_norm_rms_epsilon",
+             static_cast<float>(floatKey(config, "rms_norm_eps", 1e-6)));
+  out.addU32(p + ".rope.dimension_count", static_cast<uint32_t>(headDim));
+  out.addU32(p + ".vocab_size",
+             static_cast<uint32_t>(intKey(config, "vocab_size")));
+  out.addU32("general.file_type", static_cast<uint32_t>(fileType(type)));
+  if (type == DType::Q8_0 || type == DType::Q4_0)
+    out.addU32("general.quantization_version", 2);
+
+  auto ck = weights::Checkpoint::open(dir);
+  for (const std::string &hfName : ck.names()) {
+    std::string gg = ggufName(hfName);
+    if (gg.empty())
+      continue;
+    const weights::TensorRef &t = *ck.find(hfName);
+    std::vector<float> data(static_cast<size_t>(t.numElements()));
+    weights::toFloat32(t, data.data());
+    bool isQ = hfName.find("q_proj") != std::string::npos;
+    bool isK = hfName.find("k_proj") != std::string::npos;
+    if (arch.permuteQK && (isQ || isK)) {
+      int64_t rows = t.shape[0];
+      int64_t cols = t.shape.size() > 1 ? t.shape[1] : 1;
+      std::vector<float> permuted(data.size());
+      weights::permuteGGUFRope(data.data(), permuted.data(), rows, cols,
+                               isQ ? nHead : nKv);
+      data.swap(permuted);
+    }
+    DType store = t.shape.size() == 1 ? DType::F32 : type;
+    int64_t block = weights::dtypeBlockSize(store);
+    if (block > 1 && t.shape.back() % block != 0) {
+      std::cerr << "llmc-make-gguf: " << gg << ": rows of " << t.shape.back()
+                << " are not whole " << weights::dtypeName(store)
+                << " blocks; storing F16\n";
+      store = DType::F16;
+    }
+    out.addTensor(gg, t.shape, data.data(), store);
+  }
+}
+
+} // namespace llmc::make_gguf

@@ -1,0 +1,42 @@
+// llmc-make-gguf MODEL_DIR -o OUT.gguf [--type f32|f16|bf16|q8_0|q4_0]
+#include "convert.h"
+
+#include "llmc/support/error.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <map>
+
+using namespace llmc;
+
+int main(int argc, char **argv) {
+  CLI::App app{"Convert a Hugging Face checkpoint to GGUF (as llama.cpp's "
+               "convert_hf_to_gguf.py)"};
+  std::string dir, out, type = "f32";
+  app.add_option("model_dir", dir,
+                 "checkpoint folder (config.json, "
+                 "*.safetensors, tokenizer files)")
+      ->required();
+  app.add_option("-o,--output", out, "GGUF file to write")->required();
+  const std::map<std::string, weights::DType> types = {
+      {"f32", weights::DType::F32},
+      {"f16", weights::DType::F16},
+      {"bf16", weights::DType::BF16},
+      {"q8_0", weights::DType::Q8_0},
+      {"q4_0", weights::DType::Q4_0}};
+  app.add_option("--type", type, "storage type of 2-D weights")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0", "q4_0"}));
+  CLI11_PARSE(app, argc, argv);
+  try {
+    nlohmann::json config = make_gguf::readJson(dir, "config.json");
+    weights::GGUFWriter writer;
+    make_gguf::convertModel(dir, config, types.at(type), writer);
+    make_gguf::convertTokenizer(dir, config, writer);
+    writer.write(out);
+  } catch (const Error &e) {
+    std::cerr << "llmc-make-gguf: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
