@@ -59,15 +59,16 @@ TEST_F(ErrorsTest, JsonSyntaxError) {
 }
 
 TEST_F(ErrorsTest, UnknownModelType) {
-  std::string path = write(
-      "tokenizer.json", R"({"model": {"type": "WordPiece", "vocab": {}}})");
+  std::string path = write("tokenizer.json",
+                           R"({"model": {"type": "WordPiece", "vocab": {}}})");
   EXPECT_EQ(errorOf([&] { loadTokenizer(path); }),
             "unsupported tokenizer model 'WordPiece' in " + path +
                 "; supported: BPE");
 }
 
 TEST_F(ErrorsTest, CorruptSentencePieceModel) {
-  std::string path = write("tokenizer.model", std::string("\x0a\xff\xff\x01garbage", 12));
+  std::string path =
+      write("tokenizer.model", std::string("\x0a\xff\xff\x01garbage", 12));
   std::string message = errorOf([&] { loadTokenizer(path); });
   EXPECT_THAT(message, HasSubstr(path));
   EXPECT_THAT(message, HasSubstr("not a valid SentencePiece model"));
@@ -78,36 +79,59 @@ TEST_F(ErrorsTest, CorruptSentencePieceModel) {
 }
 
 TEST_F(ErrorsTest, UnsupportedComponentsAreNamed) {
-  std::string base = R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []})";
+  std::string base =
+      R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []})";
   auto with = [&](const std::string &extra) {
     return write("tokenizer.json", base + ", " + extra + "}");
   };
-  EXPECT_THAT(errorOf([&] { loadTokenizer(with(R"("normalizer": {"type": "BertNormalizer"})")); }),
+  EXPECT_THAT(errorOf([&] {
+                loadTokenizer(
+                    with(R"("normalizer": {"type": "BertNormalizer"})"));
+              }),
               HasSubstr("unsupported normalizer 'BertNormalizer'"));
-  EXPECT_THAT(errorOf([&] { loadTokenizer(with(R"("pre_tokenizer": {"type": "UnicodeScripts"})")); }),
+  EXPECT_THAT(errorOf([&] {
+                loadTokenizer(
+                    with(R"("pre_tokenizer": {"type": "UnicodeScripts"})"));
+              }),
               HasSubstr("unsupported pre_tokenizer 'UnicodeScripts'"));
-  EXPECT_THAT(errorOf([&] { loadTokenizer(with(R"("decoder": {"type": "WordPiece"})")); }),
+  EXPECT_THAT(errorOf([&] {
+                loadTokenizer(with(R"("decoder": {"type": "WordPiece"})"));
+              }),
               HasSubstr("unsupported decoder 'WordPiece'"));
-  EXPECT_THAT(errorOf([&] { loadTokenizer(with(R"("post_processor": {"type": "Nope"})")); }),
+  EXPECT_THAT(errorOf([&] {
+                loadTokenizer(with(R"("post_processor": {"type": "Nope"})"));
+              }),
               HasSubstr("unsupported post_processor 'Nope'"));
-  EXPECT_THAT(errorOf([&] { loadTokenizer(with(R"("pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(("}, "behavior": "Isolated"})")); }),
-              HasSubstr("cannot compile regex"));
+  EXPECT_THAT(
+      errorOf([&] {
+        loadTokenizer(with(
+            R"("pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(("}, "behavior": "Isolated"})"));
+      }),
+      HasSubstr("cannot compile regex"));
 }
 
 TEST_F(ErrorsTest, MalformedModel) {
   auto load = [&](const std::string &json) {
     return errorOf([&] { loadTokenizer(write("tokenizer.json", json)); });
   };
-  EXPECT_THAT(load(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}})"),
-              HasSubstr("missing from the vocab"));
-  EXPECT_THAT(load(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["abc"]}})"),
-              HasSubstr("merge 0"));
-  EXPECT_THAT(load(R"({"model": {"type": "BPE", "vocab": {"a": 2000000000}, "merges": []}})"),
-              HasSubstr("bad id"));
+  EXPECT_THAT(
+      load(
+          R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}})"),
+      HasSubstr("missing from the vocab"));
+  EXPECT_THAT(
+      load(
+          R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["abc"]}})"),
+      HasSubstr("merge 0"));
+  EXPECT_THAT(
+      load(
+          R"({"model": {"type": "BPE", "vocab": {"a": 2000000000}, "merges": []}})"),
+      HasSubstr("bad id"));
   EXPECT_THAT(load(R"({"model": {"type": "BPE", "vocab": [], "merges": []}})"),
               HasSubstr("vocab"));
-  EXPECT_THAT(load(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "added_tokens": [{"id": "x"}]})"),
-              HasSubstr("tokenizer.json"));
+  EXPECT_THAT(
+      load(
+          R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "added_tokens": [{"id": "x"}]})"),
+      HasSubstr("tokenizer.json"));
   EXPECT_THAT(load("[]"), HasSubstr("expected a JSON object"));
   EXPECT_THAT(load(std::string(10000, '[') + std::string(10000, ']')),
               HasSubstr("nested deeper"));

@@ -12,7 +12,8 @@ namespace llmc::tok::test {
 namespace {
 
 // What llama.cpp's convert script writes for a SentencePiece model.
-GGUFVocab vocabFromSentencePiece(const sentencepiece::SentencePieceProcessor &sp) {
+GGUFVocab
+vocabFromSentencePiece(const sentencepiece::SentencePieceProcessor &sp) {
   GGUFVocab v;
   v.model = "llama";
   for (int id = 0; id < sp.GetPieceSize(); ++id) {
@@ -52,8 +53,13 @@ TEST_F(GGUFLlamaTest, MatchesFixtures) {
 TEST_F(GGUFLlamaTest, MatchesSentencePieceOnMoreText) {
   std::vector<std::string> texts = {
       "Once upon a time, there was a little girl named Lily.",
-      "   x  y   ", "\t\ttabbed\n", "ümlaut über straße", "ǅ ǈ ǋ",
-      "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 and 🤖🤖", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "1234 5678 9"};
+      "   x  y   ",
+      "\t\ttabbed\n",
+      "ümlaut über straße",
+      "ǅ ǈ ǋ",
+      "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 and 🤖🤖",
+      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+      "1234 5678 9"};
   for (const FixtureCase &c : loadFixtures("gpt2"))
     texts.push_back(c.text);
   for (const std::string &text : texts) {

@@ -70,3 +70,25 @@ TEST(SpecialTokensTest, UnknownIdsDecodeToNothing) {
 
 } // namespace
 } // namespace llmc::tok::test
+
+namespace llmc::tok::test {
+namespace {
+
+// BPE is O(n log n) per word: a huge single word and a long text finish fast.
+TEST(PerformanceTest, LongInputs) {
+  auto tokenizer = loadTokenizer(tokenizersDir() + "/gpt2");
+  std::string word(200000, 'a');
+  auto ids = tokenizer->encode(word);
+  EXPECT_EQ(tokenizer->decode(ids), word);
+  std::string text;
+  for (const FixtureCase &c : loadFixtures("gpt2"))
+    text += c.text + "\n";
+  std::string big;
+  while (big.size() < (1 << 20))
+    big += text;
+  ids = tokenizer->encode(big);
+  EXPECT_EQ(tokenizer->decode(ids), big);
+}
+
+} // namespace
+} // namespace llmc::tok::test
