@@ -409,6 +409,25 @@ LogicalResult RepeatKVOp::verify() {
   return success();
 }
 
+LogicalResult SliceOp::verify() {
+  auto in = tensorType(getInput()), out = tensorType(getResult());
+  if (in.getRank() < 1 || in.getRank() != out.getRank())
+    return emitOpError() << "input and result must have the same rank >= 1";
+  int64_t start = static_cast<int64_t>(getStart()),
+          size = static_cast<int64_t>(getSize());
+  int64_t width = in.getShape().back();
+  if (start < 0 || size <= 0 || (known(width) && start + size > width))
+    return emitOpError() << "slice [" << start << ", " << start + size
+                         << ") is out of bounds of width " << dimStr(width);
+  if (!dimsMatch(out.getShape().back(), size))
+    return emitOpError() << "result width (" << dimStr(out.getShape().back())
+                         << ") must equal size (" << size << ")";
+  for (int64_t i = 0; i + 1 < in.getRank(); ++i)
+    if (!dimsMatch(in.getDimSize(i), out.getDimSize(i)))
+      return emitOpError() << "only the last dimension may change";
+  return success();
+}
+
 LogicalResult TakeLastOp::verify() {
   if (failed(expectRank(*this, getInput(), 2, "input")) ||
       failed(expectRank(*this, getResult(), 2, "result")))

@@ -844,3 +844,35 @@ func.func @case105(%x: tensor<?x64xf32>, %w: tensor<8x64xi8>, %s: tensor<8xf32>)
   %0 = llmc.quantized_linear %x, %w, %s {bits = 8 : i64, group_size = 64 : i64} : (tensor<?x64xf32>, tensor<8x64xi8>, tensor<8xf32>) -> tensor<?x8xf32>
   return
 }
+
+// -----
+
+func.func @slice_case(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'llmc.slice' op input and result must have the same rank >= 1}}
+  %0 = llmc.slice %x {start = 0 : i64, size = 4 : i64} : (tensor<?x8xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_case(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'llmc.slice' op slice [6, 10) is out of bounds of width 8}}
+  %0 = llmc.slice %x {start = 6 : i64, size = 4 : i64} : (tensor<?x8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_case(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'llmc.slice' op result width (5) must equal size (4)}}
+  %0 = llmc.slice %x {start = 0 : i64, size = 4 : i64} : (tensor<?x8xf32>) -> tensor<?x5xf32>
+  return
+}
+
+// -----
+
+func.func @slice_case(%x: tensor<3x8xf32>) {
+  // expected-error @+1 {{'llmc.slice' op only the last dimension may change}}
+  %0 = llmc.slice %x {start = 0 : i64, size = 4 : i64} : (tensor<3x8xf32>) -> tensor<2x4xf32>
+  return
+}

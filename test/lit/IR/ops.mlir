@@ -65,6 +65,8 @@ func.func @decomposed(%ids: tensor<?xi32>, %pos: tensor<?xi32>) -> tensor<1x2048
   %g2 = llmc.gelu %g : tensor<?x64xf32>
   // CHECK: llmc.mul %{{.*}}, %{{.*}} : tensor<?x64xf32>
   %mm = llmc.mul %g2, %r : tensor<?x64xf32>
+  // CHECK: llmc.slice %{{.*}} {size = 32 : i64, start = 16 : i64} : (tensor<?x64xf32>) -> tensor<?x32xf32>
+  %sl = llmc.slice %mm {start = 16 : i64, size = 32 : i64} : (tensor<?x64xf32>) -> tensor<?x32xf32>
   // CHECK: llmc.take_last %{{.*}} : (tensor<?x64xf32>) -> tensor<1x64xf32>
   %last = llmc.take_last %mm : (tensor<?x64xf32>) -> tensor<1x64xf32>
   // CHECK: llmc.take_last %{{.*}}, %{{.*}} : (tensor<?x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>

@@ -208,6 +208,21 @@ def LLMC_RepeatKVOp : LLMC_Op<"repeat_kv", [Pure]> {
   let hasVerifier = 1;
 }
 
+def LLMC_SliceOp : LLMC_Op<"slice", [Pure]> {
+  let summary = "Columns [start, start + size) of the last dimension";
+  let description = [{
+    Splits packed projections (GPT-2's c_attn, a packed Q/K/V or gate/up):
+
+    ```mlir
+    %k = llmc.slice %qkv {start = 64 : i64, size = 64 : i64} : (tensor<?x192xf32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins LLMC_FloatTensor:$input, I64Attr:$start, I64Attr:$size);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def LLMC_TakeLastOp : LLMC_Op<"take_last", [Pure]> {
   let summary = "The last row of [T, D] (or the rows at `indices`, one per sequence)";
   let description = [{

@@ -1,0 +1,63 @@
+//===- model_config.h - One validated description of a model --*- C++ -*-===//
+//
+// Every architecture's hyper-parameters, read from a Hugging Face config.json
+// or GGUF metadata, land in one ModelConfig. The importer builds IR from it
+// and the plan stores it, so the runtime never parses a checkpoint config.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llmc {
+
+/// The architecture families llmc builds graphs for.
+enum class ArchFamily { Llama, GPT2 };
+
+/// Hugging Face `rope_scaling`; the defaults are HF's.
+struct RopeScaling {
+  std::string type; // linear | dynamic | llama3 | yarn
+  double factor = 1.0;
+  double lowFreqFactor = 1.0;  // llama3
+  double highFreqFactor = 4.0; // llama3
+  int64_t originalMaxPositions = 0;
+  double betaFast = 32.0, betaSlow = 1.0; // yarn
+  std::optional<double> attentionFactor;  // yarn mscale override
+};
+
+struct ModelConfig {
+  std::string architecture; // as in config.json, e.g. "LlamaForCausalLM"
+  ArchFamily family = ArchFamily::Llama;
+  int64_t vocabSize = 0, hiddenSize = 0, numLayers = 0, numHeads = 0,
+          numKVHeads = 0, headDim = 0, intermediateSize = 0;
+  int64_t maxPositions = 0; // the context length
+  double normEps = 1e-5;
+  double ropeTheta = 10000.0;
+  int64_t rotaryDim = 0;
+  std::optional<RopeScaling> ropeScaling;
+  /// Per layer: 0 = full attention, W = a key at j is visible from i iff
+  /// i - W < j <= i.
+  std::vector<int64_t> slidingWindow;
+  bool tiedEmbeddings = false;
+  bool qkvBias = false, outputBias = false, mlpBias = false;
+  std::string hiddenAct = "silu"; // silu | gelu_new | gelu
+  std::optional<int64_t> bosTokenId;
+  std::vector<int64_t> eosTokenIds;
+  std::string torchDtype; // informational
+};
+
+/// The architectures `fromHFConfig` accepts, sorted.
+const std::vector<std::string> &supportedArchitectures();
+
+/// Reads config.json (and generation_config.json beside it, for extra EOS
+/// ids). Errors name the file and the key.
+ModelConfig readHFConfig(const std::string &configPath);
+
+/// Checks invariants every builder relies on (heads divide, positive sizes);
+/// `source` names where the config came from in the message.
+void validate(const ModelConfig &config, const std::string &source);
+
+} // namespace llmc

@@ -1,0 +1,222 @@
+#include "llmc/config/model_config.h"
+#include "llmc/config/json_file.h"
+#include "llmc/support/error.h"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace llmc {
+namespace {
+
+std::string join(const std::vector<std::string> &items) {
+  std::string out;
+  for (const auto &s : items)
+    out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+/// eos_token_id may be an int or a list of ints.
+void addEosIds(const JsonObject &obj, std::vector<int64_t> &ids) {
+  if (obj.isNull("eos_token_id"))
+    return;
+  const auto &v = obj.raw().at("eos_token_id");
+  auto add = [&](int64_t id) {
+    if (std::find(ids.begin(), ids.end(), id) == ids.end())
+      ids.push_back(id);
+  };
+  if (v.is_number_integer()) {
+    add(v.get<int64_t>());
+  } else if (v.is_array()) {
+    for (const auto &e : v) {
+      if (!e.is_number_integer())
+        throw Error(obj.file() +
+                    ": key 'eos_token_id' must be an integer or a list of "
+                    "integers");
+      add(e.get<int64_t>());
+    }
+  } else {
+    throw Error(obj.file() + ": key 'eos_token_id' must be an integer or a "
+                             "list of integers, got " +
+                std::string(v.type_name()));
+  }
+}
+
+std::optional<RopeScaling> readRopeScaling(const JsonObject &cfg) {
+  if (cfg.isNull("rope_scaling"))
+    return std::nullopt;
+  const auto &raw = cfg.raw().at("rope_scaling");
+  JsonObject rs(raw, cfg.file() + " (rope_scaling)");
+  RopeScaling s;
+  s.type = rs.has("rope_type") ? rs.string("rope_type") : rs.string("type");
+  if (s.type == "default")
+    return std::nullopt;
+  if (s.type != "linear" && s.type != "dynamic" && s.type != "llama3" &&
+      s.type != "yarn")
+    throw Error(cfg.file() + ": unsupported rope_scaling type '" + s.type +
+                "' (supported: linear, dynamic, llama3, yarn)");
+  s.factor = rs.number("factor");
+  if (!(s.factor > 0))
+    throw Error(cfg.file() + ": rope_scaling factor must be positive");
+  s.lowFreqFactor = rs.number("low_freq_factor", 1.0);
+  s.highFreqFactor = rs.number("high_freq_factor", 4.0);
+  s.originalMaxPositions = rs.integer(
+      "original_max_position_embeddings",
+      cfg.integer("max_position_embeddings", 0));
+  s.betaFast = rs.number("beta_fast", 32.0);
+  s.betaSlow = rs.number("beta_slow", 1.0);
+  if (!rs.isNull("attention_factor"))
+    s.attentionFactor = rs.number("attention_factor");
+  return s;
+}
+
+ModelConfig readLlamaLike(const JsonObject &cfg, const std::string &arch) {
+  ModelConfig c;
+  c.architecture = arch;
+  c.family = ArchFamily::Llama;
+  c.vocabSize = cfg.integer("vocab_size");
+  c.hiddenSize = cfg.integer("hidden_size");
+  c.numLayers = cfg.integer("num_hidden_layers");
+  c.numHeads = cfg.integer("num_attention_heads");
+  c.numKVHeads = cfg.integer("num_key_value_heads", c.numHeads);
+  c.headDim = cfg.integer("head_dim", c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0);
+  c.intermediateSize = cfg.integer("intermediate_size");
+  c.maxPositions = cfg.integer("max_position_embeddings", 2048);
+  c.normEps = cfg.number("rms_norm_eps", 1e-6);
+  c.ropeTheta = cfg.number("rope_theta", 10000.0);
+  c.rotaryDim = c.headDim;
+  c.ropeScaling = readRopeScaling(cfg);
+  c.tiedEmbeddings = cfg.boolean("tie_word_embeddings", false);
+  c.hiddenAct = cfg.string("hidden_act", "silu");
+  if (c.hiddenAct != "silu")
+    throw Error(cfg.file() + ": unsupported hidden_act '" + c.hiddenAct +
+                "' for " + arch + " (supported: silu)");
+  c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)), 0);
+  if (arch == "Qwen2ForCausalLM") {
+    c.qkvBias = true;
+    // HF Qwen2 applies the window only when use_sliding_window is set, and
+    // then only to layers at or past max_window_layers.
+    if (cfg.boolean("use_sliding_window", false) && !cfg.isNull("sliding_window")) {
+      int64_t w = cfg.integer("sliding_window");
+      int64_t from = cfg.integer("max_window_layers", 0);
+      for (int64_t i = from; i < c.numLayers; ++i)
+        c.slidingWindow[static_cast<size_t>(i)] = w;
+    }
+  } else {
+    c.qkvBias = cfg.boolean("attention_bias", false);
+    c.outputBias = c.qkvBias;
+    c.mlpBias = cfg.boolean("mlp_bias", false);
+    if (arch == "MistralForCausalLM" && !cfg.isNull("sliding_window"))
+      std::fill(c.slidingWindow.begin(), c.slidingWindow.end(),
+                cfg.integer("sliding_window"));
+  }
+  return c;
+}
+
+ModelConfig readGPT2(const JsonObject &cfg, const std::string &arch) {
+  ModelConfig c;
+  c.architecture = arch;
+  c.family = ArchFamily::GPT2;
+  c.vocabSize = cfg.integer("vocab_size");
+  c.hiddenSize = cfg.integer("n_embd");
+  c.numLayers = cfg.integer("n_layer");
+  c.numHeads = cfg.integer("n_head");
+  c.numKVHeads = c.numHeads;
+  c.headDim = c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0;
+  c.intermediateSize = cfg.integer("n_inner", 4 * c.hiddenSize);
+  c.maxPositions = cfg.integer("n_positions", 1024);
+  c.normEps = cfg.number("layer_norm_epsilon", 1e-5);
+  c.rotaryDim = 0;
+  // GPT-2 configs written by transformers omit tie_word_embeddings: tied.
+  c.tiedEmbeddings = cfg.boolean("tie_word_embeddings", true);
+  c.qkvBias = c.outputBias = c.mlpBias = true;
+  c.hiddenAct = cfg.string("activation_function", "gelu_new");
+  if (c.hiddenAct != "gelu_new" && c.hiddenAct != "gelu")
+    throw Error(cfg.file() + ": unsupported activation_function '" +
+                c.hiddenAct + "' (supported: gelu_new, gelu)");
+  c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)), 0);
+  return c;
+}
+
+} // namespace
+
+const std::vector<std::string> &supportedArchitectures() {
+  static const std::vector<std::string> archs = {
+      "GPT2LMHeadModel", "LlamaForCausalLM", "MistralForCausalLM",
+      "Qwen2ForCausalLM"};
+  return archs;
+}
+
+void validate(const ModelConfig &c, const std::string &source) {
+  auto positive = [&](int64_t v, const char *what) {
+    if (v <= 0)
+      throw Error(source + ": " + what + " must be positive, got " +
+                  std::to_string(v));
+  };
+  positive(c.vocabSize, "vocab size");
+  positive(c.hiddenSize, "hidden size");
+  positive(c.numLayers, "number of layers");
+  positive(c.numHeads, "number of attention heads");
+  positive(c.numKVHeads, "number of kv heads");
+  positive(c.headDim, "head_dim");
+  positive(c.intermediateSize, "intermediate size");
+  positive(c.maxPositions, "context length");
+  if (c.numHeads % c.numKVHeads)
+    throw Error(source + ": attention heads (" + std::to_string(c.numHeads) +
+                ") must be a multiple of kv heads (" +
+                std::to_string(c.numKVHeads) + ")");
+  if (c.family == ArchFamily::GPT2 && c.hiddenSize % c.numHeads)
+    throw Error(source + ": n_embd (" + std::to_string(c.hiddenSize) +
+                ") must be a multiple of n_head (" +
+                std::to_string(c.numHeads) + ")");
+  if (c.family == ArchFamily::Llama &&
+      (c.rotaryDim <= 0 || c.rotaryDim % 2 || c.rotaryDim > c.headDim))
+    throw Error(source + ": rotary dimension (" + std::to_string(c.rotaryDim) +
+                ") must be even and at most head_dim (" +
+                std::to_string(c.headDim) + ")");
+  if (!(c.normEps > 0))
+    throw Error(source + ": norm epsilon must be positive");
+  for (int64_t w : c.slidingWindow)
+    if (w < 0)
+      throw Error(source + ": sliding_window must be >= 0");
+}
+
+ModelConfig readHFConfig(const std::string &configPath) {
+  nlohmann::json json = readJsonFile(configPath);
+  JsonObject cfg(json, configPath);
+  const auto &archs = cfg.raw().contains("architectures")
+                          ? cfg.raw().at("architectures")
+                          : nlohmann::json();
+  if (!archs.is_array() || archs.empty() || !archs[0].is_string())
+    throw Error(configPath +
+                ": key 'architectures' must be a non-empty list of strings "
+                "naming the model class (supported: " +
+                join(supportedArchitectures()) + ")");
+  std::string arch = archs[0].get<std::string>();
+  ModelConfig c;
+  if (arch == "LlamaForCausalLM" || arch == "MistralForCausalLM" ||
+      arch == "Qwen2ForCausalLM")
+    c = readLlamaLike(cfg, arch);
+  else if (arch == "GPT2LMHeadModel")
+    c = readGPT2(cfg, arch);
+  else
+    throw Error(configPath + ": unsupported architecture '" + arch +
+                "' (supported: " + join(supportedArchitectures()) + ")");
+  if (!cfg.isNull("bos_token_id"))
+    c.bosTokenId = cfg.integer("bos_token_id");
+  addEosIds(cfg, c.eosTokenIds);
+  c.torchDtype = cfg.string("torch_dtype", "");
+
+  auto genPath = std::filesystem::path(configPath).parent_path() /
+                 "generation_config.json";
+  if (std::filesystem::exists(genPath)) {
+    nlohmann::json gen = readJsonFile(genPath.string());
+    JsonObject g(gen, genPath.string());
+    addEosIds(g, c.eosTokenIds);
+    if (!c.bosTokenId && !g.isNull("bos_token_id"))
+      c.bosTokenId = g.integer("bos_token_id");
+  }
+  validate(c, configPath);
+  return c;
+}
+
+} // namespace llmc

@@ -1,0 +1,167 @@
+#include "GraphBuilder.h"
+
+#include "llmc/IR/LLMCOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace llmc::import {
+namespace {
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+constexpr int64_t kDyn = ShapedType::kDynamic;
+} // namespace
+
+GraphBuilder::GraphBuilder(OpBuilder &b, WeightSource &weights,
+                           const ModelConfig &config)
+    : b_(b), weights_(weights), config_(config), f32_(b.getF32Type()) {}
+
+RankedTensorType GraphBuilder::tensor(ArrayRef<int64_t> shape) const {
+  return RankedTensorType::get(shape, f32_);
+}
+
+Value GraphBuilder::param(const std::string &name, std::vector<int64_t> shape,
+                          bool transposed, int64_t ropeHeads) {
+  std::vector<int64_t> stored = shape;
+  if (transposed)
+    std::swap(stored[0], stored[1]);
+  weights_.require(name, stored);
+  return b_.create<mlir::llmc::ParamOp>(
+      loc(), tensor(shape), b_.getStringAttr(name),
+      transposed ? b_.getUnitAttr() : UnitAttr(),
+      ropeHeads > 0 ? b_.getI64IntegerAttr(ropeHeads) : IntegerAttr());
+}
+
+Value GraphBuilder::optionalParam(const std::string &name,
+                                  std::vector<int64_t> shape, bool transposed) {
+  if (!weights_.contains(name))
+    return {};
+  return param(name, std::move(shape), transposed);
+}
+
+Value GraphBuilder::embedding(Value table, Value ids) {
+  return b_.create<mlir::llmc::EmbeddingOp>(
+      loc(), tensor({kDyn, typeOf(table).getDimSize(1)}), table, ids);
+}
+
+Value GraphBuilder::rmsNorm(Value x, Value w) {
+  return b_.create<mlir::llmc::RMSNormOp>(loc(), x.getType(), x, w,
+                                    b_.getF64FloatAttr(config_.normEps));
+}
+
+Value GraphBuilder::layerNorm(Value x, Value w, Value bias) {
+  return b_.create<mlir::llmc::LayerNormOp>(loc(), x.getType(), x, w, bias,
+                                      b_.getF64FloatAttr(config_.normEps));
+}
+
+Value GraphBuilder::linear(Value x, Value w, Value bias) {
+  auto shape = llvm::to_vector(typeOf(x).getShape());
+  shape.back() = typeOf(w).getDimSize(0);
+  return b_.create<mlir::llmc::LinearOp>(loc(), tensor(shape), x, w, bias);
+}
+
+Value GraphBuilder::slice(Value x, int64_t start, int64_t size) {
+  auto shape = llvm::to_vector(typeOf(x).getShape());
+  shape.back() = size;
+  return b_.create<mlir::llmc::SliceOp>(loc(), tensor(shape), x,
+                                  static_cast<uint64_t>(start),
+                                  static_cast<uint64_t>(size));
+}
+
+Value GraphBuilder::add(Value a, Value c) {
+  return b_.create<mlir::llmc::AddOp>(loc(), a.getType(), a, c);
+}
+
+Value GraphBuilder::mul(Value a, Value c) {
+  return b_.create<mlir::llmc::MulOp>(loc(), a.getType(), a, c);
+}
+
+Value GraphBuilder::silu(Value x) {
+  return b_.create<mlir::llmc::SiluOp>(loc(), x.getType(), x);
+}
+
+Value GraphBuilder::gelu(Value x, StringRef approximate) {
+  return b_.create<mlir::llmc::GeluOp>(loc(), x.getType(), x,
+                                 b_.getStringAttr(approximate));
+}
+
+Value GraphBuilder::splitHeads(Value x, int64_t heads, int64_t dim) {
+  return b_.create<mlir::llmc::ReshapeOp>(loc(), tensor({kDyn, heads, dim}), x);
+}
+
+Value GraphBuilder::mergeHeads(Value x) {
+  auto t = typeOf(x);
+  return b_.create<mlir::llmc::ReshapeOp>(
+      loc(), tensor({kDyn, t.getDimSize(1) * t.getDimSize(2)}), x);
+}
+
+Value GraphBuilder::rope(Value x, Value positions) {
+  NamedAttrList attrs;
+  DictionaryAttr scaling;
+  if (const auto &s = config_.ropeScaling) {
+    SmallVector<NamedAttribute> entries = {
+        b_.getNamedAttr("type", b_.getStringAttr(s->type)),
+        b_.getNamedAttr("factor", b_.getF64FloatAttr(s->factor))};
+    if (s->originalMaxPositions > 0)
+      entries.push_back(b_.getNamedAttr(
+          "original_max_position_embeddings",
+          b_.getI64IntegerAttr(s->originalMaxPositions)));
+    if (s->type == "llama3") {
+      entries.push_back(b_.getNamedAttr(
+          "low_freq_factor", b_.getF64FloatAttr(s->lowFreqFactor)));
+      entries.push_back(b_.getNamedAttr(
+          "high_freq_factor", b_.getF64FloatAttr(s->highFreqFactor)));
+    }
+    if (s->type == "yarn") {
+      entries.push_back(
+          b_.getNamedAttr("beta_fast", b_.getF64FloatAttr(s->betaFast)));
+      entries.push_back(
+          b_.getNamedAttr("beta_slow", b_.getF64FloatAttr(s->betaSlow)));
+      if (s->attentionFactor)
+        entries.push_back(b_.getNamedAttr(
+            "attention_factor", b_.getF64FloatAttr(*s->attentionFactor)));
+    }
+    scaling = b_.getDictionaryAttr(entries);
+  }
+  return b_.create<mlir::llmc::RopeOp>(
+      loc(), x.getType(), x, positions, b_.getF64FloatAttr(config_.ropeTheta),
+      b_.getI64IntegerAttr(config_.rotaryDim), b_.getStringAttr("half"),
+      scaling);
+}
+
+Value GraphBuilder::transpose(Value x, ArrayRef<int64_t> perm) {
+  auto in = typeOf(x).getShape();
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(in[p]);
+  return b_.create<mlir::llmc::TransposeOp>(loc(), tensor(shape), x,
+                                      b_.getDenseI64ArrayAttr(perm));
+}
+
+Value GraphBuilder::attention(Value q, Value k, Value v, int64_t window) {
+  int64_t heads = typeOf(q).getDimSize(1), dim = typeOf(q).getDimSize(2);
+  int64_t kvHeads = typeOf(k).getDimSize(1);
+  if (kvHeads != heads) {
+    auto repeats = static_cast<uint64_t>(heads / kvHeads);
+    k = b_.create<mlir::llmc::RepeatKVOp>(loc(), tensor({kDyn, heads, dim}), k,
+                                    repeats);
+    v = b_.create<mlir::llmc::RepeatKVOp>(loc(), tensor({kDyn, heads, dim}), v,
+                                    repeats);
+  }
+  Value qt = transpose(q, {1, 0, 2}), kt = transpose(k, {1, 0, 2}),
+        vt = transpose(v, {1, 0, 2});
+  auto scoresType = tensor({heads, kDyn, kDyn});
+  Value scores = b_.create<mlir::llmc::MatmulOp>(loc(), scoresType, qt, kt,
+                                           b_.getUnitAttr());
+  scores = b_.create<mlir::llmc::ScaleOp>(
+      loc(), scoresType, scores,
+      b_.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(dim))));
+  scores = b_.create<mlir::llmc::CausalMaskOp>(loc(), scoresType, scores,
+                                         static_cast<uint64_t>(window));
+  Value probs = b_.create<mlir::llmc::SoftmaxOp>(loc(), scoresType, scores);
+  Value out = b_.create<mlir::llmc::MatmulOp>(loc(), tensor({heads, kDyn, dim}),
+                                        probs, vt, UnitAttr());
+  return transpose(out, {1, 0, 2});
+}
+
+} // namespace llmc::import

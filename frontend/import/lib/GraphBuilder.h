@@ -1,0 +1,62 @@
+//===- GraphBuilder.h - Emits the decomposed llmc ops ----------*- C++ -*-===//
+//
+// Architecture builders describe a model in terms of these helpers; each one
+// emits exactly the decomposed ops of the reference math, with result types
+// derived from operand shapes (dynamic token dimension T).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "WeightSource.h"
+#include "llmc/config/model_config.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace llmc::import {
+
+class GraphBuilder {
+public:
+  GraphBuilder(mlir::OpBuilder &b, WeightSource &weights,
+               const ModelConfig &config);
+
+  /// A weight of logical shape `shape`. `transposed`: the checkpoint stores
+  /// it [in, out]; `ropeHeads` > 0: rows carry GGUF's rotary permutation.
+  mlir::Value param(const std::string &name, std::vector<int64_t> shape,
+                    bool transposed = false, int64_t ropeHeads = 0);
+  /// `param` if the checkpoint has it, else null (optional biases).
+  mlir::Value optionalParam(const std::string &name, std::vector<int64_t> shape,
+                            bool transposed = false);
+
+  bool hasWeight(const std::string &name) const { return weights_.contains(name); }
+
+  mlir::Value embedding(mlir::Value table, mlir::Value ids);
+  mlir::Value rmsNorm(mlir::Value x, mlir::Value w);
+  mlir::Value layerNorm(mlir::Value x, mlir::Value w, mlir::Value b);
+  mlir::Value linear(mlir::Value x, mlir::Value w, mlir::Value bias = {});
+  mlir::Value slice(mlir::Value x, int64_t start, int64_t size);
+  mlir::Value add(mlir::Value a, mlir::Value b);
+  mlir::Value mul(mlir::Value a, mlir::Value b);
+  mlir::Value silu(mlir::Value x);
+  mlir::Value gelu(mlir::Value x, llvm::StringRef approximate);
+  /// [T, heads*dim] -> [T, heads, dim] and back.
+  mlir::Value splitHeads(mlir::Value x, int64_t heads, int64_t dim);
+  mlir::Value mergeHeads(mlir::Value x);
+  mlir::Value rope(mlir::Value x, mlir::Value positions);
+  /// Scores, mask, softmax and weighted sum over [T, H, D] operands,
+  /// repeating kv heads for grouped-query attention.
+  mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v,
+                        int64_t window);
+
+  mlir::RankedTensorType tensor(llvm::ArrayRef<int64_t> shape) const;
+
+private:
+  mlir::Location loc() const { return b_.getUnknownLoc(); }
+  mlir::Value transpose(mlir::Value x, llvm::ArrayRef<int64_t> perm);
+
+  mlir::OpBuilder &b_;
+  WeightSource &weights_;
+  const ModelConfig &config_;
+  mlir::Type f32_;
+};
+
+} // namespace llmc::import

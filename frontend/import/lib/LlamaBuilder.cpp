@@ -1,0 +1,94 @@
+//===- LlamaBuilder.cpp - Llama, Mistral and Qwen2 graphs ------------------===//
+//
+// Mirrors transformers' LlamaDecoderLayer:
+//   h = x + o_proj(attn(rope(q_proj(n)), rope(k_proj(n)), v_proj(n))),
+//       n = rms_norm(x)
+//   y = h + down_proj(silu(gate_proj(m)) * up_proj(m)),  m = rms_norm(h)
+//
+//===----------------------------------------------------------------------===//
+
+#include "Architectures.h"
+
+namespace llmc::import {
+namespace {
+
+struct LlamaNames {
+  TensorNaming naming;
+  std::string layer(int64_t i, const char *hf, const char *gguf) const {
+    return naming == TensorNaming::GGUF
+               ? "blk." + std::to_string(i) + "." + gguf
+               : "model.layers." + std::to_string(i) + "." + hf;
+  }
+  std::string top(const char *hf, const char *gguf) const {
+    return naming == TensorNaming::GGUF ? gguf : hf;
+  }
+};
+
+} // namespace
+
+mlir::Value buildLlama(GraphBuilder &g, const ModelConfig &c,
+                       TensorNaming naming, mlir::Value ids,
+                       mlir::Value positions) {
+  LlamaNames n{naming};
+  const int64_t h = c.hiddenSize, qDim = c.numHeads * c.headDim,
+                kvDim = c.numKVHeads * c.headDim;
+  // GGUF stores llama's Q/K rows permuted for llama.cpp's rope; the plan
+  // writer undoes it so every source shares one graph. Qwen2 is not permuted.
+  const bool unpermute =
+      naming == TensorNaming::GGUF && c.architecture == "LlamaForCausalLM";
+
+  mlir::Value embed = g.param(n.top("model.embed_tokens.weight", "token_embd.weight"),
+                              {c.vocabSize, h});
+  mlir::Value x = g.embedding(embed, ids);
+  for (int64_t i = 0; i < c.numLayers; ++i) {
+    auto w = [&](const char *hf, const char *gguf, std::vector<int64_t> shape,
+                 int64_t ropeHeads = 0) {
+      return g.param(n.layer(i, hf, gguf), std::move(shape), false,
+                     unpermute ? ropeHeads : 0);
+    };
+    auto bias = [&](bool present, const char *hf, const char *gguf,
+                    int64_t size) -> mlir::Value {
+      return present ? g.param(n.layer(i, hf, gguf), {size}) : mlir::Value();
+    };
+
+    mlir::Value normed = g.rmsNorm(
+        x, w("input_layernorm.weight", "attn_norm.weight", {h}));
+    mlir::Value q = g.linear(
+        normed, w("self_attn.q_proj.weight", "attn_q.weight", {qDim, h}, c.numHeads),
+        bias(c.qkvBias, "self_attn.q_proj.bias", "attn_q.bias", qDim));
+    mlir::Value k = g.linear(
+        normed, w("self_attn.k_proj.weight", "attn_k.weight", {kvDim, h}, c.numKVHeads),
+        bias(c.qkvBias, "self_attn.k_proj.bias", "attn_k.bias", kvDim));
+    mlir::Value v = g.linear(
+        normed, w("self_attn.v_proj.weight", "attn_v.weight", {kvDim, h}),
+        bias(c.qkvBias, "self_attn.v_proj.bias", "attn_v.bias", kvDim));
+    q = g.rope(g.splitHeads(q, c.numHeads, c.headDim), positions);
+    k = g.rope(g.splitHeads(k, c.numKVHeads, c.headDim), positions);
+    v = g.splitHeads(v, c.numKVHeads, c.headDim);
+    mlir::Value attn = g.mergeHeads(
+        g.attention(q, k, v, c.slidingWindow[static_cast<size_t>(i)]));
+    attn = g.linear(attn, w("self_attn.o_proj.weight", "attn_output.weight", {h, qDim}),
+                    bias(c.outputBias, "self_attn.o_proj.bias", "attn_output.bias", h));
+    x = g.add(x, attn);
+
+    mlir::Value m = g.rmsNorm(
+        x, w("post_attention_layernorm.weight", "ffn_norm.weight", {h}));
+    const int64_t ff = c.intermediateSize;
+    mlir::Value gate = g.linear(m, w("mlp.gate_proj.weight", "ffn_gate.weight", {ff, h}),
+                                bias(c.mlpBias, "mlp.gate_proj.bias", "ffn_gate.bias", ff));
+    mlir::Value up = g.linear(m, w("mlp.up_proj.weight", "ffn_up.weight", {ff, h}),
+                              bias(c.mlpBias, "mlp.up_proj.bias", "ffn_up.bias", ff));
+    mlir::Value down = g.linear(
+        g.mul(g.silu(gate), up), w("mlp.down_proj.weight", "ffn_down.weight", {h, ff}),
+        bias(c.mlpBias, "mlp.down_proj.bias", "ffn_down.bias", h));
+    x = g.add(x, down);
+  }
+  x = g.rmsNorm(x, g.param(n.top("model.norm.weight", "output_norm.weight"), {h}));
+  mlir::Value head = c.tiedEmbeddings
+                         ? embed
+                         : g.param(n.top("lm_head.weight", "output.weight"),
+                                   {c.vocabSize, h});
+  return g.linear(x, head);
+}
+
+} // namespace llmc::import

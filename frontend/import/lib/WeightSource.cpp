@@ -1,0 +1,77 @@
+#include "WeightSource.h"
+#include "llmc/support/error.h"
+
+namespace llmc::import {
+namespace {
+std::string shapeStr(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+bool convertible(weights::DType t) {
+  using weights::DType;
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16 ||
+         t == DType::Q8_0 || t == DType::Q4_0;
+}
+} // namespace
+
+WeightSource WeightSource::safetensors(const std::string &dir) {
+  WeightSource ws;
+  ws.checkpoint_.emplace(weights::Checkpoint::open(dir));
+  ws.location_ = dir;
+  return ws;
+}
+
+WeightSource WeightSource::gguf(std::shared_ptr<weights::GGUFFile> file) {
+  WeightSource ws;
+  ws.location_ = file->fileName();
+  ws.gguf_ = std::move(file);
+  return ws;
+}
+
+const weights::TensorRef *WeightSource::find(const std::string &name) const {
+  return gguf_ ? gguf_->find(name) : checkpoint_->find(name);
+}
+
+bool WeightSource::contains(const std::string &name) const {
+  return find(name) != nullptr;
+}
+
+std::vector<std::string> WeightSource::names() const {
+  if (checkpoint_)
+    return checkpoint_->names();
+  std::vector<std::string> out;
+  for (const auto &t : gguf_->tensors())
+    out.push_back(t.name);
+  return out;
+}
+
+const weights::TensorRef &
+WeightSource::require(const std::string &name,
+                      const std::vector<int64_t> &shape) {
+  const weights::TensorRef *t = find(name);
+  if (!t)
+    throw Error("missing tensor '" + name + "' in " + location_);
+  if (t->shape != shape)
+    throw Error("tensor '" + name + "' in " + t->file + " has shape " +
+                shapeStr(t->shape) + ", expected " + shapeStr(shape));
+  if (!convertible(t->dtype))
+    throw Error("tensor '" + name + "' in " + t->file +
+                " has unsupported dtype " + weights::dtypeName(t->dtype) +
+                " (supported: F32, F16, BF16" +
+                (gguf_ ? ", Q8_0, Q4_0" : "") + ")");
+  used_.insert(name);
+  return *t;
+}
+
+void WeightSource::checkAllUsed(const std::string &architecture,
+                                bool (*ignorable)(const std::string &)) const {
+  for (const auto &name : names())
+    if (!used_.count(name) && !ignorable(name))
+      throw Error("unexpected tensor '" + name + "' in " + location_ +
+                  ": " + architecture + " with this config does not use it");
+}
+
+} // namespace llmc::import
