@@ -51,36 +51,41 @@ mlir::Value buildLlama(GraphBuilder &g, const ModelConfig &c,
       return present ? g.param(n.layer(i, hf, gguf), {size}) : mlir::Value();
     };
 
+    // One statement per op: C++ leaves argument evaluation order open, and
+    // the IR must come out in the same order with every compiler.
     mlir::Value normed = g.rmsNorm(
         x, w("input_layernorm.weight", "attn_norm.weight", {h}));
-    mlir::Value q = g.linear(
-        normed, w("self_attn.q_proj.weight", "attn_q.weight", {qDim, h}, c.numHeads),
-        bias(c.qkvBias, "self_attn.q_proj.bias", "attn_q.bias", qDim));
-    mlir::Value k = g.linear(
-        normed, w("self_attn.k_proj.weight", "attn_k.weight", {kvDim, h}, c.numKVHeads),
-        bias(c.qkvBias, "self_attn.k_proj.bias", "attn_k.bias", kvDim));
-    mlir::Value v = g.linear(
-        normed, w("self_attn.v_proj.weight", "attn_v.weight", {kvDim, h}),
-        bias(c.qkvBias, "self_attn.v_proj.bias", "attn_v.bias", kvDim));
+    mlir::Value wq = w("self_attn.q_proj.weight", "attn_q.weight", {qDim, h}, c.numHeads);
+    mlir::Value bq = bias(c.qkvBias, "self_attn.q_proj.bias", "attn_q.bias", qDim);
+    mlir::Value q = g.linear(normed, wq, bq);
+    mlir::Value wk = w("self_attn.k_proj.weight", "attn_k.weight", {kvDim, h}, c.numKVHeads);
+    mlir::Value bk = bias(c.qkvBias, "self_attn.k_proj.bias", "attn_k.bias", kvDim);
+    mlir::Value k = g.linear(normed, wk, bk);
+    mlir::Value wv = w("self_attn.v_proj.weight", "attn_v.weight", {kvDim, h});
+    mlir::Value bv = bias(c.qkvBias, "self_attn.v_proj.bias", "attn_v.bias", kvDim);
+    mlir::Value v = g.linear(normed, wv, bv);
     q = g.rope(g.splitHeads(q, c.numHeads, c.headDim), positions);
     k = g.rope(g.splitHeads(k, c.numKVHeads, c.headDim), positions);
     v = g.splitHeads(v, c.numKVHeads, c.headDim);
     mlir::Value attn = g.mergeHeads(
         g.attention(q, k, v, c.slidingWindow[static_cast<size_t>(i)]));
-    attn = g.linear(attn, w("self_attn.o_proj.weight", "attn_output.weight", {h, qDim}),
-                    bias(c.outputBias, "self_attn.o_proj.bias", "attn_output.bias", h));
-    x = g.add(x, attn);
+    mlir::Value wo = w("self_attn.o_proj.weight", "attn_output.weight", {h, qDim});
+    mlir::Value bo = bias(c.outputBias, "self_attn.o_proj.bias", "attn_output.bias", h);
+    x = g.add(x, g.linear(attn, wo, bo));
 
     mlir::Value m = g.rmsNorm(
         x, w("post_attention_layernorm.weight", "ffn_norm.weight", {h}));
     const int64_t ff = c.intermediateSize;
-    mlir::Value gate = g.linear(m, w("mlp.gate_proj.weight", "ffn_gate.weight", {ff, h}),
-                                bias(c.mlpBias, "mlp.gate_proj.bias", "ffn_gate.bias", ff));
-    mlir::Value up = g.linear(m, w("mlp.up_proj.weight", "ffn_up.weight", {ff, h}),
-                              bias(c.mlpBias, "mlp.up_proj.bias", "ffn_up.bias", ff));
-    mlir::Value down = g.linear(
-        g.mul(g.silu(gate), up), w("mlp.down_proj.weight", "ffn_down.weight", {h, ff}),
-        bias(c.mlpBias, "mlp.down_proj.bias", "ffn_down.bias", h));
+    mlir::Value wg = w("mlp.gate_proj.weight", "ffn_gate.weight", {ff, h});
+    mlir::Value bg = bias(c.mlpBias, "mlp.gate_proj.bias", "ffn_gate.bias", ff);
+    mlir::Value gate = g.linear(m, wg, bg);
+    mlir::Value wu = w("mlp.up_proj.weight", "ffn_up.weight", {ff, h});
+    mlir::Value bu = bias(c.mlpBias, "mlp.up_proj.bias", "ffn_up.bias", ff);
+    mlir::Value up = g.linear(m, wu, bu);
+    mlir::Value act = g.mul(g.silu(gate), up);
+    mlir::Value wd = w("mlp.down_proj.weight", "ffn_down.weight", {h, ff});
+    mlir::Value bd = bias(c.mlpBias, "mlp.down_proj.bias", "ffn_down.bias", h);
+    mlir::Value down = g.linear(act, wd, bd);
     x = g.add(x, down);
   }
   x = g.rmsNorm(x, g.param(n.top("model.norm.weight", "output_norm.weight"), {h}));

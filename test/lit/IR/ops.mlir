@@ -95,7 +95,7 @@ func.func @fused(%c: !cache, %q: tensor<?x8x16xf32>, %k: tensor<?x2x16xf32>, %v:
   // CHECK: llmc.swiglu %{{.*}} : (tensor<?x344xf32>) -> tensor<?x172xf32>
   %s = llmc.swiglu %y : (tensor<?x344xf32>) -> tensor<?x172xf32>
   %w = llmc.param "norm" : tensor<64xf32>
-  // CHECK: llmc.add_rms_norm %{{.*}}, %{{.*}}, %{{.*}} {eps = 1.000000e-06 : f64}
+  // CHECK: llmc.add_rms_norm %{{.*}}, %{{.*}}, %{{.*}} {eps = 9.9999999999999995E-7 : f64}
   %sum, %normed = llmc.add_rms_norm %x, %x, %w {eps = 1.0e-06 : f64} : (tensor<?x64xf32>, tensor<?x64xf32>, tensor<64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>)
   %q8 = llmc.param "down.q8" : tensor<64x172xi8>
   %s8 = llmc.param "down.q8.scales" : tensor<64x1xf32>
