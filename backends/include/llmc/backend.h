@@ -1,0 +1,286 @@
+/*===- backend.h - The llmc backend plugin ABI -------------------*- C -*-===//
+ *
+ * A backend is a shared library `libllmc-backend-NAME.so` exporting one
+ * symbol, `llmc_backend_query`. The runtime finds plugins next to the `llmc`
+ * binary, in `<prefix>/lib/llmc/backends` and on `LLMC_BACKEND_PATH`.
+ *
+ * The ABI is C only: no C++ types, exceptions or allocators cross it. Memory
+ * is freed by the side that allocated it. Every entry that can fail returns
+ * an llmc_status and leaves a message for `last_error`.
+ *
+ * Versioning: the struct returned by `llmc_backend_query` starts with
+ * {abi_major, abi_minor, struct_size, name} and is append-only. The host
+ * refuses a plugin whose abi_major differs from its own, and checks
+ * struct_size before calling an entry added in a later minor version.
+ * Optional entries may be NULL.
+ *
+ * Threading: a backend object is used by one host thread at a time; a
+ * backend may use its own threads inside `execute` (the cpu backend uses
+ * OpenMP, the runtime's one pool).
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef LLMC_BACKEND_H
+#define LLMC_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LLMC_BACKEND_ABI_MAJOR 1
+#define LLMC_BACKEND_ABI_MINOR 0
+
+#if defined(__SANITIZE_ADDRESS__)
+#define LLMC_BACKEND_BUILD_FLAVOR "asan"
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LLMC_BACKEND_BUILD_FLAVOR "asan"
+#endif
+#endif
+#ifndef LLMC_BACKEND_BUILD_FLAVOR
+#define LLMC_BACKEND_BUILD_FLAVOR "plain"
+#endif
+
+typedef enum llmc_status {
+  LLMC_OK = 0,
+  LLMC_ERROR = 1,           /* see last_error */
+  LLMC_UNIMPLEMENTED = 2,   /* the backend does not do this (yet) */
+  LLMC_OUT_OF_MEMORY = 3,
+  LLMC_INVALID_ARGUMENT = 4,
+} llmc_status;
+
+typedef enum llmc_dtype {
+  LLMC_F32 = 0,
+  LLMC_F16 = 1,
+  LLMC_BF16 = 2,
+  LLMC_I8 = 3,  /* int8 weights, one f32 scale per output row */
+  LLMC_I4 = 4,  /* int4 weights, two per byte (low nibble first), one f32
+                   scale per group of input columns */
+  LLMC_I32 = 5,
+} llmc_dtype;
+
+/*===----------------------------------------------------------------------===
+ * Graphs: a flat list of kernel calls over numbered buffers
+ *===----------------------------------------------------------------------===*/
+
+/* Every op of the executable form. Shapes are [rows, cols] row-major; rows
+ * is T (new tokens in the step), B (sequences in the step) or 1. Attribute
+ * meanings are listed per op; unlisted attribute slots are 0. */
+typedef enum llmc_op_kind {
+  /* out[t] = table[ids[t]]. in: table (weight [V, D]), ids (input). */
+  LLMC_OP_EMBEDDING = 0,
+  /* out = x / sqrt(mean(x^2) + eps) * w. in: x, w. f0 = eps. */
+  LLMC_OP_RMS_NORM = 1,
+  /* sum = x + r; out = rms_norm(sum) * w. in: x, r, w. out: sum, normed. */
+  LLMC_OP_ADD_RMS_NORM = 2,
+  /* in: x, w, b. f0 = eps. */
+  LLMC_OP_LAYER_NORM = 3,
+  /* out = x · Wᵀ (+ bias). Operands in fixed slots: [0] x, [1] W [N, K]
+   * (f32/bf16/f16, or i8 [N, K] / i4 [N, K/2] bytes), [2] scales (f32
+   * [N, K/group_size] for i8/i4, else NONE), [3] bias (f32 [N] or NONE).
+   * i0 = group_size (i8: K, i4: 32 or 128). */
+  LLMC_OP_LINEAR = 4,
+  /* Rotary embedding of x [T, heads*head_dim] at positions, into out (which
+   * may be x itself). in: x, positions (input), inv_freq (weight
+   * [rotary_dim/2], f32, scaling already folded in by the compiler).
+   * i0 = heads, i1 = head_dim, i2 = rotary_dim, i3 = style (0 half,
+   * 1 interleaved). f0 = attention scaling (yarn mscale; 1 otherwise). */
+  LLMC_OP_ROPE = 5,
+  LLMC_OP_ADD = 6, /* out = a + b */
+  LLMC_OP_MUL = 7, /* out = a * b */
+  LLMC_OP_SILU = 8,
+  /* i0 = 1 for the tanh approximation (gelu_new), 0 for erf. */
+  LLMC_OP_GELU = 9,
+  /* [rows, 2I] -> [rows, I]: silu(x[:, :I]) * x[:, I:]. */
+  LLMC_OP_SWIGLU = 10,
+  /* out = x[:, i0 : i0 + out.cols]. */
+  LLMC_OP_SLICE = 11,
+  /* Stores K, V [T, kv_heads*head_dim] of layer i0 at slot_mapping[t].
+   * in: k, v. No results. Cache layout per layer: K and V each
+   * [num_blocks, block_size, kv_heads, head_dim] in the cache dtype. */
+  LLMC_OP_KV_WRITE = 12,
+  /* Causal attention of the step's new tokens over their sequences' cached
+   * K/V (prefix and new tokens; KV_WRITE of this layer comes first).
+   * in: q [T, heads*head_dim]. i0 = layer, i1 = heads, i2 = kv_heads,
+   * i3 = head_dim, i4 = window (0 = none). f0 = scale. */
+  LLMC_OP_PREFILL_ATTENTION = 13,
+  /* The same with exactly one new token per sequence (rows = B). */
+  LLMC_OP_DECODE_ATTENTION = 14,
+  /* out[i] = x[logits_rows[i]]: the rows whose logits are wanted. */
+  LLMC_OP_TAKE_ROWS = 15,
+  LLMC_OP_COUNT = 16
+} llmc_op_kind;
+
+typedef enum llmc_operand_kind {
+  LLMC_OPERAND_BUFFER = 0, /* index into graph buffers */
+  LLMC_OPERAND_WEIGHT = 1, /* index into the plan's weights */
+  LLMC_OPERAND_INPUT = 2,  /* 0 = tokens, 1 = positions (int32 [T]) */
+  LLMC_OPERAND_NONE = 3,
+} llmc_operand_kind;
+
+typedef struct llmc_operand {
+  uint32_t kind; /* llmc_operand_kind */
+  uint32_t index;
+} llmc_operand;
+
+/* rows = t_coef * T + b_coef * B + constant. */
+typedef struct llmc_rows {
+  int32_t t_coef, b_coef, constant;
+} llmc_rows;
+
+typedef struct llmc_buffer_desc {
+  llmc_rows rows;
+  int64_t cols;
+  uint32_t dtype;       /* llmc_dtype */
+  uint32_t reserved;
+  /* Byte offset in the workspace as affine terms in T and B, assigned by
+   * llmc-plan-memory; buffers whose lifetimes do not overlap share bytes. */
+  int64_t offset_t, offset_b, offset_const;
+} llmc_buffer_desc;
+
+#define LLMC_MAX_OPERANDS 4
+#define LLMC_MAX_RESULTS 2
+#define LLMC_MAX_INT_ATTRS 6
+#define LLMC_MAX_FLOAT_ATTRS 2
+
+typedef struct llmc_op_desc {
+  uint32_t kind; /* llmc_op_kind */
+  uint32_t num_operands, num_results;
+  llmc_operand operands[LLMC_MAX_OPERANDS];
+  uint32_t results[LLMC_MAX_RESULTS]; /* buffer indices */
+  int64_t i[LLMC_MAX_INT_ATTRS];
+  double f[LLMC_MAX_FLOAT_ATTRS];
+} llmc_op_desc;
+
+typedef struct llmc_weight_desc {
+  const char *name;
+  uint32_t dtype; /* llmc_dtype */
+  uint32_t rank;
+  int64_t shape[4];
+  const void *data; /* host memory (the plan's mapping), valid until
+                       release_graph */
+  size_t nbytes;
+} llmc_weight_desc;
+
+typedef struct llmc_graph_desc {
+  const char *name; /* "prefill", "decode", "verify" */
+  uint32_t num_ops, num_buffers, num_weights;
+  const llmc_op_desc *ops;
+  const llmc_buffer_desc *buffers;
+  const llmc_weight_desc *weights;
+  uint32_t logits_buffer; /* [rows, vocab] f32 */
+  uint32_t reserved;
+  /* Workspace bytes = t * T + b * B + c, for any T and B. */
+  int64_t workspace_t, workspace_b, workspace_c;
+} llmc_graph_desc;
+
+/*===----------------------------------------------------------------------===
+ * The paged KV cache and a step's metadata (vLLM's layout)
+ *===----------------------------------------------------------------------===*/
+
+typedef struct llmc_kv_cache_desc {
+  uint32_t layers, kv_heads, head_dim, dtype; /* dtype: f32, bf16 or f16 */
+  uint32_t block_size, num_blocks;
+} llmc_kv_cache_desc;
+
+typedef struct llmc_step_args {
+  int32_t num_tokens;          /* T */
+  int32_t num_seqs;            /* B */
+  const int32_t *tokens;       /* [T] */
+  const int32_t *positions;    /* [T] */
+  const int32_t *slot_mapping; /* [T] block * block_size + offset */
+  const int32_t *query_start;  /* [B + 1] new tokens of seq b are rows
+                                  query_start[b] .. query_start[b+1]-1 */
+  const int32_t *context_lens; /* [B] cached tokens incl. this step's */
+  const int32_t *block_tables; /* [B, max_blocks] */
+  int32_t max_blocks;
+  int32_t num_logits;          /* rows of logits wanted */
+  const int32_t *logits_rows;  /* [num_logits] indices into [0, T) */
+  float *logits;               /* [num_logits, vocab] host output */
+} llmc_step_args;
+
+/*===----------------------------------------------------------------------===
+ * The plugin
+ *===----------------------------------------------------------------------===*/
+
+typedef struct llmc_backend llmc_backend;   /* a backend on one device */
+typedef struct llmc_prepared llmc_prepared; /* a graph ready to run */
+typedef struct llmc_kv_cache llmc_kv_cache; /* device-side KV pool */
+
+typedef struct llmc_device_info {
+  char name[128];        /* e.g. "CPU (AVX-512, AMX)", "NVIDIA H200" */
+  int32_t usable;        /* 0: present but unusable here (see reason) */
+  char reason[256];      /* why not usable, e.g. "no CUDA device" */
+  uint64_t memory_bytes; /* device memory, 0 if shared with the host */
+} llmc_device_info;
+
+typedef struct llmc_backend_options {
+  int32_t threads;     /* 0 = the backend's default (cores) */
+  int32_t device;      /* device index */
+  float memory_fraction;
+} llmc_backend_options;
+
+typedef struct llmc_backend_api {
+  uint32_t abi_major, abi_minor;
+  uint32_t struct_size; /* sizeof(llmc_backend_api) as the plugin built it */
+  const char *name;     /* "ref", "cpu", "cuda", ... */
+  const char *build_flavor; /* LLMC_BACKEND_BUILD_FLAVOR */
+
+  /* Devices this backend sees; a device that is present but unusable still
+   * reports itself with usable = 0 and a reason. */
+  int32_t (*device_count)(void);
+  llmc_status (*device_info)(int32_t device, llmc_device_info *info);
+  /* Higher wins when several builds of one backend load (optional). */
+  int32_t (*score)(void);
+
+  llmc_status (*create)(const llmc_backend_options *options,
+                        llmc_backend **out);
+  void (*destroy)(llmc_backend *backend);
+  /* Message of the last failure on this backend (or of the last failed
+   * create when backend is NULL). Valid until the next call. */
+  const char *(*last_error)(llmc_backend *backend);
+
+  /* Whether `op` with these operand dtypes runs here. */
+  int32_t (*supports)(llmc_backend *backend, const llmc_op_desc *op,
+                      const llmc_graph_desc *graph);
+
+  /* Packs weights and chooses kernels once; the graph and its weight memory
+   * must outlive the prepared object. */
+  llmc_status (*prepare)(llmc_backend *backend, const llmc_graph_desc *graph,
+                         llmc_prepared **out);
+  void (*release)(llmc_backend *backend, llmc_prepared *prepared);
+
+  llmc_status (*kv_create)(llmc_backend *backend,
+                           const llmc_kv_cache_desc *desc,
+                           llmc_kv_cache **out);
+  void (*kv_destroy)(llmc_backend *backend, llmc_kv_cache *cache);
+  /* Copies block src to block dst in every layer (copy-on-write). */
+  llmc_status (*kv_copy_block)(llmc_backend *backend, llmc_kv_cache *cache,
+                               int32_t src, int32_t dst);
+
+  /* Runs one step: writes args->num_logits rows of logits. */
+  llmc_status (*execute)(llmc_backend *backend, llmc_prepared *prepared,
+                         llmc_kv_cache *cache, const llmc_step_args *args);
+} llmc_backend_api;
+
+/* The one exported symbol. Returns NULL if the plugin cannot serve a host
+ * whose ABI major is at most `max_abi_major`. */
+typedef const llmc_backend_api *(*llmc_backend_query_fn)(
+    uint32_t max_abi_major, void *reserved);
+
+#if defined(_WIN32)
+#define LLMC_BACKEND_EXPORT __declspec(dllexport)
+#else
+#define LLMC_BACKEND_EXPORT __attribute__((visibility("default")))
+#endif
+
+LLMC_BACKEND_EXPORT const llmc_backend_api *
+llmc_backend_query(uint32_t max_abi_major, void *reserved);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LLMC_BACKEND_H */

@@ -1,0 +1,35 @@
+//===- graph.h - The executable form of a graph ---------------*- C++ -*-===//
+//
+// What llmc-serialize produces and a plan stores: a flat list of kernel calls
+// (llmc_op_desc, see backends/include/llmc/backend.h for each op's operands
+// and attributes) over numbered buffers whose rows are affine in T and B.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llmc/backend.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llmc {
+
+struct Graph {
+  std::string name; // "prefill", "decode", "verify"
+  std::vector<llmc_op_desc> ops;
+  std::vector<llmc_buffer_desc> buffers;
+  uint32_t logitsBuffer = 0;
+  int64_t workspaceT = 0, workspaceB = 0, workspaceC = 0;
+
+  /// Workspace bytes for a step of T tokens over B sequences.
+  int64_t workspaceBytes(int64_t t, int64_t b) const {
+    return workspaceT * t + workspaceB * b + workspaceC;
+  }
+};
+
+const char *opKindName(llmc_op_kind kind);
+const char *dtypeName(llmc_dtype dtype);
+size_t dtypeBytes(llmc_dtype dtype, int64_t elements);
+
+} // namespace llmc

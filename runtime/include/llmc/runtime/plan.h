@@ -1,0 +1,121 @@
+//===- plan.h - Plan files: writing and loading ----------------*- C++ -*-===//
+//
+// A plan is [64-byte header][FlatBuffer (runtime/plan/plan.fbs)][padding to
+// 4096][weights, each 64-byte aligned]. The header holds the "LLMCPLAN"
+// magic, the format major/minor, the offsets and sizes of the parts and a
+// checksum of everything after the header. Weights are mapped read-only and
+// zero-copy.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llmc/runtime/graph.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llmc {
+
+class MappedFile;
+
+constexpr uint32_t kPlanFormatMajor = 1;
+constexpr uint32_t kPlanFormatMinor = 0;
+
+/// Everything the runtime needs to know about the model, without a
+/// checkpoint.
+struct PlanConfig {
+  std::string architecture;
+  int64_t vocabSize = 0, hiddenSize = 0, numLayers = 0, numHeads = 0,
+          numKVHeads = 0, headDim = 0, intermediateSize = 0,
+          contextLength = 0;
+  std::optional<int64_t> bosTokenId;
+  std::vector<int64_t> eosTokenIds;
+  std::string target;         // ref | cpu | cuda
+  std::string computeDtype;   // f32 | bf16 | f16
+  std::string quantization;   // none | int8 | int4
+  llmc_dtype kvDtype = LLMC_F32;
+  std::string compilerVersion;
+};
+
+/// The tokenizer as the plan carries it: the file's bytes, so a plan runs
+/// without the checkpoint folder.
+struct PlanTokenizer {
+  std::string kind;           // hf-json | sentencepiece | gguf | none
+  std::string fileBytes;      // tokenizer.json / tokenizer.model / GGUF vocab (JSON)
+  std::string configJson;     // tokenizer_config.json ("" if none)
+  std::string chatTemplate;   // "" if none
+};
+
+struct WeightInfo {
+  std::string name;
+  llmc_dtype dtype = LLMC_F32;
+  std::vector<int64_t> shape;
+  uint64_t offset = 0; // from the start of the weight section
+  uint64_t nbytes = 0;
+};
+
+class PlanWriter {
+public:
+  void setConfig(PlanConfig config);
+  void setTokenizer(PlanTokenizer tokenizer);
+  /// Adds a weight; `fill` writes exactly `nbytes` bytes when the file is
+  /// written (so weights are converted one at a time, never all in memory).
+  /// Returns its index, which graphs use as LLMC_OPERAND_WEIGHT.
+  uint32_t addWeight(std::string name, llmc_dtype dtype,
+                     std::vector<int64_t> shape, uint64_t nbytes,
+                     std::function<void(uint8_t *dst)> fill);
+  void addGraph(Graph graph);
+  /// Writes the plan; `progress(done, total)` is called after each weight.
+  /// Throws llmc::Error naming the path.
+  void write(const std::string &path,
+             const std::function<void(size_t, size_t)> &progress = {}) const;
+
+private:
+  PlanConfig config_;
+  PlanTokenizer tokenizer_;
+  struct PendingWeight {
+    WeightInfo info;
+    std::function<void(uint8_t *)> fill;
+  };
+  std::vector<PendingWeight> weights_;
+  std::vector<Graph> graphs_;
+};
+
+/// A loaded plan. Loading checks, in order: magic, format major version, the
+/// FlatBuffers verifier, every weight against the file size, the checksum;
+/// any failure throws llmc::Error naming the file and what is wrong.
+class Plan {
+public:
+  static std::unique_ptr<Plan> load(const std::string &path);
+  ~Plan();
+
+  const std::string &path() const { return path_; }
+  const PlanConfig &config() const { return config_; }
+  const PlanTokenizer &tokenizer() const { return tokenizer_; }
+  const std::vector<WeightInfo> &weights() const { return weights_; }
+  const std::vector<Graph> &graphs() const { return graphs_; }
+  const Graph *graph(const std::string &name) const;
+  /// The weight's bytes in the mapped file.
+  const uint8_t *weightData(uint32_t index) const;
+  uint64_t fileSize() const;
+  /// A C view of a graph for backends; valid while the Plan lives.
+  const llmc_graph_desc &graphDesc(const std::string &name) const;
+
+private:
+  Plan() = default;
+  std::string path_;
+  std::unique_ptr<MappedFile> file_;
+  const uint8_t *weightBase_ = nullptr;
+  PlanConfig config_;
+  PlanTokenizer tokenizer_;
+  std::vector<WeightInfo> weights_;
+  std::vector<Graph> graphs_;
+  std::vector<llmc_weight_desc> weightDescs_;
+  std::vector<llmc_graph_desc> graphDescs_;
+};
+
+} // namespace llmc

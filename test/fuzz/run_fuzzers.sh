@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of a fuzz build for a bounded time each, seeded
+# from the test data. Usage: run_fuzzers.sh BUILD_DIR SECONDS
+set -euo pipefail
+build=$1
+seconds=$2
+root=$(cd "$(dirname "$0")/../.." && pwd)
+data=$root/test/data
+work=$build/fuzz-work
+mkdir -p "$work"
+
+seed() { # seed NAME FILES...
+  local dir=$work/$1-corpus
+  mkdir -p "$dir"
+  shift
+  for f in "$@"; do [ -f "$f" ] && cp "$f" "$dir/" 2>/dev/null || true; done
+  echo "$dir"
+}
+
+found=0
+for fuzzer in "$build"/bin/*_fuzzer; do
+  [ -x "$fuzzer" ] || continue
+  found=1
+  name=$(basename "$fuzzer" _fuzzer)
+  case "$name" in
+    safetensors) corpus=$(seed "$name" "$data"/models/*/model*.safetensors) ;;
+    gguf)
+      corpus=$(seed "$name")
+      if [ -x "$build/bin/llmc-make-gguf" ]; then
+        for t in f32 q8_0 q4_0; do
+          "$build/bin/llmc-make-gguf" "$data/models/llama-mqa" -o "$corpus/llama-mqa-$t.gguf" --type "$t" >/dev/null
+        done
+      fi ;;
+    tokenizer_json) corpus=$(seed "$name" "$data"/models/tokenizers/*/tokenizer.json) ;;
+    template) corpus=$(seed "$name" "$data"/chat-templates/*.jinja) ;;
+    *) corpus=$(seed "$name") ;;
+  esac
+  echo "-- $name: ${seconds}s, $(ls "$corpus" | wc -l) seeds"
+  # -rss_limit_mb keeps a runaway allocation a finding rather than an OOM kill.
+  "$fuzzer" "$corpus" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=1048576 \
+    -print_final_stats=1 -artifact_prefix="$work/$name-" 2>&1 | tail -n 4
+done
+[ "$found" -eq 1 ] || { echo "no fuzzers found in $build/bin" >&2; exit 1; }

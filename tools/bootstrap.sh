@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine for llmc and builds it, then either runs
+# the main job on the bundled model (`run`) or every test (`test`).
+#
+#   tools/bootstrap.sh run    # install packages, build, compile + run the default model
+#   tools/bootstrap.sh test   # install packages, build, run all tests (CI calls this)
+#
+# Idempotent: packages already present are skipped, builds are incremental.
+# Environment: BUILD_DIR (default build), JOBS (default nproc),
+# LLMC_FUZZ_SECONDS (default 60, per fuzzer; 0 skips fuzzing).
+set -euo pipefail
+
+mode=${1:-run}
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+jobs=${JOBS:-$(nproc)}
+fuzz_seconds=${LLMC_FUZZ_SECONDS:-60}
+
+packages=(
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools libzstd-dev
+  libdnnl-dev ocl-icd-opencl-dev
+  libflatbuffers-dev flatbuffers-compiler
+  nlohmann-json3-dev libpcre2-dev libsentencepiece-dev sentencepiece
+  libcpp-httplib-dev libcli11-dev
+  cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev pkg-config
+  clang libclang-rt-14-dev tmux
+)
+
+step() { printf '\n== %s\n' "$*"; }
+
+install_packages() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "all ${#packages[@]} packages present"
+    return
+  fi
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -q
+  $sudo apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}"
+}
+
+configure_and_build() {
+  local dir=$1
+  shift
+  cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+run_main_job() {
+  local llmc=$build/bin/llmc
+  "$llmc" --version
+  step "llmc import test/data/models/llama-gqa (first lines of the IR)"
+  "$llmc" import "$root/test/data/models/llama-gqa" | head -n 12
+}
+
+run_tests() {
+  step "unit, lit and end-to-end tests"
+  (cd "$build" && ctest --output-on-failure -j "$jobs")
+
+  step "sanitizer build (ASan + UBSan) of the runtime, backends and parsers"
+  configure_and_build "$build-asan" -DLLMC_SANITIZE=ON -DLLMC_ENABLE_COMPILER=OFF -DLLMC_ENABLE_CUDA=OFF
+  (cd "$build-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs")
+
+  if [ "$fuzz_seconds" -gt 0 ]; then
+    step "fuzzers (${fuzz_seconds}s each)"
+    configure_and_build "$build-fuzz" -DLLMC_FUZZ=ON -DLLMC_ENABLE_COMPILER=OFF -DLLMC_ENABLE_CUDA=OFF \
+      -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+    "$root/test/fuzz/run_fuzzers.sh" "$build-fuzz" "$fuzz_seconds"
+  fi
+}
+
+step "packages"
+install_packages
+step "configure and build ($build)"
+configure_and_build "$build"
+
+case "$mode" in
+  run) run_main_job ;;
+  test) run_tests ;;
+  *) echo "usage: $0 [run|test]" >&2; exit 2 ;;
+esac
