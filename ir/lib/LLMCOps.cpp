@@ -196,6 +196,20 @@ LogicalResult ParamOp::verify() {
   if (getTransposed() && type.getRank() != 2)
     return emitOpError() << "transposed requires a 2-D weight, got rank "
                          << type.getRank();
+  if (auto q = getQuant()) {
+    if (*q != "int8" && *q != "int4")
+      return emitOpError() << "quant must be \"int8\" or \"int4\", got \""
+                           << *q << "\"";
+    if (!getQuantPart() || (*getQuantPart() != "weight" &&
+                            *getQuantPart() != "scales"))
+      return emitOpError()
+             << "quant needs quant_part = \"weight\" or \"scales\"";
+    if (!getGroupSize() || static_cast<int64_t>(*getGroupSize()) <= 0)
+      return emitOpError() << "quant needs a positive group_size";
+  }
+  if (auto sources = getSources())
+    if (sources->empty())
+      return emitOpError() << "sources must not be empty";
   if (auto h = getRopeUnpermuteHeads()) {
     std::optional<int64_t> heads = static_cast<int64_t>(*h);
     if (*heads <= 0 || type.getRank() < 1 || type.getDimSize(0) % *heads)
@@ -483,6 +497,15 @@ LogicalResult AttentionOp::verify() {
     return failure();
   if (static_cast<int64_t>(getWindow()) != 0 && !getCausal())
     return emitOpError() << "a window requires causal attention";
+  if (!getSegments().empty()) {
+    if (getSegments().size() != 2)
+      return emitOpError() << "segments must be (query_start, context_lens), "
+                              "got "
+                           << getSegments().size() << " operands";
+    for (Value seg : getSegments())
+      if (failed(expectRank(*this, seg, 1, "segments")))
+        return failure();
+  }
   return verifyWindow(*this, static_cast<int64_t>(getWindow()));
 }
 
@@ -507,8 +530,8 @@ LogicalResult KVReadOp::verify() {
   if (failed(verifyLayer(*this, static_cast<int64_t>(getLayer()), cache)) ||
       failed(verifyAgainstCache(*this, getKey(), cache, "key")) ||
       failed(verifyAgainstCache(*this, getValue(), cache, "value")) ||
-      failed(expectRank(*this, getBlockTable(), 1, "block_table")) ||
-      failed(expectRank(*this, getContextLen(), 1, "context_len")))
+      failed(expectRank(*this, getBlockTables(), 2, "block_tables")) ||
+      failed(expectRank(*this, getContextLens(), 1, "context_lens")))
     return failure();
   return success();
 }

@@ -639,33 +639,33 @@ func.func @case79(%c: !llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dt
 
 // -----
 
-func.func @case80(%c: !llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>, %t: tensor<?xi32>, %l: tensor<1xi32>) {
+func.func @case80(%c: !llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>, %t: tensor<?x?xi32>, %l: tensor<?xi32>) {
   // expected-error @+1 {{'llmc.kv_read' op layer -1 is out of range for a 2-layer cache}}
-  %0, %1 = llmc.kv_read %c, %t, %l {layer = -1 : i64} : (!llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>, tensor<?xi32>, tensor<1xi32>) -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+  %0, %1 = llmc.kv_read %c, %t, %l {layer = -1 : i64} : (!llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>, tensor<?x?xi32>, tensor<?xi32>) -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>)
   return
 }
 
 // -----
 
-func.func @case81(%c: !llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>, %t: tensor<?xi32>, %l: tensor<1xi32>) {
+func.func @case81(%c: !llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>, %t: tensor<?x?xi32>, %l: tensor<?xi32>) {
   // expected-error @+1 {{'llmc.kv_read' op value heads (3) must match the cache's kv heads (2)}}
-  %0, %1 = llmc.kv_read %c, %t, %l {layer = 0 : i64} : (!llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>, tensor<?xi32>, tensor<1xi32>) -> (tensor<?x2x16xf32>, tensor<?x3x16xf32>)
+  %0, %1 = llmc.kv_read %c, %t, %l {layer = 0 : i64} : (!llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>, tensor<?x?xi32>, tensor<?xi32>) -> (tensor<?x2x16xf32>, tensor<?x3x16xf32>)
   return
 }
 
 // -----
 
-func.func @case82(%c: !llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>, %t: tensor<?x?xi32>, %l: tensor<1xi32>) {
-  // expected-error @+1 {{'llmc.kv_read' op block_table must have rank 1, got rank 2}}
-  %0, %1 = llmc.kv_read %c, %t, %l {layer = 0 : i64} : (!llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>, tensor<?x?xi32>, tensor<1xi32>) -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+func.func @case82(%c: !llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>, %t: tensor<?xi32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{'llmc.kv_read' op block_tables must have rank 2, got rank 1}}
+  %0, %1 = llmc.kv_read %c, %t, %l {layer = 0 : i64} : (!llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>, tensor<?xi32>, tensor<?xi32>) -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>)
   return
 }
 
 // -----
 
-func.func @case83(%c: !llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>, %t: tensor<?xi32>, %l: tensor<i32>) {
-  // expected-error @+1 {{'llmc.kv_read' op context_len must have rank 1, got rank 0}}
-  %0, %1 = llmc.kv_read %c, %t, %l {layer = 0 : i64} : (!llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>, tensor<?xi32>, tensor<i32>) -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+func.func @case83(%c: !llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>, %t: tensor<?x?xi32>, %l: tensor<i32>) {
+  // expected-error @+1 {{'llmc.kv_read' op context_lens must have rank 1, got rank 0}}
+  %0, %1 = llmc.kv_read %c, %t, %l {layer = 0 : i64} : (!llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>, tensor<?x?xi32>, tensor<i32>) -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>)
   return
 }
 
@@ -874,5 +874,53 @@ func.func @slice_case(%x: tensor<?x8xf32>) {
 func.func @slice_case(%x: tensor<3x8xf32>) {
   // expected-error @+1 {{'llmc.slice' op only the last dimension may change}}
   %0 = llmc.slice %x {start = 0 : i64, size = 4 : i64} : (tensor<3x8xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case_more() {
+  // expected-error @+1 {{'llmc.param' op quant must be "int8" or "int4", got "int3"}}
+  %0 = llmc.param "w" {quant = "int3", quant_part = "weight", group_size = 32 : i64} : tensor<4x4xi8>
+  return
+}
+
+// -----
+
+func.func @case_more() {
+  // expected-error @+1 {{'llmc.param' op quant needs quant_part = "weight" or "scales"}}
+  %0 = llmc.param "w" {quant = "int8", group_size = 32 : i64} : tensor<4x4xi8>
+  return
+}
+
+// -----
+
+func.func @case_more() {
+  // expected-error @+1 {{'llmc.param' op quant needs a positive group_size}}
+  %0 = llmc.param "w" {quant = "int8", quant_part = "scales"} : tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @case_more() {
+  // expected-error @+1 {{'llmc.param' op sources must not be empty}}
+  %0 = llmc.param "w" {sources = []} : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @case_more(%q: tensor<?x8x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>, %s: tensor<?xi32>) {
+  // expected-error @+1 {{'llmc.attention' op segments must be (query_start, context_lens), got 1 operands}}
+  %0 = llmc.attention %q, %k, %v, %s {causal, scale = 0.25 : f64} : (tensor<?x8x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?xi32>) -> tensor<?x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @case_more(%q: tensor<?x8x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>, %s: tensor<?xi32>, %t: tensor<?x1xi32>) {
+  // expected-error @+1 {{'llmc.attention' op segments must have rank 1, got rank 2}}
+  %0 = llmc.attention %q, %k, %v, %s, %t {causal, scale = 0.25 : f64} : (tensor<?x8x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?xi32>, tensor<?x1xi32>) -> tensor<?x8x16xf32>
   return
 }

@@ -9,6 +9,10 @@ func.func @weights() -> (tensor<2048x64xf32>, tensor<64x192xf32>, tensor<64x64xf
   %0 = llmc.param "model.embed_tokens.weight" : tensor<2048x64xf32>
   // CHECK: llmc.param "transformer.h.0.attn.c_attn.weight" {transposed} : tensor<64x192xf32>
   %1 = llmc.param "transformer.h.0.attn.c_attn.weight" {transposed} : tensor<64x192xf32>
+  // CHECK: llmc.param "qkv" {sources = ["q", "k", "v"]} : tensor<192x64xf32>
+  %3 = llmc.param "qkv" {sources = ["q", "k", "v"]} : tensor<192x64xf32>
+  // CHECK: llmc.param "q.int4" {group_size = 32 : i64, quant = "int4", quant_part = "weight"} : tensor<64x32xi8>
+  %4 = llmc.param "q.int4" {quant = "int4", quant_part = "weight", group_size = 32 : i64} : tensor<64x32xi8>
   // CHECK: llmc.param "blk.0.attn_q.weight" {rope_unpermute_heads = 4 : i64} : tensor<64x64xf32>
   %2 = llmc.param "blk.0.attn_q.weight" {rope_unpermute_heads = 4 : i64} : tensor<64x64xf32>
   return %0, %1, %2 : tensor<2048x64xf32>, tensor<64x192xf32>, tensor<64x64xf32>
@@ -87,7 +91,9 @@ func.func @fused(%c: !cache, %q: tensor<?x8x16xf32>, %k: tensor<?x2x16xf32>, %v:
   // CHECK: llmc.kv_write %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {layer = 1 : i64}
   %c1 = llmc.kv_write %c, %k, %v, %slots {layer = 1 : i64} : (!cache, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?xi32>) -> !cache
   // CHECK: llmc.kv_read %{{.*}}, %{{.*}}, %{{.*}} {layer = 1 : i64}
-  %hk, %hv = llmc.kv_read %c1, %table, %len {layer = 1 : i64} : (!cache, tensor<?xi32>, tensor<1xi32>) -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+  %hk, %hv = llmc.kv_read %c1, %tables, %lens {layer = 1 : i64} : (!cache, tensor<?x?xi32>, tensor<?xi32>) -> (tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+  // CHECK: llmc.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {causal, scale = 2.500000e-01 : f64}
+  %ar = llmc.attention %q, %hk, %hv, %table, %lens {causal, scale = 0.25 : f64} : (tensor<?x8x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?xi32>, tensor<?xi32>) -> tensor<?x8x16xf32>
   // CHECK: llmc.paged_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {layer = 0 : i64, scale = 2.500000e-01 : f64}
   %pa = llmc.paged_attention %q, %c1, %tables, %lens {layer = 0 : i64, scale = 0.25 : f64} : (tensor<?x8x16xf32>, !cache, tensor<?x?xi32>, tensor<?xi32>) -> tensor<?x8x16xf32>
   %gu = llmc.param "gate_up" : tensor<344x64xf32>

@@ -29,15 +29,24 @@ def LLMC_ParamOp : LLMC_Op<"param", [Pure]> {
     The value of the named checkpoint tensor, in the logical layout the
     graph uses. `transposed` says the checkpoint stores it transposed (GPT-2's
     Conv1D `[in, out]`); `rope_unpermute_heads = N` says its rows carry GGUF's
-    rotary permutation over N heads. The plan writer applies both once, at
-    compile time, so no graph ever pays for them.
+    rotary permutation over N heads. `sources` packs several checkpoint
+    tensors row-wise (a fused Q/K/V or gate/up weight), each converted as
+    described by the other attributes. `quant` ("int8" | "int4") with
+    `quant_part` ("weight" | "scales") and `group_size` names one half of a
+    weight-only quantized tensor. The plan writer applies all of this once,
+    at compile time, so no graph ever pays for it.
 
     ```mlir
     %w = llmc.param "model.layers.0.self_attn.q_proj.weight" : tensor<64x64xf32>
+    %qkv = llmc.param "model.layers.0.self_attn.qkv_proj.weight" {sources = ["q", "k", "v"]} : tensor<128x64xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name, UnitAttr:$transposed,
-                       OptionalAttr<I64Attr>:$rope_unpermute_heads);
+                       OptionalAttr<I64Attr>:$rope_unpermute_heads,
+                       OptionalAttr<StrArrayAttr>:$sources,
+                       OptionalAttr<StrAttr>:$quant,
+                       OptionalAttr<StrAttr>:$quant_part,
+                       OptionalAttr<I64Attr>:$group_size);
   let results = (outs LLMC_AnyTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -246,13 +255,19 @@ def LLMC_AttentionOp : LLMC_Op<"attention", [Pure]> {
     reads kv head h / (Hq / Hkv). The T queries are the last T of the S
     positions; with `causal` the mask and `window` follow `llmc.causal_mask`.
 
+    With `segments` (query_start [B+1], context_lens [B]) the rows are a
+    ragged batch: queries query_start[b] .. query_start[b+1]-1 belong to
+    sequence b, whose keys are the next context_lens[b] rows of K and V (the
+    histories of the sequences, concatenated, as `llmc.kv_read` returns them).
+
     ```mlir
     %o = llmc.attention %q, %k, %v {causal, scale = 2.5e-01 : f64, window = 0 : i64}
         : (tensor<?x8x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>) -> tensor<?x8x16xf32>
     ```
   }];
   let arguments = (ins LLMC_FloatTensor:$query, LLMC_FloatTensor:$key,
-                       LLMC_FloatTensor:$value, UnitAttr:$causal, F64Attr:$scale,
+                       LLMC_FloatTensor:$value, Variadic<LLMC_IndexTensor>:$segments,
+                       UnitAttr:$causal, F64Attr:$scale,
                        DefaultValuedAttr<I64Attr, "0">:$window);
   let results = (outs LLMC_FloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
@@ -273,13 +288,14 @@ def LLMC_KVWriteOp : LLMC_Op<"kv_write", [Pure]> {
 }
 
 def LLMC_KVReadOp : LLMC_Op<"kv_read", [Pure]> {
-  let summary = "Reads one layer's whole K/V history of a sequence from the cache";
+  let summary = "Reads one layer's whole K/V history of the step's sequences";
   let description = [{
-    `block_table` [M] lists the sequence's blocks; `context_len` [1] is the
-    number of cached tokens, new ones included. Returns K, V [S, Hkv, D].
+    `block_tables` [B, M] lists each sequence's blocks; `context_lens` [B]
+    the number of cached tokens, new ones included. Returns K, V [S, Hkv, D],
+    the B histories concatenated (S = sum of context_lens).
   }];
-  let arguments = (ins LLMC_KVCacheType:$cache, LLMC_IndexTensor:$block_table,
-                       LLMC_IndexTensor:$context_len, I64Attr:$layer);
+  let arguments = (ins LLMC_KVCacheType:$cache, LLMC_IndexTensor:$block_tables,
+                       LLMC_IndexTensor:$context_lens, I64Attr:$layer);
   let results = (outs LLMC_FloatTensor:$key, LLMC_FloatTensor:$value);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
