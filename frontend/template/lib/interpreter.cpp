@@ -32,6 +32,8 @@ Interpreter::Interpreter(const nlohmann::ordered_json &context,
   for (auto &[name, fn] : globalFunctions())
     globals_->vars[name] = std::move(fn);
   root_->parent = globals_;
+  if (context.is_null())
+    return; // no variables
   if (!context.is_object())
     throw TemplateError("chat template context must be a JSON object");
   for (auto it = context.begin(); it != context.end(); ++it)

@@ -239,10 +239,7 @@ std::vector<std::string> split(std::string_view s,
       if (i == n)
         break;
       if (maxsplit >= 0 && static_cast<std::int64_t>(out.size()) == maxsplit) {
-        std::size_t e = n;
-        while (e > i && isSpace(cps[e - 1].cp))
-          --e;
-        out.emplace_back(s.substr(cps[i].begin, cps[e - 1].end - cps[i].begin));
+        out.emplace_back(s.substr(cps[i].begin)); // keeps trailing space
         break;
       }
       std::size_t j = i;
@@ -261,10 +258,7 @@ std::vector<std::string> split(std::string_view s,
     if (e == 0)
       break;
     if (maxsplit >= 0 && static_cast<std::int64_t>(rev.size()) == maxsplit) {
-      std::size_t b = 0;
-      while (b < e && isSpace(cps[b].cp))
-        ++b;
-      rev.emplace_back(s.substr(cps[b].begin, cps[e - 1].end - cps[b].begin));
+      rev.emplace_back(s.substr(0, cps[e - 1].end)); // keeps leading space
       break;
     }
     std::size_t b = e;

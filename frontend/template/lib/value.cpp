@@ -126,6 +126,21 @@ double Value::asDouble() const {
   return static_cast<double>(asInt());
 }
 
+const void *Value::identity() const {
+  return std::visit(
+      [](const auto &x) -> const void * {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::shared_ptr<List>> ||
+                      std::is_same_v<T, std::shared_ptr<Dict>> ||
+                      std::is_same_v<T, std::shared_ptr<Object>> ||
+                      std::is_same_v<T, std::shared_ptr<Callable>>)
+          return x.get();
+        else
+          return nullptr;
+      },
+      v_);
+}
+
 bool truthy(const Value &v) {
   switch (v.kind()) {
   case Value::Kind::Undefined:

@@ -104,6 +104,8 @@ public:
   const std::string &undefinedName() const { return std::get<std::string>(v_); }
   const List &listRef() const { return *std::get<std::shared_ptr<List>>(v_); }
   const Dict &dictRef() const { return *std::get<std::shared_ptr<Dict>>(v_); }
+  // The address of a list, dict, object or callable: Python's `is`.
+  const void *identity() const;
   const std::shared_ptr<Object> &objectPtr() const {
     return std::get<std::shared_ptr<Object>>(v_);
   }

@@ -62,7 +62,8 @@ public:
 
   // context: the template variables as JSON (messages, tools, documents,
   // add_generation_prompt, bos_token, eos_token, extra variables). A key whose
-  // value is null is defined-as-none; a missing key is undefined. Throws
+  // value is null is defined-as-none; a missing key is undefined. A null
+  // context means no variables. Throws
   // TemplateError (RaisedException for raise_exception). Thread-safe: a
   // Template is immutable after construction.
   std::string render(const nlohmann::ordered_json &context,
