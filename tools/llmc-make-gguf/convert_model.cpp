@@ -7,7 +7,6 @@
 
 #include <filesystem>
 #include <iostream>
-#include <regex>
 
 namespace llmc::make_gguf {
 
@@ -55,7 +54,6 @@ double floatKey(const json &config, const char *key, double dflt) {
 
 // HF name -> GGUF name; "" for tensors llama.cpp drops.
 std::string ggufName(const std::string &hf) {
-  static const std::regex layer(R"(model\.layers\.(\d+)\.(.+))");
   static const std::map<std::string, std::string> perLayer = {
       {"input_layernorm.weight", "attn_norm.weight"},
       {"self_attn.q_proj.weight", "attn_q.weight"},
@@ -77,11 +75,16 @@ std::string ggufName(const std::string &hf) {
     return "output_norm.weight";
   if (hf == "lm_head.weight")
     return "output.weight";
-  std::smatch m;
-  if (std::regex_match(hf, m, layer)) {
-    auto it = perLayer.find(m[2]);
+  // model.layers.N.REST (std::regex trips GCC warnings under sanitizers).
+  const std::string prefix = "model.layers.";
+  if (hf.rfind(prefix, 0) == 0) {
+    size_t dot = hf.find('.', prefix.size());
+    std::string layer = hf.substr(prefix.size(), dot - prefix.size());
+    bool digits = !layer.empty() && dot != std::string::npos &&
+                  layer.find_first_not_of("0123456789") == std::string::npos;
+    auto it = digits ? perLayer.find(hf.substr(dot + 1)) : perLayer.end();
     if (it != perLayer.end())
-      return it->second.empty() ? "" : "blk." + m[1].str() + "." + it->second;
+      return it->second.empty() ? "" : "blk." + layer + "." + it->second;
   }
   throw Error("tensor '" + hf + "' has no GGUF name (unknown tensor)");
 }
