@@ -1,7 +1,11 @@
 //===- Passes.h - llmc passes --------------------------------*- C++ -*-===//
 #pragma once
 
+#include "llmc/IR/LLMCDialect.h"
 #include "mlir/Pass/Pass.h"
+
+#include <string>
+#include <vector>
 
 namespace mlir::llmc {
 
@@ -11,8 +15,23 @@ namespace mlir::llmc {
 #define GEN_PASS_REGISTRATION
 #include "llmc/Passes/Passes.h.inc"
 
-/// Registers every llmc pass and the named pipeline with the global registry,
-/// so llmc-opt and `llmc compile` see the same set.
+/// What `llmc compile` and `llmc-opt --llmc-pipeline` run.
+struct PipelineOptions {
+  std::string dtype = "f32"; // f32 | bf16 | f16
+  std::string quant = "none"; // none | int8 | int4
+  int64_t group = 32;
+  std::vector<std::string> disabled; // pass arguments to skip
+};
+
+/// The passes that may be turned off: the graph stays correct without them.
+const std::vector<std::string> &optionalPasses();
+
+/// Builds the pipeline; disabling a required pass is an error naming it.
+LogicalResult buildPipeline(OpPassManager &pm, const PipelineOptions &options,
+                            std::string &error);
+
+/// Registers every llmc pass and the named pipeline `llmc-pipeline` with the
+/// global registry, so llmc-opt and `llmc compile` see the same set.
 void registerAllLLMCPasses();
 
 } // namespace mlir::llmc

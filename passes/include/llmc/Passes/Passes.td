@@ -1,7 +1,8 @@
 //===- Passes.td - llmc passes ----------------------------*- tablegen -*-===//
 //
 // One def per pass; each is implemented in passes/lib/<Name>.cpp and tested
-// by test/lit/passes/<flag-without-llmc->.mlir.
+// by test/lit/passes/<flag-without-llmc->.mlir. `llmc compile` and
+// `llmc-opt --llmc-pipeline` run them in the order listed here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,5 +10,107 @@
 #define LLMC_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+
+def FuseAttention : Pass<"llmc-fuse-attention", "::mlir::ModuleOp"> {
+  let summary = "Fuse scores/mask/softmax/weighted-sum into llmc.attention";
+  let description = [{
+    Recognises the decomposed attention the importer emits,
+
+      transpose(matmul(softmax(causal_mask(scale(matmul(transpose(q),
+          transpose(repeat_kv(k)), transpose_b)))), transpose(repeat_kv(v))))
+
+    and replaces it with `llmc.attention %q, %k, %v {causal, scale, window}`
+    over the un-repeated K and V (grouped-query attention reads kv head
+    h / group). The mask and scale are optional; everything else must match
+    exactly and every intermediate must have no other user, or the graph is
+    left alone.
+  }];
+  let dependentDialects = ["::mlir::llmc::LLMCDialect"];
+  let statistics = [Statistic<"numFused", "fused", "Attention blocks fused">];
+}
+
+def InsertKVCache : Pass<"llmc-insert-kv-cache", "::mlir::ModuleOp"> {
+  let summary = "Route every layer's K/V through the paged KV cache";
+  let description = [{
+    For each causal `llmc.attention` (layer = its order in the function):
+    the new K/V are stored with `llmc.kv_write` at the step's slots, and
+    attention reads the whole history of each sequence back through
+    `llmc.kv_read`, as a ragged batch (`query_start`, `context_lens`). The
+    function gains the `!llmc.kv_cache` argument and the step metadata
+    (slots, block tables, context lengths, query starts) and returns the
+    updated cache.
+  }];
+  let dependentDialects = ["::mlir::llmc::LLMCDialect"];
+}
+
+def SpecializePhases : Pass<"llmc-specialize-phases", "::mlir::ModuleOp"> {
+  let summary = "Split @forward into @prefill, @decode and @verify";
+  let description = [{
+    @prefill: a ragged batch of new tokens over one or more sequences,
+    attention over cached prefix + new tokens; the LM head is moved after
+    `llmc.take_last`, so logits are computed only for the rows in
+    `logits_rows` (the last new token of each sequence).
+    @decode: one new token per sequence; attention becomes
+    `llmc.paged_attention` over block tables.
+    @verify: k new tokens per sequence with logits for each (speculative
+    decoding).
+  }];
+  let dependentDialects = ["::mlir::llmc::LLMCDialect"];
+}
+
+def Fuse : Pass<"llmc-fuse", "::mlir::ModuleOp"> {
+  let summary = "Fuse residual+norm, gate/up+SwiGLU and Q/K/V projections";
+  let description = [{
+    - `add` feeding `rms_norm` becomes `llmc.add_rms_norm` (both results).
+    - `mul(silu(linear(x, Wg)), linear(x, Wu))` becomes one linear over a
+      packed [Wg; Wu] param and `llmc.swiglu`.
+    - Three projections of one input (Q, K, V) become one linear over a
+      packed param (biases packed too) and three `llmc.slice`s.
+  }];
+  let dependentDialects = ["::mlir::llmc::LLMCDialect"];
+}
+
+def Quantize : Pass<"llmc-quantize", "::mlir::ModuleOp"> {
+  let summary = "Weight-only conversion of linear weights to bf16/f16/int8/int4";
+  let description = [{
+    `mode=bf16|f16` changes the element type of linear weights.
+    `mode=int8` (symmetric, one scale per output row) and `mode=int4`
+    (symmetric, one scale per `group` inputs) turn `llmc.linear` into
+    `llmc.quantized_linear` over new packed weight + scale params. The
+    embedding and the LM head stay in f32 unless asked.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", "\"f32\"",
+           "f32, bf16, f16, int8 or int4">,
+    Option<"group", "group", "int64_t", "32", "int4 group size (32 or 128)">,
+    Option<"quantizeEmbedding", "quantize-embedding", "bool", "false",
+           "Also convert the embedding table">,
+    Option<"quantizeHead", "quantize-head", "bool", "false",
+           "Also convert the LM head">
+  ];
+  let dependentDialects = ["::mlir::llmc::LLMCDialect"];
+}
+
+def PlanMemory : Pass<"llmc-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Assign activation buffers to workspace offsets by liveness";
+  let description = [{
+    Every activation is [rows, ...] with rows the step's token count, so a
+    buffer's bytes are a multiple of T. Buffers whose live ranges do not
+    overlap share bytes (first fit in order of definition; reshapes are
+    views of their input). Each op gets `llmc.offsets` (bytes per token of
+    each result's offset) and each function `llmc.workspace = {per_token,
+    constant}`, so the workspace of any step is per_token * T + constant.
+  }];
+}
+
+def Serialize : Pass<"llmc-serialize", "::mlir::ModuleOp"> {
+  let summary = "Lower each graph to kernel calls over numbered buffers";
+  let description = [{
+    Checks that every op of @prefill, @decode and @verify has a kernel and
+    records the executable form the plan stores as `llmc.kernels` on each
+    function, one line per kernel call (for tests and `--print-ir-after`).
+    `llmc compile` builds the plan from the same lowering.
+  }];
+}
 
 #endif // LLMC_PASSES_TD

@@ -1,0 +1,52 @@
+//===- Lowering.h - llmc IR -> the executable graphs of a plan --*- C++ -*-===//
+//
+// The final lowering, shared by the llmc-serialize pass (which records it in
+// the IR for tests) and `llmc compile` (which writes it into the plan).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llmc/runtime/graph.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::llmc {
+
+/// One weight of the plan: either derived from checkpoint tensors (a param's
+/// name or packed `sources`, with its conversions) or synthesized by the
+/// compiler (`data`, e.g. a rotary inv_freq table).
+struct WeightSpec {
+  std::string name;
+  llmc_dtype dtype = LLMC_F32;
+  std::vector<int64_t> shape;
+  std::vector<std::string> sources; // checkpoint tensors stacked row-wise
+  bool transposed = false;
+  int64_t ropeUnpermuteHeads = 0;
+  std::string quant;       // "", "int8", "int4"
+  bool quantScales = false; // this is the scales half of a quantized weight
+  int64_t groupSize = 0;
+  std::vector<float> data; // synthesized weights
+};
+
+struct LoweredModule {
+  std::vector<::llmc::Graph> graphs;
+  std::vector<WeightSpec> weights;
+};
+
+/// Lowers @prefill, @decode and @verify. Fails (with an error on the op) if
+/// an op has no kernel or a function is missing.
+FailureOr<LoweredModule> lowerToGraphs(ModuleOp module);
+
+/// One line per kernel call, e.g. "b4 = LINEAR(b3, w2, -, w3) i=[0]".
+std::vector<std::string> describeGraph(const ::llmc::Graph &graph);
+
+/// HF's inv_freq for a rope op's theta, rotary_dim and scaling, and the
+/// attention scaling (yarn's mscale; 1 otherwise). Fails for scaling it
+/// cannot express as a fixed table.
+LogicalResult ropeTables(Operation *rope, double theta, int64_t rotaryDim,
+                         DictionaryAttr scaling, std::vector<float> &invFreq,
+                         double &attentionScaling);
+
+} // namespace mlir::llmc

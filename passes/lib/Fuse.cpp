@@ -1,0 +1,183 @@
+//===- Fuse.cpp - Residual+norm, gate/up+SwiGLU, packed Q/K/V --------------===//
+//
+//   %s = add %x, %r ; %n = rms_norm %s, %w   =>  %s, %n = add_rms_norm %x, %r, %w
+//   mul(silu(linear(x, Wg)), linear(x, Wu))  =>  swiglu(linear(x, [Wg; Wu]))
+//   linear(x, Wq), linear(x, Wk), linear(x, Wv)
+//                                            =>  slice x3 (linear(x, [Wq; Wk; Wv]))
+//
+//===----------------------------------------------------------------------===//
+
+#include "llmc/IR/LLMCOps.h"
+#include "llmc/Passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::llmc {
+#define GEN_PASS_DEF_FUSE
+#include "llmc/Passes/Passes.h.inc"
+
+namespace {
+
+struct FuseAddRMSNorm : OpRewritePattern<RMSNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RMSNormOp norm,
+                                PatternRewriter &rewriter) const override {
+    auto add = norm.getInput().getDefiningOp<AddOp>();
+    if (!add)
+      return failure();
+    // The fused op replaces the add, so the norm weight must exist there;
+    // params have no operands and can simply move up.
+    Operation *weightDef = norm.getWeight().getDefiningOp();
+    if (weightDef && weightDef->getBlock() == add->getBlock() &&
+        add->isBeforeInBlock(weightDef)) {
+      if (!isa<ParamOp>(weightDef))
+        return failure();
+      rewriter.modifyOpInPlace(weightDef, [&] { weightDef->moveBefore(add); });
+    }
+    rewriter.setInsertionPoint(add);
+    auto fused = rewriter.create<AddRMSNormOp>(
+        norm.getLoc(), add.getType(), norm.getType(), add.getLhs(),
+        add.getRhs(), norm.getWeight(), norm.getEpsAttr());
+    rewriter.replaceOp(add, fused.getSum());
+    rewriter.replaceOp(norm, fused.getNormed());
+    return success();
+  }
+};
+
+/// A plain checkpoint weight that can be packed with others.
+ParamOp packableParam(Value v) {
+  auto p = v.getDefiningOp<ParamOp>();
+  if (!p || p.getSources() || p.getQuant() || p.getTransposed() ||
+      p.getRopeUnpermuteHeads())
+    return {};
+  return p;
+}
+
+/// A param whose rows are the given params' rows, in order.
+Value packParams(OpBuilder &b, Location loc, ArrayRef<ParamOp> parts) {
+  int64_t rows = 0;
+  SmallVector<StringRef> names;
+  for (ParamOp p : parts) {
+    rows += p.getType().getDimSize(0);
+    names.push_back(p.getName());
+  }
+  ParamOp front = parts.front();
+  auto first = front.getType();
+  SmallVector<int64_t> shape(first.getShape());
+  shape[0] = rows;
+  std::string name = llvm::join(names, "+");
+  auto packed = b.create<ParamOp>(
+      loc, RankedTensorType::get(shape, first.getElementType()),
+      b.getStringAttr(name), UnitAttr(), IntegerAttr(),
+      b.getStrArrayAttr(names), StringAttr(), StringAttr(), IntegerAttr());
+  return packed;
+}
+
+/// Linears of the same input with plain param weights and uniform biases.
+bool packable(ArrayRef<LinearOp> linears) {
+  LinearOp front = linears.front();
+  bool withBias = static_cast<bool>(front.getBias());
+  for (LinearOp l : linears) {
+    if (!packableParam(l.getWeight()) ||
+        static_cast<bool>(l.getBias()) != withBias ||
+        (withBias && !packableParam(l.getBias())))
+      return false;
+  }
+  return true;
+}
+
+/// One linear over packed weights (and biases); returns it.
+LinearOp packLinears(OpBuilder &b, ArrayRef<LinearOp> linears) {
+  LinearOp front = linears.front();
+  Location loc = front.getLoc();
+  SmallVector<ParamOp> weights, biases;
+  int64_t width = 0;
+  for (LinearOp l : linears) {
+    weights.push_back(l.getWeight().getDefiningOp<ParamOp>());
+    if (l.getBias())
+      biases.push_back(l.getBias().getDefiningOp<ParamOp>());
+    width += cast<RankedTensorType>(l.getType()).getShape().back();
+  }
+  Value w = packParams(b, loc, weights);
+  Value bias = biases.empty() ? Value() : packParams(b, loc, biases);
+  auto in = cast<RankedTensorType>(front.getType());
+  SmallVector<int64_t> shape(in.getShape());
+  shape.back() = width;
+  return b.create<LinearOp>(loc, RankedTensorType::get(shape, in.getElementType()),
+                            front.getInput(), w, bias);
+}
+
+struct FuseGateUp : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MulOp mul,
+                                PatternRewriter &rewriter) const override {
+    auto silu = mul.getLhs().getDefiningOp<SiluOp>();
+    if (!silu || !silu->hasOneUse())
+      return failure();
+    auto gate = silu.getInput().getDefiningOp<LinearOp>();
+    auto up = mul.getRhs().getDefiningOp<LinearOp>();
+    if (!gate || !up || !gate->hasOneUse() || !up->hasOneUse() ||
+        gate.getInput() != up.getInput() || gate.getType() != up.getType())
+      return failure();
+    SmallVector<LinearOp> parts = {gate, up};
+    if (!packable(parts))
+      return failure();
+    // New params are created with the packed linear, so only the shared
+    // input must dominate it: the earlier of the two positions works.
+    rewriter.setInsertionPoint(gate->isBeforeInBlock(up) ? gate : up);
+    LinearOp packed = packLinears(rewriter, parts);
+    rewriter.setInsertionPoint(mul);
+    rewriter.replaceOpWithNewOp<SwiGLUOp>(mul, mul.getType(), packed);
+    return success();
+  }
+};
+
+/// Packs the three projections (Q, K, V) of every value that has exactly
+/// three packable linear users.
+void fuseQKV(Operation *root) {
+  SmallVector<Value> inputs;
+  root->walk([&](LinearOp l) {
+    if (!llvm::is_contained(inputs, l.getInput()))
+      inputs.push_back(l.getInput());
+  });
+  for (Value x : inputs) {
+    SmallVector<LinearOp> linears;
+    for (Operation *user : x.getUsers())
+      if (auto l = dyn_cast<LinearOp>(user); l && l.getInput() == x)
+        linears.push_back(l);
+    if (linears.size() != 3 || !packable(linears))
+      continue;
+    llvm::sort(linears, [](LinearOp a, LinearOp b) {
+      return a->isBeforeInBlock(b);
+    });
+    OpBuilder b(linears.front()); // users of every part come after it
+    LinearOp packed = packLinears(b, linears);
+    int64_t start = 0;
+    for (LinearOp l : linears) {
+      int64_t width = cast<RankedTensorType>(l.getType()).getShape().back();
+      auto slice = b.create<SliceOp>(l.getLoc(), l.getType(), packed,
+                                     b.getI64IntegerAttr(start),
+                                     b.getI64IntegerAttr(width));
+      l.replaceAllUsesWith(slice.getResult());
+      start += width;
+    }
+    for (LinearOp l : linears)
+      l.erase();
+  }
+}
+
+struct FusePass : impl::FuseBase<FusePass> {
+  void runOnOperation() override {
+    fuseQKV(getOperation());
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FuseAddRMSNorm, FuseGateUp>(&getContext());
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace mlir::llmc

@@ -1,0 +1,98 @@
+//===- Pipeline.cpp - The named pass pipeline ------------------------------===//
+//
+// Phase 1: recognise the model's structure (attention, KV cache, phases).
+// Phase 2: optimise (fusion, weight conversion).
+// Phase 3: lower (memory planning, serialization).
+//
+//===----------------------------------------------------------------------===//
+
+#include "llmc/Passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace mlir::llmc {
+
+const std::vector<std::string> &optionalPasses() {
+  static const std::vector<std::string> passes = {"llmc-fuse",
+                                                  "llmc-plan-memory"};
+  return passes;
+}
+
+LogicalResult buildPipeline(OpPassManager &pm, const PipelineOptions &o,
+                            std::string &error) {
+  static const std::vector<std::string> all = {
+      "llmc-fuse-attention", "llmc-insert-kv-cache", "llmc-specialize-phases",
+      "llmc-fuse",           "llmc-quantize",        "llmc-plan-memory",
+      "llmc-serialize"};
+  for (const std::string &d : o.disabled) {
+    if (!llvm::is_contained(all, d)) {
+      error = "unknown pass '" + d + "' (passes: " + llvm::join(all, ", ") + ")";
+      return failure();
+    }
+    if (!llvm::is_contained(optionalPasses(), d) && d != "llmc-quantize") {
+      error = "pass '" + d + "' is required: the plan cannot run without it "
+              "(optional: " + llvm::join(optionalPasses(), ", ") + ")";
+      return failure();
+    }
+  }
+  auto enabled = [&](StringRef name) {
+    return !llvm::is_contained(o.disabled, name.str());
+  };
+  if (o.quant != "none" && o.dtype != "f32") {
+    error = "--quant " + o.quant + " with --dtype " + o.dtype +
+            " is not supported: quantized plans keep f32 activations";
+    return failure();
+  }
+  pm.addPass(createFuseAttention());
+  pm.addPass(createInsertKVCache());
+  pm.addPass(createSpecializePhases());
+  if (enabled("llmc-fuse"))
+    pm.addPass(createFuse());
+  std::string mode = o.quant != "none" ? o.quant : o.dtype;
+  if (enabled("llmc-quantize") && mode != "f32") {
+    QuantizeOptions q;
+    q.mode = mode;
+    q.group = o.group;
+    pm.addPass(createQuantize(q));
+  }
+  pm.addPass(createCanonicalizerPass());
+  if (enabled("llmc-plan-memory"))
+    pm.addPass(createPlanMemory());
+  pm.addPass(createSerialize());
+  return success();
+}
+
+namespace {
+struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
+  Option<std::string> dtype{*this, "dtype", llvm::cl::desc("f32, bf16 or f16"),
+                            llvm::cl::init("f32")};
+  Option<std::string> quant{*this, "quant",
+                            llvm::cl::desc("none, int8 or int4"),
+                            llvm::cl::init("none")};
+  Option<int64_t> group{*this, "group", llvm::cl::desc("int4 group size"),
+                        llvm::cl::init(32)};
+  ListOption<std::string> disable{*this, "disable",
+                                  llvm::cl::desc("Passes to skip")};
+};
+} // namespace
+
+void registerAllLLMCPasses() {
+  registerLLMCPasses();
+  PassPipelineRegistration<PipelineCLOptions>(
+      "llmc-pipeline", "The full llmc compilation pipeline (as llmc compile)",
+      [](OpPassManager &pm, const PipelineCLOptions &cl) {
+        PipelineOptions o;
+        o.dtype = cl.dtype;
+        o.quant = cl.quant;
+        o.group = cl.group;
+        o.disabled.assign(cl.disable.begin(), cl.disable.end());
+        std::string error;
+        if (failed(buildPipeline(pm, o, error)))
+          llvm::report_fatal_error(llvm::StringRef(error), false);
+      });
+}
+
+} // namespace mlir::llmc

@@ -1,0 +1,116 @@
+//===- Quantize.cpp - Weight-only bf16/f16/int8/int4 -----------------------===//
+//
+//   llmc.linear %x, %w : f32 weight
+//   => bf16/f16: the same linear over `%w : tensor<NxKxbf16>`
+//   => int8/int4: llmc.quantized_linear %x, %wq, %scales
+//        %wq     = llmc.param {quant, quant_part = "weight", group_size}
+//        %scales = llmc.param {quant, quant_part = "scales", group_size}
+//
+//===----------------------------------------------------------------------===//
+
+#include "llmc/IR/LLMCOps.h"
+#include "llmc/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::llmc {
+#define GEN_PASS_DEF_QUANTIZE
+#include "llmc/Passes/Passes.h.inc"
+
+namespace {
+
+bool usedByEmbedding(ParamOp p) {
+  return llvm::any_of(p->getUsers(),
+                      [](Operation *u) { return isa<EmbeddingOp>(u); });
+}
+
+/// The linear producing the function's first result (the logits).
+bool isHead(LinearOp l) {
+  return llvm::any_of(l->getUsers(), [](Operation *u) {
+    return isa<func::ReturnOp>(u);
+  });
+}
+
+ParamOp cloneParam(OpBuilder &b, ParamOp p, RankedTensorType type, StringRef quant,
+                   StringRef part, int64_t group) {
+  auto q = cast<ParamOp>(b.clone(*p));
+  q.getResult().setType(type);
+  q.setQuantAttr(b.getStringAttr(quant));
+  q.setQuantPartAttr(b.getStringAttr(part));
+  q.setGroupSizeAttr(b.getI64IntegerAttr(group));
+  return q;
+}
+
+struct QuantizePass : impl::QuantizeBase<QuantizePass> {
+  using QuantizeBase::QuantizeBase;
+
+  void runOnOperation() override {
+    if (mode != "f32" && mode != "bf16" && mode != "f16" && mode != "int8" &&
+        mode != "int4") {
+      getOperation().emitError("llmc-quantize: mode must be f32, bf16, f16, "
+                               "int8 or int4, got '")
+          << mode << "'";
+      return signalPassFailure();
+    }
+    if (mode == "int4" && group != 32 && group != 128) {
+      getOperation().emitError("llmc-quantize: int4 group must be 32 or 128, got ")
+          << group;
+      return signalPassFailure();
+    }
+    if (mode == "f32")
+      return;
+    SmallVector<LinearOp> linears;
+    getOperation().walk([&](LinearOp l) { linears.push_back(l); });
+    for (LinearOp l : linears) {
+      auto w = l.getWeight().getDefiningOp<ParamOp>();
+      if (!w || w.getQuant() || !w.getType().getElementType().isF32())
+        continue;
+      if (!quantizeHead && isHead(l))
+        continue;
+      if (!quantizeEmbedding && usedByEmbedding(w))
+        continue;
+      if (mode == "bf16" || mode == "f16")
+        convertFloat(l, w);
+      else
+        quantizeLinear(l, w);
+    }
+  }
+
+  void convertFloat(LinearOp l, ParamOp w) {
+    OpBuilder b(w);
+    Type elt = mode == "bf16" ? Type(b.getBF16Type()) : Type(b.getF16Type());
+    auto shape = w.getType().getShape();
+    if (w->hasOneUse()) {
+      w.getResult().setType(RankedTensorType::get(shape, elt));
+      return;
+    }
+    auto copy = cast<ParamOp>(b.clone(*w));
+    copy.getResult().setType(RankedTensorType::get(shape, elt));
+    l.getWeightMutable().assign(copy);
+  }
+
+  void quantizeLinear(LinearOp l, ParamOp w) {
+    int64_t n = w.getType().getDimSize(0), k = w.getType().getDimSize(1);
+    bool int4 = mode == "int4";
+    int64_t g = int4 ? static_cast<int64_t>(group) : k;
+    if (k % g || (int4 && k % 2))
+      return; // leave this linear in f32: its width does not split in groups
+    OpBuilder b(l);
+    auto i8 = b.getIntegerType(8);
+    ParamOp wq = cloneParam(
+        b, w, RankedTensorType::get({n, int4 ? k / 2 : k}, i8), mode, "weight", g);
+    ParamOp scales = cloneParam(
+        b, w, RankedTensorType::get({n, k / g}, b.getF32Type()), mode, "scales", g);
+    auto q = b.create<QuantizedLinearOp>(
+        l.getLoc(), l.getType(), l.getInput(), wq, scales, l.getBias(),
+        b.getI64IntegerAttr(int4 ? 4 : 8), b.getI64IntegerAttr(g));
+    l.replaceAllUsesWith(q.getResult());
+    l.erase();
+    if (w->use_empty())
+      w.erase();
+  }
+};
+
+} // namespace
+} // namespace mlir::llmc

@@ -1,0 +1,94 @@
+//===- RopeTables.cpp - HF's rotary inv_freq tables ------------------------===//
+//
+// transformers' ROPE_INIT_FUNCTIONS, computed once at compile time so the
+// ROPE kernel only reads a table: default, linear, llama3 and yarn.
+//
+//===----------------------------------------------------------------------===//
+
+#include "llmc/Passes/Lowering.h"
+
+#include <cmath>
+
+namespace mlir::llmc {
+namespace {
+
+double attr(DictionaryAttr d, StringRef key, double fallback) {
+  if (auto f = d.getAs<FloatAttr>(key))
+    return f.getValueAsDouble();
+  if (auto i = d.getAs<IntegerAttr>(key))
+    return static_cast<double>(i.getInt());
+  return fallback;
+}
+
+} // namespace
+
+LogicalResult ropeTables(Operation *rope, double theta, int64_t rotaryDim,
+                         DictionaryAttr scaling, std::vector<float> &invFreq,
+                         double &attentionScaling) {
+  const int64_t half = rotaryDim / 2;
+  invFreq.assign(half, 0.0f);
+  // As torch: base ** (arange(0, dim, 2).float() / dim), in float32.
+  std::vector<float> posFreq(half);
+  for (int64_t i = 0; i < half; ++i) {
+    float exponent = static_cast<float>(2 * i) / static_cast<float>(rotaryDim);
+    posFreq[i] = static_cast<float>(std::pow(theta, static_cast<double>(exponent)));
+    invFreq[i] = 1.0f / posFreq[i];
+  }
+  attentionScaling = 1.0;
+  if (!scaling)
+    return success();
+  StringRef type = scaling.getAs<StringAttr>("type").getValue();
+  double factor = attr(scaling, "factor", 1.0);
+  double original = attr(scaling, "original_max_position_embeddings", 0.0);
+  if (type == "linear") {
+    for (float &f : invFreq)
+      f = static_cast<float>(f / factor);
+    return success();
+  }
+  if (type == "llama3") {
+    double low = attr(scaling, "low_freq_factor", 1.0);
+    double high = attr(scaling, "high_freq_factor", 4.0);
+    double lowWavelen = original / low, highWavelen = original / high;
+    for (float &f : invFreq) {
+      double wavelen = 2 * M_PI / f;
+      double scaled = wavelen > lowWavelen ? f / factor : f;
+      if (!(wavelen < highWavelen) && !(wavelen > lowWavelen)) {
+        double smooth = (original / wavelen - low) / (high - low);
+        scaled = (1 - smooth) * scaled / factor + smooth * scaled;
+      }
+      f = static_cast<float>(scaled);
+    }
+    return success();
+  }
+  if (type == "yarn") {
+    double betaFast = attr(scaling, "beta_fast", 32.0);
+    double betaSlow = attr(scaling, "beta_slow", 1.0);
+    auto mscale = [](double scale) {
+      return scale <= 1 ? 1.0 : 0.1 * std::log(scale) + 1.0;
+    };
+    attentionScaling = attr(scaling, "attention_factor", mscale(factor));
+    auto correctionDim = [&](double rotations) {
+      return (rotaryDim * std::log(original / (rotations * 2 * M_PI))) /
+             (2 * std::log(theta));
+    };
+    double lo = std::max(std::floor(correctionDim(betaFast)), 0.0);
+    double hi = std::min(std::ceil(correctionDim(betaSlow)),
+                         static_cast<double>(rotaryDim - 1));
+    if (lo == hi)
+      hi += 0.001;
+    for (int64_t i = 0; i < half; ++i) {
+      double ramp = std::clamp((i - lo) / (hi - lo), 0.0, 1.0);
+      double extrapolation = 1 - ramp;
+      double interp = 1.0 / (factor * posFreq[i]);
+      double extrap = 1.0 / posFreq[i];
+      invFreq[i] = static_cast<float>(interp * (1 - extrapolation) +
+                                      extrap * extrapolation);
+    }
+    return success();
+  }
+  return rope->emitError("rope scaling '")
+         << type << "' depends on the sequence length at run time and is not "
+         << "supported by llmc yet (supported: linear, llama3, yarn)";
+}
+
+} // namespace mlir::llmc
