@@ -113,6 +113,21 @@ typedef enum llmc_op_kind {
   LLMC_OP_COUNT = 16
 } llmc_op_kind;
 
+/* Clarifications (as the ref backend implements them; every backend agrees):
+ * - A row-wise op (RMS_NORM, ADD_RMS_NORM, LAYER_NORM, ROPE, ADD, MUL, SILU,
+ *   GELU) may write a result over an operand of the same shape; no other
+ *   result may overlap an operand or another result in the workspace.
+ * - LINEAR takes K from x's columns and N from the result's; an i4 W may be
+ *   described as [N, K/2] bytes, and only its first dimension and byte count
+ *   are checked. i8 is the i4 scheme with 8-bit values (group = K: one scale
+ *   per row).
+ * - ROPE's f0 is used as given: a graph without yarn sets it to 1.
+ * - TAKE_ROWS (and the final copy) may serve fewer rows than the logits
+ *   buffer has: num_logits rows are written, the rest are unspecified.
+ * - DECODE_ATTENTION reads row b as sequence b; query_start may be NULL in a
+ *   graph without PREFILL_ATTENTION.
+ * - slot_mapping has no padding value: every slot must be in the pool. */
+
 typedef enum llmc_operand_kind {
   LLMC_OPERAND_BUFFER = 0, /* index into graph buffers */
   LLMC_OPERAND_WEIGHT = 1, /* index into the plan's weights */

@@ -1,0 +1,168 @@
+//===- kernels_attention.cpp - KV writes and paged causal attention
+//--------===//
+//
+// Attention reads every key and value from the paged cache, the new tokens'
+// included (KV_WRITE of the layer runs first), so one code path serves a
+// fresh prompt, a chunk of a long prompt and a decode step. Sequence b's n
+// new tokens are the last n of its context_lens[b] positions.
+//
+//===----------------------------------------------------------------------===//
+#include "ref.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace llmc::ref {
+namespace {
+
+struct AttentionShape {
+  int64_t layer, heads, kvHeads, headDim, window;
+  float scale;
+};
+
+AttentionShape attentionShape(const llmc_op_desc &op) {
+  return {op.i[0], op.i[1], op.i[2], op.i[3], op.i[4], float(op.f[0])};
+}
+
+void expectCacheFits(const KvCache &cache, int64_t layer, int64_t kvHeads,
+                     int64_t headDim) {
+  if (layer >= int64_t(cache.desc.layers))
+    throw InvalidArgument("layer " + std::to_string(layer) +
+                          " is not in the cache's " +
+                          std::to_string(cache.desc.layers) + " layers");
+  if (kvHeads != cache.desc.kv_heads || headDim != cache.desc.head_dim)
+    throw InvalidArgument("the op has " + std::to_string(kvHeads) +
+                          " kv heads of " + std::to_string(headDim) +
+                          ", the cache " + std::to_string(cache.desc.kv_heads) +
+                          " of " + std::to_string(cache.desc.head_dim));
+}
+
+// Position j of sequence b lives in block block_tables[b][j / block_size],
+// at offset j % block_size.
+int64_t slotOf(const Step &step, int64_t b, int64_t j) {
+  int64_t bs = step.cache->desc.block_size;
+  int32_t block = step.args.block_tables[b * step.args.max_blocks + j / bs];
+  return block * bs + j % bs;
+}
+
+void softmax(float *x, int64_t n) {
+  float max = x[0];
+  for (int64_t i = 1; i < n; ++i)
+    max = std::max(max, x[i]);
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  for (int64_t i = 0; i < n; ++i)
+    x[i] /= sum;
+}
+
+// The `count` new query rows of sequence b, starting at row `first` of q,
+// attend over the sequence's `len` cached positions.
+void attendSequence(const AttentionShape &s, Step &step, const Matrix &q,
+                    const Matrix &out, int64_t b, int64_t first, int64_t count,
+                    int64_t len) {
+  KvCache &cache = *step.cache;
+  int64_t kvCols = s.kvHeads * s.headDim;
+  std::vector<float> keys(size_t(len * kvCols)), values(size_t(len * kvCols));
+  for (int64_t j = 0; j < len; ++j) {
+    loadKvRow(cache, cache.k[s.layer], slotOf(step, b, j), &keys[j * kvCols]);
+    loadKvRow(cache, cache.v[s.layer], slotOf(step, b, j), &values[j * kvCols]);
+  }
+
+  int64_t group = s.heads / s.kvHeads; // query heads per kv head (GQA)
+  std::vector<float> scores(static_cast<size_t>(len));
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t pos = len - count + i;
+    // Causal, and with a sliding window only the last `window` positions.
+    int64_t lo = s.window > 0 ? std::max<int64_t>(0, pos - s.window + 1) : 0;
+    int64_t n = pos - lo + 1;
+    for (int64_t h = 0; h < s.heads; ++h) {
+      const float *qh = q.row(first + i) + h * s.headDim;
+      int64_t kvOffset = (h / group) * s.headDim;
+      for (int64_t j = 0; j < n; ++j) {
+        const float *k = &keys[(lo + j) * kvCols + kvOffset];
+        float dot = 0.0f;
+        for (int64_t d = 0; d < s.headDim; ++d)
+          dot += qh[d] * k[d];
+        scores[j] = dot * s.scale;
+      }
+      softmax(scores.data(), n);
+      float *oh = out.row(first + i) + h * s.headDim;
+      for (int64_t d = 0; d < s.headDim; ++d)
+        oh[d] = 0.0f;
+      for (int64_t j = 0; j < n; ++j) {
+        const float *v = &values[(lo + j) * kvCols + kvOffset];
+        for (int64_t d = 0; d < s.headDim; ++d)
+          oh[d] += scores[j] * v[d];
+      }
+    }
+  }
+}
+
+} // namespace
+
+// KV_WRITE. in: k, v [T, kv_heads * head_dim]. i0 = layer.
+void checkKvWrite(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 2, 0);
+  int64_t cols = expectBuffer(op, g, 0).cols;
+  expectCols(expectBuffer(op, g, 1).cols, cols, "v");
+  if (op.i[0] < 0)
+    throw InvalidArgument("layer must not be negative");
+}
+
+void runKvWrite(const llmc_op_desc &op, Step &step) {
+  KvCache &cache = step.kv();
+  Matrix k = step.operand(op, 0), v = step.operand(op, 1);
+  int64_t layer = op.i[0];
+  expectCacheFits(cache, layer, cache.desc.kv_heads, cache.desc.head_dim);
+  expectCols(k.cols, cache.rowElements(), "k");
+  expectRows(k, step.args.num_tokens, "k");
+  expectRows(v, step.args.num_tokens, "v");
+  for (int64_t t = 0; t < k.rows; ++t) {
+    storeKvRow(cache, cache.k[layer], step.args.slot_mapping[t], k.row(t));
+    storeKvRow(cache, cache.v[layer], step.args.slot_mapping[t], v.row(t));
+  }
+}
+
+// PREFILL_ATTENTION, DECODE_ATTENTION. in: q [rows, heads * head_dim].
+// i0 layer, i1 heads, i2 kv_heads, i3 head_dim, i4 window; f0 scale.
+void checkAttention(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 1, 1);
+  AttentionShape s = attentionShape(op);
+  if (s.layer < 0 || s.heads <= 0 || s.kvHeads <= 0 || s.headDim <= 0 ||
+      s.window < 0)
+    throw InvalidArgument("layer, heads, kv_heads, head_dim and window must "
+                          "be positive (window and layer may be 0)");
+  if (s.heads % s.kvHeads != 0)
+    throw InvalidArgument(std::to_string(s.heads) +
+                          " heads are not a multiple of " +
+                          std::to_string(s.kvHeads) + " kv heads");
+  expectCols(expectBuffer(op, g, 0).cols, s.heads * s.headDim, "q");
+  expectCols(resultDesc(op, g, 0).cols, s.heads * s.headDim, "the result");
+}
+
+void runPrefillAttention(const llmc_op_desc &op, Step &step) {
+  AttentionShape s = attentionShape(op);
+  expectCacheFits(step.kv(), s.layer, s.kvHeads, s.headDim);
+  Matrix q = step.operand(op, 0), out = step.result(op, 0);
+  expectRows(q, step.args.num_tokens, "q");
+  expectRows(out, q.rows, "the result");
+  const int32_t *start = step.args.query_start;
+  for (int64_t b = 0; b < step.args.num_seqs; ++b)
+    attendSequence(s, step, q, out, b, start[b], start[b + 1] - start[b],
+                   step.args.context_lens[b]);
+}
+
+void runDecodeAttention(const llmc_op_desc &op, Step &step) {
+  AttentionShape s = attentionShape(op);
+  expectCacheFits(step.kv(), s.layer, s.kvHeads, s.headDim);
+  Matrix q = step.operand(op, 0), out = step.result(op, 0);
+  expectRows(q, step.args.num_seqs, "q");
+  expectRows(out, q.rows, "the result");
+  for (int64_t b = 0; b < step.args.num_seqs; ++b)
+    attendSequence(s, step, q, out, b, b, 1, step.args.context_lens[b]);
+}
+
+} // namespace llmc::ref

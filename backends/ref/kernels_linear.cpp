@@ -1,0 +1,121 @@
+//===- kernels_linear.cpp - x · Wᵀ + b over float and quantized weights
+//----===//
+//
+// Each row of W is expanded to f32 once (w = q * scale[n][k / group] for the
+// integer types) and dotted with every row of x. That is the whole kernel:
+// the quantized formats are only storage.
+//
+//===----------------------------------------------------------------------===//
+#include "ref.h"
+
+#include <cstring>
+
+namespace llmc::ref {
+namespace {
+
+enum Slot { X = 0, W = 1, Scales = 2, Bias = 3 };
+
+const llmc_operand kNone = {LLMC_OPERAND_NONE, 0};
+
+const llmc_operand &slot(const llmc_op_desc &op, int s) {
+  return uint32_t(s) < op.num_operands ? op.operands[s] : kNone;
+}
+
+// Row n of an i8 [N, K] or i4 [N, K/2] weight, dequantized.
+void dequantRow(const llmc_weight_desc &w, const float *scales, int64_t n,
+                int64_t K, int64_t group, float *out) {
+  const auto *bytes = static_cast<const uint8_t *>(w.data);
+  const float *scale = scales + n * (K / group);
+  for (int64_t k = 0; k < K; ++k) {
+    int q;
+    if (w.dtype == LLMC_I8) {
+      q = int8_t(bytes[n * K + k]);
+    } else {
+      // Two's-complement nibbles, the even column in the low one.
+      uint8_t byte = bytes[n * (K / 2) + k / 2];
+      int nibble = k % 2 == 0 ? byte & 0xf : byte >> 4;
+      q = nibble >= 8 ? nibble - 16 : nibble;
+    }
+    out[k] = float(q) * scale[k / group];
+  }
+}
+
+float dot(const float *a, const float *b, int64_t n) {
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i)
+    sum += a[i] * b[i];
+  return sum;
+}
+
+} // namespace
+
+// LINEAR: [0] x [rows, K], [1] W [N, K], [2] scales (i8/i4) or NONE,
+// [3] bias [N] or NONE; i0 = group size. Trailing NONE slots may be left
+// out of num_operands.
+void checkLinear(const llmc_op_desc &op, const Graph &g) {
+  if (op.num_operands < 2 || op.num_operands > 4 || op.num_results != 1)
+    throw InvalidArgument("expects x, W, scales, bias and one result");
+  expectArity(op, g, op.num_operands, 1);
+  int64_t K = expectBuffer(op, g, X).cols;
+  int64_t N = resultDesc(op, g, 0).cols;
+  const llmc_weight_desc &w = expectWeight(op, g, W);
+
+  if (w.dtype == LLMC_I8 || w.dtype == LLMC_I4) {
+    int64_t group = op.i[0];
+    if (group <= 0 || K % group != 0)
+      throw InvalidArgument("group size " + std::to_string(group) +
+                            " does not divide K = " + std::to_string(K));
+    if (w.dtype == LLMC_I4 && (K % 2 != 0 || group % 2 != 0))
+      throw InvalidArgument("i4 needs an even K and group size");
+    int64_t bytes = w.dtype == LLMC_I8 ? N * K : N * K / 2;
+    if (w.shape[0] != N || int64_t(w.nbytes) < bytes)
+      throw InvalidArgument("the quantized weight must hold " +
+                            std::to_string(N) + " rows in " +
+                            std::to_string(bytes) + " bytes");
+    if (slot(op, Scales).kind != LLMC_OPERAND_WEIGHT)
+      throw InvalidArgument("operand 2 must be the scales weight");
+    const llmc_weight_desc &s = expectWeight(op, g, Scales);
+    if (s.dtype != LLMC_F32)
+      throw InvalidArgument("the scales must be f32");
+    expectFloatWeight(s, N * (K / group), "the scales");
+  } else {
+    if (w.rank != 2 || w.shape[0] != N || w.shape[1] != K)
+      throw InvalidArgument("W must be [" + std::to_string(N) + ", " +
+                            std::to_string(K) + "]");
+    expectFloatWeight(w, N * K, "W");
+    if (slot(op, Scales).kind != LLMC_OPERAND_NONE)
+      throw InvalidArgument("a float W takes no scales");
+  }
+  if (slot(op, Bias).kind != LLMC_OPERAND_NONE)
+    expectFloatWeight(expectWeight(op, g, Bias), N, "the bias");
+}
+
+void runLinear(const llmc_op_desc &op, Step &step) {
+  Matrix x = step.operand(op, X), out = step.result(op, 0);
+  expectRows(out, x.rows, "the result");
+  const llmc_weight_desc &w = step.weight(op, W);
+  int64_t K = x.cols, N = out.cols;
+  bool quantized = w.dtype == LLMC_I8 || w.dtype == LLMC_I4;
+
+  std::vector<float> scales;
+  if (quantized) {
+    const llmc_weight_desc &s = step.weight(op, Scales);
+    scales.resize(size_t(weightElements(s)));
+    loadWeight(s, 0, int64_t(scales.size()), scales.data());
+  }
+  std::vector<float> bias(size_t(N), 0.0f);
+  if (slot(op, Bias).kind == LLMC_OPERAND_WEIGHT)
+    loadWeight(step.weight(op, Bias), 0, N, bias.data());
+
+  std::vector<float> wrow(static_cast<size_t>(K));
+  for (int64_t n = 0; n < N; ++n) {
+    if (quantized)
+      dequantRow(w, scales.data(), n, K, op.i[0], wrow.data());
+    else
+      loadWeight(w, n * K, K, wrow.data());
+    for (int64_t r = 0; r < x.rows; ++r)
+      out.row(r)[n] = dot(x.row(r), wrow.data(), K) + bias[size_t(n)];
+  }
+}
+
+} // namespace llmc::ref

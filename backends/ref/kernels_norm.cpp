@@ -1,0 +1,107 @@
+//===- kernels_norm.cpp - RMSNorm, fused add + RMSNorm, LayerNorm
+//----------===//
+//
+// Statistics are accumulated in f32, as PyTorch does for f32 tensors.
+//
+//===----------------------------------------------------------------------===//
+#include "ref.h"
+
+#include <cmath>
+
+namespace llmc::ref {
+namespace {
+
+// out = x / sqrt(mean(x^2) + eps) * w. out may be x.
+void rmsnorm(float *out, const float *x, const float *w, int64_t n, float eps) {
+  float ss = 0.0f;
+  for (int64_t i = 0; i < n; ++i)
+    ss += x[i] * x[i];
+  float inv = 1.0f / std::sqrt(ss / float(n) + eps);
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = x[i] * inv * w[i];
+}
+
+// out = (x - mean) / sqrt(var + eps) * w + b, with the biased variance
+// (torch.nn.LayerNorm). out may be x.
+void layernorm(float *out, const float *x, const float *w, const float *b,
+               int64_t n, float eps) {
+  float mean = 0.0f;
+  for (int64_t i = 0; i < n; ++i)
+    mean += x[i];
+  mean /= float(n);
+  float var = 0.0f;
+  for (int64_t i = 0; i < n; ++i)
+    var += (x[i] - mean) * (x[i] - mean);
+  var /= float(n);
+  float inv = 1.0f / std::sqrt(var + eps);
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = (x[i] - mean) * inv * w[i] + b[i];
+}
+
+std::vector<float> loadVector(const llmc_weight_desc &w, int64_t n) {
+  std::vector<float> v(static_cast<size_t>(n));
+  loadWeight(w, 0, n, v.data());
+  return v;
+}
+
+} // namespace
+
+// RMS_NORM. in: x, w. f0 = eps.
+void checkRmsNorm(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 2, 1);
+  int64_t n = expectBuffer(op, g, 0).cols;
+  expectFloatWeight(expectWeight(op, g, 1), n, "the weight");
+  expectCols(resultDesc(op, g, 0).cols, n, "the result");
+}
+
+void runRmsNorm(const llmc_op_desc &op, Step &step) {
+  Matrix x = step.operand(op, 0), out = step.result(op, 0);
+  expectRows(out, x.rows, "the result");
+  std::vector<float> w = loadVector(step.weight(op, 1), x.cols);
+  for (int64_t r = 0; r < x.rows; ++r)
+    rmsnorm(out.row(r), x.row(r), w.data(), x.cols, float(op.f[0]));
+}
+
+// ADD_RMS_NORM. in: x, r, w. out: sum = x + r, normed = rms_norm(sum) * w.
+void checkAddRmsNorm(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 3, 2);
+  int64_t n = expectBuffer(op, g, 0).cols;
+  expectCols(expectBuffer(op, g, 1).cols, n, "the residual");
+  expectFloatWeight(expectWeight(op, g, 2), n, "the weight");
+  expectCols(resultDesc(op, g, 0).cols, n, "the sum");
+  expectCols(resultDesc(op, g, 1).cols, n, "the normed result");
+}
+
+void runAddRmsNorm(const llmc_op_desc &op, Step &step) {
+  Matrix x = step.operand(op, 0), res = step.operand(op, 1);
+  Matrix sum = step.result(op, 0), out = step.result(op, 1);
+  expectRows(res, x.rows, "the residual");
+  expectRows(sum, x.rows, "the sum");
+  expectRows(out, x.rows, "the normed result");
+  std::vector<float> w = loadVector(step.weight(op, 2), x.cols);
+  for (int64_t r = 0; r < x.rows; ++r) {
+    for (int64_t i = 0; i < x.cols; ++i)
+      sum.row(r)[i] = x.row(r)[i] + res.row(r)[i];
+    rmsnorm(out.row(r), sum.row(r), w.data(), x.cols, float(op.f[0]));
+  }
+}
+
+// LAYER_NORM. in: x, w, b. f0 = eps.
+void checkLayerNorm(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 3, 1);
+  int64_t n = expectBuffer(op, g, 0).cols;
+  expectFloatWeight(expectWeight(op, g, 1), n, "the weight");
+  expectFloatWeight(expectWeight(op, g, 2), n, "the bias");
+  expectCols(resultDesc(op, g, 0).cols, n, "the result");
+}
+
+void runLayerNorm(const llmc_op_desc &op, Step &step) {
+  Matrix x = step.operand(op, 0), out = step.result(op, 0);
+  expectRows(out, x.rows, "the result");
+  std::vector<float> w = loadVector(step.weight(op, 1), x.cols);
+  std::vector<float> b = loadVector(step.weight(op, 2), x.cols);
+  for (int64_t r = 0; r < x.rows; ++r)
+    layernorm(out.row(r), x.row(r), w.data(), b.data(), x.cols, float(op.f[0]));
+}
+
+} // namespace llmc::ref

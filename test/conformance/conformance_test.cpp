@@ -1,0 +1,478 @@
+//===- conformance_test.cpp - Every op on every backend against ref
+//--------===//
+//
+// ggml's test-backend-ops for llmc: each case builds a small graph around one
+// op kind from a fixed seed, runs it on ref and on every other backend the
+// registry loads, and compares with the normalized mean squared error
+//   nmse = sum((out - ref)^2) / sum(ref^2)
+// against the case's bound. f32 paths get 1e-7 (accumulation order only);
+// low-precision weights and KV caches get more room because a backend may
+// round activations to the weight type inside its matmul. Loosen a bound
+// only with a reason a reviewer would accept.
+//
+// A backend that does not support() an op of a case skips it, and says so.
+// With only ref present the suite compares ref with itself, which still
+// proves every case runs.
+//
+//===----------------------------------------------------------------------===//
+#include "op_graph.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <sstream>
+
+namespace llmc::testing {
+namespace {
+
+constexpr double kExact = 1e-7;
+
+// Case names, built with a stream: GCC 12's -Wrestrict misfires on some
+// chains of std::string operator+.
+template <typename... Parts> std::string cat(const Parts &...parts) {
+  std::ostringstream s;
+  (s << ... << parts);
+  return s.str();
+}
+constexpr double kLowPrecision = 5e-6;
+
+struct Case {
+  std::string name;
+  double maxNmse;
+  /// Runs the case on one backend and returns its output; returns false in
+  /// `supported` when the backend refuses one of the ops.
+  std::function<std::vector<float>(const BackendInstance &, bool &supported)>
+      run;
+};
+
+/// Runs `graph` unless some op is unsupported.
+std::vector<float> runIfSupported(const BackendInstance &backend, OpGraph &g,
+                                  uint32_t out, StepData &step, bool &supported,
+                                  DeviceKvCache *cache = nullptr) {
+  llmc_graph_desc desc = g.desc(out);
+  for (uint32_t i = 0; i < desc.num_ops; ++i)
+    if (!backend.supports(desc.ops[i], desc)) {
+      supported = false;
+      return {};
+    }
+  return runGraph(backend, g, out, step, cache);
+}
+
+std::string dtypeName(llmc_dtype d) {
+  switch (d) {
+  case LLMC_F32:
+    return "f32";
+  case LLMC_F16:
+    return "f16";
+  case LLMC_BF16:
+    return "bf16";
+  case LLMC_I8:
+    return "i8";
+  case LLMC_I4:
+    return "i4";
+  default:
+    return "?";
+  }
+}
+
+// One op over fed inputs: `build` adds the op and returns its result buffer.
+Case simple(std::string name, double bound, int rows,
+            std::vector<int64_t> inputCols,
+            std::function<uint32_t(OpGraph &, const std::vector<uint32_t> &,
+                                   std::mt19937 &)>
+                build,
+            float range = 2.0f) {
+  return {name, bound, [=](const BackendInstance &backend, bool &supported) {
+            std::mt19937 rng(std::hash<std::string>()(name) & 0xffffffff);
+            OpGraph g;
+            std::vector<uint32_t> in;
+            for (int64_t cols : inputCols)
+              in.push_back(g.feed(
+                  randomVector(rng, size_t(rows * cols), -range, range), cols));
+            uint32_t out = build(g, in, rng);
+            StepData step = StepData::simple(rows, rows);
+            for (int t = 0; t < rows; ++t)
+              step.positions[t] = t * 37 + 5;
+            return runIfSupported(backend, g, out, step, supported);
+          }};
+}
+
+void addNormCases(std::vector<Case> &cases) {
+  for (llmc_dtype wd : {LLMC_F32, LLMC_BF16, LLMC_F16})
+    for (auto [rows, cols] : {std::pair{1, 64}, {7, 896}, {3, 4096}}) {
+      std::string shape = cat(rows, "x", cols);
+      cases.push_back(simple(
+          cat("rms_norm/", dtypeName(wd), "/", shape), kExact, rows, {cols},
+          [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &rng) {
+            uint32_t w =
+                g.weight(wd, {cols}, randomVector(rng, cols, 0.5, 1.5));
+            uint32_t out = g.buffer(rowsT(), cols);
+            g.add(makeOp(LLMC_OP_RMS_NORM, {buf(in[0]), wt(w)}, {out}, {},
+                         {1e-6}));
+            return out;
+          }));
+      for (int result : {0, 1})
+        cases.push_back(simple(cat("add_rms_norm/", result ? "normed/" : "sum/",
+                                   dtypeName(wd), "/", shape),
+                               kExact, rows, {cols, cols},
+                               [=](OpGraph &g, const std::vector<uint32_t> &in,
+                                   std::mt19937 &rng) {
+                                 uint32_t w = g.weight(
+                                     wd, {cols},
+                                     randomVector(rng, cols, 0.5, 1.5));
+                                 uint32_t sum = g.buffer(rowsT(), cols);
+                                 uint32_t normed = g.buffer(rowsT(), cols);
+                                 g.add(makeOp(LLMC_OP_ADD_RMS_NORM,
+                                              {buf(in[0]), buf(in[1]), wt(w)},
+                                              {sum, normed}, {}, {1e-5}));
+                                 return result ? normed : sum;
+                               }));
+      cases.push_back(simple(
+          cat("layer_norm/", dtypeName(wd), "/", shape), kExact, rows, {cols},
+          [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &rng) {
+            uint32_t w =
+                g.weight(wd, {cols}, randomVector(rng, cols, 0.5, 1.5));
+            uint32_t b = g.weight(wd, {cols}, randomVector(rng, cols));
+            uint32_t out = g.buffer(rowsT(), cols);
+            g.add(makeOp(LLMC_OP_LAYER_NORM, {buf(in[0]), wt(w), wt(b)}, {out},
+                         {}, {1e-5}));
+            return out;
+          }));
+    }
+}
+
+void addLinearCases(std::vector<Case> &cases) {
+  struct L {
+    llmc_dtype dtype;
+    int64_t group;
+  };
+  for (L l : {L{LLMC_F32, 0}, L{LLMC_BF16, 0}, L{LLMC_F16, 0}, L{LLMC_I8, 0},
+              L{LLMC_I4, 32}, L{LLMC_I4, 128}})
+    for (auto [rows, k, n] :
+         {std::tuple{1, 256, 96}, {5, 512, 64}, {17, 128, 200}})
+      for (bool bias : {false, true}) {
+        std::string name =
+            cat("linear/", dtypeName(l.dtype), l.group ? cat("g", l.group) : "",
+                "/", rows, "x", k, "x", n, bias ? "/bias" : "");
+        double bound = l.dtype == LLMC_F32 ? kExact : kLowPrecision;
+        cases.push_back(simple(
+            name, bound, rows, {k},
+            [=](OpGraph &g, const std::vector<uint32_t> &in,
+                std::mt19937 &rng) {
+              auto w = randomVector(rng, size_t(n * k));
+              uint32_t out = g.buffer(rowsT(), n);
+              llmc_operand scales = none(), b = none();
+              uint32_t wi;
+              int64_t group = l.dtype == LLMC_I8 ? k : l.group;
+              if (l.dtype == LLMC_I8 || l.dtype == LLMC_I4) {
+                Quantized q = quantize(l.dtype, w, n, k, group);
+                wi = g.weight(l.dtype, {n, l.dtype == LLMC_I8 ? k : k / 2},
+                              q.bytes);
+                scales = wt(g.weight(LLMC_F32, {n, k / group}, q.scales));
+              } else {
+                wi = g.weight(l.dtype, {n, k}, w);
+              }
+              if (bias)
+                b = wt(g.weight(LLMC_F32, {n}, randomVector(rng, size_t(n))));
+              g.add(makeOp(LLMC_OP_LINEAR, {buf(in[0]), wt(wi), scales, b},
+                           {out}, {group}));
+              return out;
+            }));
+      }
+}
+
+void addPointwiseCases(std::vector<Case> &cases) {
+  for (auto [rows, cols] : {std::pair{1, 64}, {9, 1000}}) {
+    std::string shape = cat(rows, "x", cols);
+    for (llmc_op_kind kind : {LLMC_OP_ADD, LLMC_OP_MUL})
+      cases.push_back(simple(
+          std::string(kind == LLMC_OP_ADD ? "add/" : "mul/") + shape, kExact,
+          rows, {cols, cols},
+          [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &) {
+            uint32_t out = g.buffer(rowsT(), cols);
+            g.add(makeOp(kind, {buf(in[0]), buf(in[1])}, {out}));
+            return out;
+          }));
+    for (auto [name, kind, attr] : {std::tuple{"silu/", LLMC_OP_SILU, 0},
+                                    {"gelu_erf/", LLMC_OP_GELU, 0},
+                                    {"gelu_tanh/", LLMC_OP_GELU, 1}})
+      cases.push_back(simple(
+          name + shape, kExact, rows, {cols},
+          [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &) {
+            uint32_t out = g.buffer(rowsT(), cols);
+            g.add(makeOp(kind, {buf(in[0])}, {out}, {attr}));
+            return out;
+          },
+          8.0f));
+    cases.push_back(simple(
+        cat("swiglu/", shape), kExact, rows, {2 * cols},
+        [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &) {
+          uint32_t out = g.buffer(rowsT(), cols);
+          g.add(makeOp(LLMC_OP_SWIGLU, {buf(in[0])}, {out}));
+          return out;
+        },
+        6.0f));
+    cases.push_back(simple(
+        cat("slice/", shape), kExact, rows, {cols},
+        [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &) {
+          uint32_t out = g.buffer(rowsT(), cols / 3);
+          g.add(makeOp(LLMC_OP_SLICE, {buf(in[0])}, {out}, {cols / 2}));
+          return out;
+        }));
+  }
+  for (llmc_dtype td : {LLMC_F32, LLMC_BF16, LLMC_F16})
+    for (llmc_operand ids : {tokensInput(), positionsInput()})
+      cases.push_back(simple(
+          cat("embedding/", dtypeName(td),
+              ids.index ? "/positions" : "/tokens"),
+          kExact, 6, {},
+          [=](OpGraph &g, const std::vector<uint32_t> &, std::mt19937 &rng) {
+            uint32_t t = g.weight(td, {300, 48}, randomVector(rng, 300 * 48));
+            uint32_t out = g.buffer(rowsT(), 48);
+            g.add(makeOp(LLMC_OP_EMBEDDING, {wt(t), ids}, {out}));
+            return out;
+          }));
+  for (int style : {0, 1})
+    for (auto [heads, headDim, rot] : {std::tuple{4, 64, 64}, {2, 128, 32}})
+      for (double scaling : {1.0, 1.2})
+        cases.push_back(simple(
+            cat("rope/", style ? "interleaved/" : "half/", heads, "x", headDim,
+                "/rot", rot, "/scale", scaling),
+            kExact, 5, {heads * headDim},
+            [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &) {
+              std::vector<float> inv(size_t(rot / 2));
+              for (int i = 0; i < rot / 2; ++i)
+                inv[i] = float(1.0 / std::pow(500000.0, 2.0 * i / rot));
+              uint32_t f = g.weight(LLMC_F32, {rot / 2}, inv);
+              uint32_t out = g.buffer(rowsT(), heads * headDim);
+              g.add(makeOp(LLMC_OP_ROPE, {buf(in[0]), positionsInput(), wt(f)},
+                           {out}, {heads, headDim, rot, style}, {scaling}));
+              return out;
+            }));
+}
+
+void addTakeRowsCase(std::vector<Case> &cases) {
+  cases.push_back({"take_rows/3of7", kExact,
+                   [](const BackendInstance &backend, bool &supported) {
+                     std::mt19937 rng(11);
+                     OpGraph g;
+                     uint32_t x = g.feed(randomVector(rng, 7 * 40), 40);
+                     uint32_t out = g.buffer(rowsB(), 40);
+                     g.add(makeOp(LLMC_OP_TAKE_ROWS, {buf(x)}, {out}));
+                     StepData step = StepData::simple(7, 3);
+                     step.numSeqs = 3;
+                     step.queryStart = {0, 2, 6, 7};
+                     step.contextLens = {2, 4, 1};
+                     step.logitsRows = {1, 5, 6};
+                     return runIfSupported(backend, g, out, step, supported);
+                   }});
+}
+
+// Attention over a paged cache: `cached[b]` tokens are written by a first
+// prefill step, then `fresh[b]` more run in a prefill or decode step.
+struct AttentionParams {
+  int heads, kvHeads, headDim, window, blockSize;
+  llmc_dtype kvDtype;
+  std::vector<int> cached, fresh;
+  bool decode;
+};
+
+Case attentionCase(const std::string &name, AttentionParams p) {
+  double bound = p.kvDtype == LLMC_F32 ? kExact : 1e-6;
+  return {name, bound, [=](const BackendInstance &backend, bool &supported) {
+            std::mt19937 rng(std::hash<std::string>()(name) & 0xffffffff);
+            size_t B = p.cached.size();
+            int qCols = p.heads * p.headDim, kvCols = p.kvHeads * p.headDim;
+            std::vector<int> base, len;
+            int total = 0, maxBlocks = 0, blocks = 0;
+            for (size_t b = 0; b < B; ++b) {
+              base.push_back(total);
+              len.push_back(p.cached[b] + p.fresh[b]);
+              total += len.back();
+              int nb = (len.back() + p.blockSize - 1) / p.blockSize;
+              maxBlocks = std::max(maxBlocks, nb);
+              blocks += nb;
+            }
+            auto q = randomVector(rng, size_t(total * qCols), -2, 2);
+            auto k = randomVector(rng, size_t(total * kvCols), -2, 2);
+            auto v = randomVector(rng, size_t(total * kvCols));
+            // Blocks handed out back to front, so no sequence is contiguous.
+            std::vector<int32_t> tables(B * maxBlocks, 0);
+            int next = blocks;
+            for (size_t b = 0; b < B; ++b)
+              for (int j = 0; j < (len[b] + p.blockSize - 1) / p.blockSize; ++j)
+                tables[b * maxBlocks + j] = --next;
+            DeviceKvCache cache = backend.createKvCache(
+                {2, uint32_t(p.kvHeads), uint32_t(p.headDim),
+                 uint32_t(p.kvDtype), uint32_t(p.blockSize), uint32_t(blocks)});
+
+            auto step = [&](bool decode, bool firstHalf) {
+              OpGraph g;
+              uint32_t qi = g.feed(q, qCols), ki = g.feed(k, kvCols),
+                       vi = g.feed(v, kvCols);
+              uint32_t out = g.buffer(decode ? rowsB() : rowsT(), qCols);
+              g.add(makeOp(LLMC_OP_KV_WRITE, {buf(ki), buf(vi)}, {}, {1}));
+              g.add(makeOp(decode ? LLMC_OP_DECODE_ATTENTION
+                                  : LLMC_OP_PREFILL_ATTENTION,
+                           {buf(qi)}, {out},
+                           {1, p.heads, p.kvHeads, p.headDim, p.window},
+                           {1.0 / std::sqrt(double(p.headDim))}));
+              StepData d;
+              d.numSeqs = int32_t(B);
+              d.queryStart = {0};
+              for (size_t b = 0; b < B; ++b) {
+                int from = firstHalf ? 0 : p.cached[b];
+                int to = firstHalf ? p.cached[b] : len[b];
+                for (int pos = from; pos < to; ++pos) {
+                  d.tokens.push_back(base[b] + pos);
+                  d.positions.push_back(pos);
+                  d.slots.push_back(tables[b * maxBlocks + pos / p.blockSize] *
+                                        p.blockSize +
+                                    pos % p.blockSize);
+                }
+                d.queryStart.push_back(int32_t(d.tokens.size()));
+                d.contextLens.push_back(to);
+              }
+              d.blockTables = tables;
+              d.maxBlocks = maxBlocks;
+              d.numLogits = int32_t(d.tokens.size());
+              return runIfSupported(backend, g, out, d, supported, &cache);
+            };
+            bool anyCached = false;
+            for (int c : p.cached)
+              anyCached |= c > 0;
+            if (anyCached)
+              step(false, true);
+            return step(p.decode, false);
+          }};
+}
+
+void addAttentionCases(std::vector<Case> &cases) {
+  cases.push_back(attentionCase("prefill/mha/bs16",
+                                {4, 4, 64, 0, 16, LLMC_F32, {0}, {23}, false}));
+  cases.push_back(
+      attentionCase("prefill/gqa/2seqs/bs4",
+                    {8, 2, 32, 0, 4, LLMC_F32, {0, 0}, {9, 14}, false}));
+  cases.push_back(
+      attentionCase("prefill/window/bs4",
+                    {4, 2, 32, 5, 4, LLMC_F32, {0, 0}, {12, 3}, false}));
+  cases.push_back(
+      attentionCase("prefill/chunked/bf16kv",
+                    {8, 1, 64, 0, 16, LLMC_BF16, {5, 0}, {3, 7}, false}));
+  cases.push_back(
+      attentionCase("decode/gqa/bs16",
+                    {8, 2, 64, 0, 16, LLMC_F32, {0, 5, 40}, {1, 1, 1}, true}));
+  cases.push_back(
+      attentionCase("decode/window/f16kv/bs4",
+                    {4, 4, 32, 8, 4, LLMC_F16, {3, 20}, {1, 1}, true}));
+  cases.push_back(attentionCase(
+      "decode/mqa/bf16kv",
+      {16, 1, 128, 0, 16, LLMC_BF16, {70, 17, 1, 32}, {1, 1, 1, 1}, true}));
+}
+
+std::vector<Case> allCases() {
+  std::vector<Case> cases;
+  addNormCases(cases);
+  addLinearCases(cases);
+  addPointwiseCases(cases);
+  addTakeRowsCase(cases);
+  addAttentionCases(cases);
+  return cases;
+}
+
+double nmse(const std::vector<float> &out, const std::vector<float> &ref) {
+  if (out.size() != ref.size())
+    return INFINITY;
+  double err = 0, norm = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (!std::isfinite(out[i]))
+      return INFINITY;
+    err += (double(out[i]) - ref[i]) * (double(out[i]) - ref[i]);
+    norm += double(ref[i]) * ref[i];
+  }
+  return norm > 0 ? err / norm : err;
+}
+
+/// The backends under test: every usable one but ref and null, or ref
+/// itself when it is alone.
+std::vector<const LoadedBackend *> backendsUnderTest() {
+  std::vector<const LoadedBackend *> out;
+  for (const LoadedBackend &b : registry().backends())
+    if (b.name != "ref" && b.name != "null" && b.usable())
+      out.push_back(&b);
+  if (out.empty() && registry().find("ref"))
+    out.push_back(registry().find("ref"));
+  return out;
+}
+
+TEST(Conformance, ListsTheBackendsCompared) {
+  ASSERT_NE(registry().find("ref"), nullptr) << "the ref backend was not found";
+  for (const LoadedBackend &b : registry().backends())
+    std::printf("loaded: %s (%s)%s\n", b.name.c_str(), b.path.c_str(),
+                b.usable() ? "" : " [no usable device]");
+  for (const std::string &p : registry().problems())
+    std::printf("refused: %s\n", p.c_str());
+  for (const LoadedBackend *b : backendsUnderTest())
+    std::printf("comparing: %s vs ref\n", b->name.c_str());
+}
+
+class OpConformance : public ::testing::TestWithParam<std::string> {};
+
+// One test per op family, so a failure names the op.
+TEST_P(OpConformance, MatchesRef) {
+  const LoadedBackend *refPlugin = registry().find("ref");
+  ASSERT_NE(refPlugin, nullptr);
+  BackendInstance ref(*refPlugin);
+  for (const LoadedBackend *plugin : backendsUnderTest()) {
+    BackendInstance backend(*plugin);
+    int passed = 0, skipped = 0;
+    for (const Case &c : allCases()) {
+      if (c.name.rfind(cat(GetParam(), "/"), 0) != 0)
+        continue;
+      bool supported = true;
+      std::vector<float> out = c.run(backend, supported);
+      if (!supported) {
+        std::printf("  %s %s: not supported\n", plugin->name.c_str(),
+                    c.name.c_str());
+        ++skipped;
+        continue;
+      }
+      bool refSupported = true;
+      std::vector<float> want = c.run(ref, refSupported);
+      ASSERT_TRUE(refSupported) << c.name;
+      double err = nmse(out, want);
+      EXPECT_LE(err, c.maxNmse)
+          << plugin->name << " " << c.name << ": nmse " << err;
+      passed += err <= c.maxNmse;
+    }
+    std::printf("  %s %s: %d ok, %d not supported\n", plugin->name.c_str(),
+                GetParam().c_str(), passed, skipped);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, OpConformance,
+                         ::testing::Values("embedding", "rms_norm",
+                                           "add_rms_norm", "layer_norm",
+                                           "linear", "rope", "add", "mul",
+                                           "silu", "gelu_erf", "gelu_tanh",
+                                           "swiglu", "slice", "take_rows",
+                                           "prefill", "decode"));
+
+TEST(Conformance, EveryCaseBelongsToAFamily) {
+  std::vector<std::string> families = {
+      "embedding", "rms_norm",  "add_rms_norm", "layer_norm",
+      "linear",    "rope",      "add",          "mul",
+      "silu",      "gelu_erf",  "gelu_tanh",    "swiglu",
+      "slice",     "take_rows", "prefill",      "decode"};
+  for (const Case &c : allCases()) {
+    bool found = false;
+    for (const std::string &f : families)
+      found |= c.name.rfind(cat(f, "/"), 0) == 0;
+    EXPECT_TRUE(found) << c.name;
+  }
+}
+
+} // namespace
+} // namespace llmc::testing

@@ -1,0 +1,199 @@
+//===- ref_errors_test.cpp - Bad graphs and steps are refused, not run
+//-----===//
+#include "op_graph.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+
+namespace llmc::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A full little step: embeddings, KV write, prefill attention, take_rows.
+class RefErrors : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::mt19937 rng(3);
+    table = randomVector(rng, 16 * 8);
+    uint32_t x = graph.feed(table, 8);
+    uint32_t attn = graph.buffer(rowsT(), 8);
+    logits = graph.buffer(rowsB(), 8);
+    graph.add(makeOp(LLMC_OP_KV_WRITE, {buf(x), buf(x)}, {}, {0}));
+    graph.add(makeOp(LLMC_OP_PREFILL_ATTENTION, {buf(x)}, {attn},
+                     {0, 2, 2, 4, 0}, {0.5}));
+    graph.add(makeOp(LLMC_OP_TAKE_ROWS, {buf(attn)}, {logits}));
+    step = StepData::simple(4, 1);
+    step.logitsRows = {3};
+    step.blockTables = {1, 0};
+    step.maxBlocks = 2;
+    step.slots = {4, 5, 6, 7};
+  }
+
+  // Runs the step after `edit` and returns the status; the message is in
+  // `message`.
+  llmc_status run(const std::function<void(llmc_step_args &)> &edit) {
+    llmc_graph_desc desc = graph.desc(logits);
+    PreparedGraph prepared = backend.prepare(desc);
+    llmc_step_args args = step.args(8);
+    edit(args);
+    llmc_status status = backend.api().execute(backend.get(), prepared.get(),
+                                               cache.get(), &args);
+    message = backend.api().last_error(backend.get());
+    return status;
+  }
+
+  BackendInstance backend = openBackend("ref");
+  DeviceKvCache cache = backend.createKvCache({1, 2, 4, LLMC_F32, 4, 2});
+  OpGraph graph;
+  std::vector<float> table;
+  uint32_t logits = 0;
+  StepData step;
+  std::string message;
+};
+
+TEST_F(RefErrors, TheUneditedStepRuns) {
+  EXPECT_EQ(run([](llmc_step_args &) {}), LLMC_OK) << message;
+}
+
+TEST_F(RefErrors, EachBadStepArgumentIsInvalid) {
+  std::vector<int32_t> bad = {0, 1, 2, 9};
+  std::vector<int32_t> shortLen = {3};
+  std::vector<int32_t> badBlock = {7, 0};
+  std::vector<int32_t> badSlot = {4, 5, 6, 8};
+  std::vector<int32_t> badRow = {4};
+  struct Case {
+    const char *what;
+    std::function<void(llmc_step_args &)> edit;
+    const char *message;
+  } cases[] = {
+      {"T = 0", [](llmc_step_args &a) { a.num_tokens = 0; }, "num_tokens"},
+      {"B = 0", [](llmc_step_args &a) { a.num_seqs = 0; }, "num_seqs"},
+      {"query_start past T",
+       [&](llmc_step_args &a) { a.query_start = bad.data(); }, "query_start"},
+      {"context shorter than new tokens",
+       [&](llmc_step_args &a) { a.context_lens = shortLen.data(); },
+       "context_lens"},
+      {"block outside pool",
+       [&](llmc_step_args &a) { a.block_tables = badBlock.data(); },
+       "block_tables"},
+      {"slot outside pool",
+       [&](llmc_step_args &a) { a.slot_mapping = badSlot.data(); },
+       "slot_mapping"},
+      {"logits row outside T",
+       [&](llmc_step_args &a) { a.logits_rows = badRow.data(); },
+       "logits_rows"},
+      {"too many logits",
+       [&](llmc_step_args &a) {
+         static const int32_t rows[] = {0, 1};
+         a.num_logits = 2;
+         a.logits_rows = rows;
+       },
+       "num_logits"},
+      {"no block tables", [](llmc_step_args &a) { a.block_tables = nullptr; },
+       "block_tables"},
+      {"token outside the table",
+       [&](llmc_step_args &a) {
+         static const int32_t tokens[] = {0, 1, 16, 2};
+         a.tokens = tokens;
+       },
+       "outside the table"},
+  };
+  for (const Case &c : cases) {
+    EXPECT_EQ(run(c.edit), LLMC_INVALID_ARGUMENT) << c.what;
+    EXPECT_THAT(message, HasSubstr(c.message)) << c.what;
+  }
+}
+
+TEST_F(RefErrors, NoCacheForAGraphThatNeedsOne) {
+  llmc_graph_desc desc = graph.desc(logits);
+  PreparedGraph prepared = backend.prepare(desc);
+  llmc_step_args args = step.args(8);
+  try {
+    backend.execute(prepared, nullptr, args);
+    FAIL() << "expected an error";
+  } catch (const BackendError &e) {
+    EXPECT_EQ(e.status(), LLMC_INVALID_ARGUMENT);
+    EXPECT_THAT(e.what(), HasSubstr("KV cache"));
+  }
+}
+
+TEST_F(RefErrors, BadGraphsAreRefusedAtPrepare) {
+  struct Case {
+    const char *what;
+    std::function<llmc_op_desc(llmc_op_desc)> edit;
+  } cases[] = {
+      {"unknown kind",
+       [](llmc_op_desc op) {
+         op.kind = 99;
+         return op;
+       }},
+      {"missing buffer",
+       [](llmc_op_desc op) {
+         op.results[0] = 42;
+         return op;
+       }},
+      {"operand kind",
+       [](llmc_op_desc op) {
+         op.operands[0] = wt(0);
+         return op;
+       }},
+      {"heads not a multiple of kv heads",
+       [](llmc_op_desc op) {
+         op.i[2] = 3;
+         return op;
+       }},
+  };
+  for (const Case &c : cases) {
+    OpGraph g;
+    uint32_t x = g.feed(table, 8), out = g.buffer(rowsT(), 8);
+    g.add(c.edit(makeOp(LLMC_OP_PREFILL_ATTENTION, {buf(x)}, {out},
+                        {0, 2, 1, 4, 0}, {0.5})));
+    llmc_graph_desc desc = g.desc(out);
+    llmc_prepared *prepared = nullptr;
+    EXPECT_EQ(backend.api().prepare(backend.get(), &desc, &prepared),
+              LLMC_INVALID_ARGUMENT)
+        << c.what;
+    EXPECT_EQ(prepared, nullptr);
+    EXPECT_THAT(backend.api().last_error(backend.get()), HasSubstr("op 1"))
+        << c.what;
+    // supports() agrees with prepare.
+    llmc_op_desc op = c.edit(makeOp(LLMC_OP_PREFILL_ATTENTION, {buf(x)}, {out},
+                                    {0, 2, 1, 4, 0}, {0.5}));
+    EXPECT_EQ(backend.supports(op, desc), false) << c.what;
+  }
+}
+
+TEST_F(RefErrors, LinearShapeMismatchNamesTheWeight) {
+  OpGraph g;
+  uint32_t x = g.feed(table, 8), out = g.buffer(rowsT(), 4);
+  uint32_t w = g.weight(LLMC_F32, {4, 7}, std::vector<float>(28));
+  g.add(makeOp(LLMC_OP_LINEAR, {buf(x), wt(w), none(), none()}, {out}));
+  try {
+    backend.prepare(g.desc(out));
+    FAIL() << "expected an error";
+  } catch (const BackendError &e) {
+    EXPECT_EQ(e.status(), LLMC_INVALID_ARGUMENT);
+    EXPECT_THAT(e.what(), HasSubstr("W must be [4, 8]"));
+  }
+}
+
+TEST_F(RefErrors, SupportsEveryOpKind) {
+  // The graphs of the other tests, op by op: every kind is implemented.
+  OpGraph g;
+  uint32_t x = g.feed(table, 8);
+  llmc_graph_desc desc = g.desc(x);
+  llmc_op_desc embedding =
+      makeOp(LLMC_OP_EMBEDDING, {wt(0), tokensInput()}, {x});
+  EXPECT_TRUE(backend.supports(embedding, desc));
+  llmc_op_desc silu = makeOp(LLMC_OP_SILU, {buf(x)}, {x});
+  EXPECT_TRUE(backend.supports(silu, desc));
+  llmc_op_desc bad = silu;
+  bad.kind = LLMC_OP_COUNT;
+  EXPECT_FALSE(backend.supports(bad, desc));
+}
+
+} // namespace
+} // namespace llmc::testing
