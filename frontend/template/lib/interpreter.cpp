@@ -48,6 +48,7 @@ Interpreter::~Interpreter() {
 }
 
 std::string Interpreter::run(const Program &program) {
+  ScopedTextLimit limit(options_.maxOutputBytes);
   std::string out;
   try {
     render(program.body, root_, out);

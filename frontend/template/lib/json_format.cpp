@@ -8,7 +8,16 @@
 
 namespace llmc::tmpl {
 
-Value fromJson(const nlohmann::ordered_json &j) {
+namespace {
+
+// Deeper JSON would only fail later, when printed; refusing it here keeps
+// the recursion below bounded.
+constexpr int kMaxContextDepth = 512;
+
+Value fromJsonAt(const nlohmann::ordered_json &j, int depth) {
+  if (depth > kMaxContextDepth)
+    throw TemplateError("chat template context nested deeper than " +
+                        std::to_string(kMaxContextDepth) + " levels");
   using T = nlohmann::ordered_json::value_t;
   switch (j.type()) {
   case T::null:
@@ -32,20 +41,25 @@ Value fromJson(const nlohmann::ordered_json &j) {
     std::vector<Value> items;
     items.reserve(j.size());
     for (const auto &e : j)
-      items.push_back(fromJson(e));
+      items.push_back(fromJsonAt(e, depth + 1));
     return Value::list(std::move(items));
   }
   case T::object: {
     auto d = std::make_shared<Dict>();
     d->entries.reserve(j.size());
     for (auto it = j.begin(); it != j.end(); ++it)
-      d->entries.emplace_back(Value::string(it.key()), fromJson(it.value()));
+      d->entries.emplace_back(Value::string(it.key()),
+                              fromJsonAt(it.value(), depth + 1));
     return Value::dict(std::move(d));
   }
   default:
     return Value::none();
   }
 }
+
+} // namespace
+
+Value fromJson(const nlohmann::ordered_json &j) { return fromJsonAt(j, 0); }
 
 namespace {
 
@@ -142,6 +156,7 @@ public:
   void write(const Value &v, int depth) {
     if (depth > kMaxJsonDepth)
       throw EvalError("maximum recursion depth exceeded in tojson");
+    ScopedTextLimit::check(out_.size());
     switch (v.kind()) {
     case Value::Kind::None:
       out_ += "null";

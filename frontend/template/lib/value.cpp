@@ -257,6 +257,22 @@ std::string typeName(const Value &v) {
 }
 
 namespace {
+thread_local std::size_t textLimit = SIZE_MAX;
+} // namespace
+
+ScopedTextLimit::ScopedTextLimit(std::size_t maxBytes) : saved_(textLimit) {
+  textLimit = maxBytes;
+}
+
+ScopedTextLimit::~ScopedTextLimit() { textLimit = saved_; }
+
+void ScopedTextLimit::check(std::size_t size) {
+  if (size > textLimit)
+    throw EvalError("template output or value exceeds " +
+                    std::to_string(textLimit) + " bytes");
+}
+
+namespace {
 
 // Namespaces can contain themselves; Python fails such a repr with
 // RecursionError, and so do we instead of overflowing the stack.
@@ -267,6 +283,7 @@ void appendRepr(std::string &out, const Value &v, int depth);
 void appendStr(std::string &out, const Value &v, int depth) {
   if (depth > kMaxReprDepth)
     throw EvalError("maximum recursion depth exceeded while printing a value");
+  ScopedTextLimit::check(out.size());
   switch (v.kind()) {
   case Value::Kind::Undefined:
     return;

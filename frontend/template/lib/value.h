@@ -131,6 +131,22 @@ bool lessThan(const Value &a, const Value &b);
 std::string toStr(const Value &v);
 // repr(v): how v prints inside a list or dict.
 std::string toRepr(const Value &v);
+// Caps the text toStr/toRepr/toJson may build on this thread while it is in
+// scope: a list of lists shares its parts, so its text can be exponentially
+// larger than the memory it takes. Crossing the cap is an EvalError.
+class ScopedTextLimit {
+public:
+  explicit ScopedTextLimit(std::size_t maxBytes);
+  ~ScopedTextLimit();
+  ScopedTextLimit(const ScopedTextLimit &) = delete;
+  ScopedTextLimit &operator=(const ScopedTextLimit &) = delete;
+  // Throws EvalError if `size` bytes of text exceed the current cap.
+  static void check(std::size_t size);
+
+private:
+  std::size_t saved_;
+};
+
 // The Python type name, for error messages ("str", "NoneType", ...).
 std::string typeName(const Value &v);
 

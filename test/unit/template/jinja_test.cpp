@@ -152,6 +152,10 @@ TEST(JinjaErrors, RuntimeErrorsArePositioned) {
 
 TEST(JinjaErrors, ContextMustBeAnObject) {
   EXPECT_THROW(Template("x").render(ordered_json::array()), TemplateError);
+  ordered_json deep = 1;
+  for (int i = 0; i < 2000; ++i)
+    deep = ordered_json::array({deep});
+  EXPECT_THROW(Template("x").render({{"deep", deep}}), TemplateError);
 }
 
 TEST(JinjaLimits, DeepMacroRecursionIsAnErrorNotACrash) {
