@@ -110,7 +110,10 @@ private:
   uint32_t weight(ParamOp p) {
     std::string key;
     llvm::raw_string_ostream os(key);
-    p->print(os);
+    // Keyed by attributes and type only: the printed op would include its
+    // SSA number, so the same weight at another position in another phase
+    // would be stored twice.
+    os << p->getAttrDictionary() << " : " << p.getType();
     auto it = weightIndex_.find(os.str());
     if (it != weightIndex_.end())
       return it->second;

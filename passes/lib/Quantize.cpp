@@ -55,7 +55,7 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     }
     if (mode == "int4" && group != 32 && group != 128) {
       getOperation().emitError("llmc-quantize: int4 group must be 32 or 128, got ")
-          << group;
+          << static_cast<int64_t>(group); // the Option would print as a char
       return signalPassFailure();
     }
     if (mode == "f32")
