@@ -26,6 +26,11 @@ function(llmc_add_library name)
   target_link_libraries(${name} PUBLIC ${ARG_LIBS} PRIVATE ${ARG_PRIVATE_LIBS})
   llmc_target_warnings(${name})
   llmc_target_sanitize(${name})
+  if(LLMC_FUZZ)
+    # Libraries a fuzzer calls need coverage feedback and ASan too.
+    target_compile_options(${name} PRIVATE -fsanitize=fuzzer-no-link,address,undefined)
+    target_link_options(${name} PUBLIC -fsanitize=address,undefined)
+  endif()
 endfunction()
 
 # llmc_add_gtest(name SOURCES ... LIBS ...): one GoogleTest binary, registered

@@ -22,6 +22,7 @@ for fuzzer in "$build"/bin/*_fuzzer; do
   [ -x "$fuzzer" ] || continue
   found=1
   name=$(basename "$fuzzer" _fuzzer)
+  name=${name#llmc_}
   case "$name" in
     safetensors) corpus=$(seed "$name" "$data"/models/*/model*.safetensors) ;;
     gguf)

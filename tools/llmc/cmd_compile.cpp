@@ -1,30 +1,113 @@
 //===- cmd_compile.cpp - llmc compile MODEL -o PLAN ------------------------===//
 
 #include "commands.h"
+#include "llmc/Passes/EmitPlan.h"
+#include "llmc/Passes/Passes.h"
+#include "llmc/import/Importer.h"
 #include "llmc/support/error.h"
 
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cstdio>
+#include <unistd.h>
+
 namespace llmc::cli {
+namespace {
+
+/// "[=====     ] 12/40 weights" on a terminal; a summary line otherwise.
+void progressBar(size_t done, size_t total) {
+  if (!isatty(STDERR_FILENO)) {
+    if (done == total)
+      std::fprintf(stderr, "converted %zu weights\n", total);
+    return;
+  }
+  const int width = 30;
+  int filled = total ? static_cast<int>(width * done / total) : width;
+  std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu weights", filled,
+               "==============================", width - filled, "", done,
+               total);
+  if (done == total)
+    std::fprintf(stderr, "\n");
+  std::fflush(stderr);
+}
+
+} // namespace
 
 Action addCompile(CLI::App &app) {
   struct Options {
     std::string model, output, target = "cpu", dtype = "f32", quant = "none";
+    int64_t group = 32;
+    bool printAll = false;
+    std::vector<std::string> printAfter, disable;
   };
-  auto opts = std::make_shared<Options>();
-  app.add_option("MODEL", opts->model,
+  auto o = std::make_shared<Options>();
+  app.add_option("MODEL", o->model,
                  "config.json, a checkpoint folder, or a .gguf file")
       ->required();
-  app.add_option("-o,--output", opts->output, "The plan file to write")
-      ->required();
-  app.add_option("--target", opts->target, "ref, cpu or cuda")
+  app.add_option("-o,--output", o->output, "The plan file to write")->required();
+  app.add_option("--target", o->target, "ref, cpu or cuda (the default backend)")
       ->check(CLI::IsMember({"ref", "cpu", "cuda"}));
-  app.add_option("--dtype", opts->dtype, "Compute dtype: f32, bf16 or f16")
+  app.add_option("--dtype", o->dtype, "Weight dtype: f32, bf16 or f16")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}));
-  app.add_option("--quant", opts->quant, "Weight quantization: none, int8, int4")
+  app.add_option("--quant", o->quant, "Weight quantization: none, int8 or int4")
       ->check(CLI::IsMember({"none", "int8", "int4"}));
-  return [opts]() -> int {
-    throw Error("'llmc compile' cannot write plans yet: the plan format and "
-                "the passes that lower to it are not implemented (use 'llmc "
-                "import' to see the IR)");
+  app.add_option("--group", o->group, "int4 group size: 32 or 128")
+      ->check(CLI::IsMember({32, 128}));
+  app.add_flag("--print-ir-after-all", o->printAll,
+               "Print the IR after every pass (to stdout)");
+  app.add_option("--print-ir-after", o->printAfter,
+                 "Print the IR after this pass (repeatable)");
+  app.add_option("--disable-pass", o->disable,
+                 "Skip an optimisation pass (repeatable): llmc-fuse, "
+                 "llmc-quantize, llmc-plan-memory");
+  return [o]() -> int {
+    mlir::MLIRContext context;
+    mlir::DialectRegistry registry;
+    auto module = import::importModel(context, o->model);
+
+    mlir::llmc::PipelineOptions po;
+    po.dtype = o->dtype;
+    po.quant = o->quant;
+    po.group = o->group;
+    po.disabled = o->disable;
+    mlir::PassManager pm(&context);
+    std::string error;
+    if (failed(mlir::llmc::buildPipeline(pm, po, error)))
+      throw Error("--disable-pass: " + error);
+    if (o->printAll || !o->printAfter.empty()) {
+      context.disableMultithreading();
+      auto after = [o](mlir::Pass *pass, mlir::Operation *) {
+        return o->printAll ||
+               std::find(o->printAfter.begin(), o->printAfter.end(),
+                         pass->getArgument().str()) != o->printAfter.end();
+      };
+      pm.enableIRPrinting([](mlir::Pass *, mlir::Operation *) { return false; },
+                          after, /*printModuleScope=*/true,
+                          /*printAfterOnlyOnChange=*/false,
+                          /*printAfterOnlyOnFailure=*/false, llvm::outs());
+    }
+    if (failed(pm.run(*module)))
+      throw Error(o->model + ": compilation failed (see the diagnostics above)");
+    auto lowered = mlir::llmc::lowerToGraphs(*module);
+    if (failed(lowered))
+      throw Error(o->model + ": lowering failed (see the diagnostics above)");
+
+    mlir::llmc::EmitOptions eo;
+    eo.target = o->target;
+    eo.dtype = o->quant != "none" ? "f32" : o->dtype;
+    eo.quant = o->quant;
+    eo.progress = progressBar;
+    auto start = std::chrono::steady_clock::now();
+    mlir::llmc::emitPlan(*module, *lowered, eo, o->output);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                             start).count();
+    std::fprintf(stderr, "wrote %s (%zu weights, %zu graphs) in %.2f s\n",
+                 o->output.c_str(), lowered->weights.size(),
+                 lowered->graphs.size(), s);
+    return 0;
   };
 }
 

@@ -19,17 +19,9 @@ Action pending(CLI::App &app, const char *what) {
 }
 } // namespace
 
-Action addRun(CLI::App &app) { return pending(app, "needs the runtime"); }
-Action addInspect(CLI::App &app) { return pending(app, "needs plans"); }
-Action addBackends(CLI::App &app) {
-  return pending(app, "needs the plugin loader");
-}
-Action addTokenize(CLI::App &app) {
-  return pending(app, "needs the tokenizers");
-}
-Action addChat(CLI::App &app) { return pending(app, "needs the runtime"); }
-Action addServe(CLI::App &app) { return pending(app, "needs the runtime"); }
-Action addBench(CLI::App &app) { return pending(app, "needs the runtime"); }
+Action addChat(CLI::App &app) { return pending(app, "planned: interactive chat, server and benchmark come with the generation issues"); }
+Action addServe(CLI::App &app) { return pending(app, "planned: interactive chat, server and benchmark come with the generation issues"); }
+Action addBench(CLI::App &app) { return pending(app, "planned: interactive chat, server and benchmark come with the generation issues"); }
 #ifndef LLMC_HAVE_COMPILER
 Action addImport(CLI::App &app) {
   return pending(app, "this llmc was built without the compiler");

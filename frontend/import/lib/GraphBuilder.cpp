@@ -29,7 +29,8 @@ Value GraphBuilder::param(const std::string &name, std::vector<int64_t> shape,
   return b_.create<mlir::llmc::ParamOp>(
       loc(), tensor(shape), b_.getStringAttr(name),
       transposed ? b_.getUnitAttr() : UnitAttr(),
-      ropeHeads > 0 ? b_.getI64IntegerAttr(ropeHeads) : IntegerAttr());
+      ropeHeads > 0 ? b_.getI64IntegerAttr(ropeHeads) : IntegerAttr(),
+      ArrayAttr(), StringAttr(), StringAttr(), IntegerAttr());
 }
 
 Value GraphBuilder::optionalParam(const std::string &name,

@@ -1,0 +1,33 @@
+//===- cmd_inspect.cpp - llmc inspect PLAN ---------------------------------===//
+
+#include "commands.h"
+#include "llmc/runtime/plan.h"
+#include "llmc/runtime/plan_info.h"
+
+#include <cstdio>
+
+namespace llmc::cli {
+
+Action addInspect(CLI::App &app) {
+  struct Options {
+    std::string plan;
+    bool json = false, checksum = false;
+  };
+  auto o = std::make_shared<Options>();
+  app.add_option("PLAN", o->plan, "A plan written by llmc compile")->required();
+  app.add_flag("--json", o->json, "Print JSON");
+  app.add_flag("--verify-checksum", o->checksum,
+               "Also hash every weight byte (slow for big plans)");
+  return [o]() -> int {
+    PlanLoadOptions lo;
+    lo.verifyChecksum = o->checksum;
+    auto plan = Plan::load(o->plan, lo);
+    std::string text = describePlan(*plan, o->json);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    if (!text.empty() && text.back() != '\n')
+      std::printf("\n");
+    return 0;
+  };
+}
+
+} // namespace llmc::cli

@@ -1,0 +1,142 @@
+//===- cmd_run.cpp - llmc run PLAN --prompt TEXT ---------------------------===//
+
+#include "cli_util.h"
+#include "commands.h"
+#include "llmc/runtime/generate.h"
+#include "llmc/support/error.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace llmc::cli {
+namespace {
+
+nlohmann::json statsJson(const GenerationMetrics &m, const std::string &backend) {
+  return {{"backend", backend},
+          {"prompt_tokens", m.promptTokens},
+          {"generated_tokens", m.generatedTokens},
+          {"ttft_ms", m.ttftSeconds * 1e3},
+          {"tpot_ms", m.tpotSeconds * 1e3},
+          {"prefill_tokens_per_s", m.prefillTokensPerSecond},
+          {"decode_tokens_per_s", m.decodeTokensPerSecond},
+          {"peak_rss_bytes", m.peakRssBytes},
+          {"kv_bytes_per_token", m.kvBytesPerToken},
+          {"kv_bytes_used", m.kvBytesUsed}};
+}
+
+void printStats(const GenerationMetrics &m, const std::string &backend) {
+  std::fprintf(stderr,
+               "\n--- stats (%s backend)\n"
+               "prompt tokens     %lld, prefill %.1f tok/s\n"
+               "generated tokens  %lld, decode %.1f tok/s\n"
+               "TTFT              %.2f ms (start to first token)\n"
+               "TPOT              %.2f ms ((t_N - t_1) / (N - 1))\n"
+               "KV cache          %lld bytes/token, %lld bytes used\n"
+               "peak RSS          %.1f MiB\n",
+               backend.c_str(), static_cast<long long>(m.promptTokens),
+               m.prefillTokensPerSecond,
+               static_cast<long long>(m.generatedTokens),
+               m.decodeTokensPerSecond, m.ttftSeconds * 1e3,
+               m.tpotSeconds * 1e3, static_cast<long long>(m.kvBytesPerToken),
+               static_cast<long long>(m.kvBytesUsed),
+               static_cast<double>(m.peakRssBytes) / (1 << 20));
+}
+
+} // namespace
+
+Action addRun(CLI::App &app) {
+  struct Options {
+    std::string plan, prompt, promptIds, backend, dumpLogits;
+    int64_t maxNewTokens = 128;
+    int threads = 0;
+    bool json = false, stats = false, ignoreEos = false;
+    sample::SamplingParams sampling;
+    std::vector<std::string> stops;
+  };
+  auto o = std::make_shared<Options>();
+  o->sampling.temperature = 0.0f;
+  app.add_option("PLAN", o->plan, "A plan written by llmc compile")->required();
+  auto *text = app.add_option("--prompt", o->prompt, "Prompt text");
+  auto *ids = app.add_option("--prompt-ids", o->promptIds,
+                             "Prompt as token ids: 1,2,3");
+  text->excludes(ids);
+  app.add_option("--max-new-tokens", o->maxNewTokens, "Tokens to generate at most");
+  app.add_option("--backend", o->backend, "Backend plugin (default: the plan's target, else ref)");
+  app.add_option("--threads", o->threads, "Threads (default: cores)");
+  app.add_option("--temperature", o->sampling.temperature,
+                 "0 = greedy (default)");
+  app.add_option("--top-k", o->sampling.topK, "Keep the k most likely tokens (0 = off)");
+  app.add_option("--top-p", o->sampling.topP, "Nucleus sampling mass in (0, 1]");
+  app.add_option("--min-p", o->sampling.minP, "Drop tokens below min-p x the top probability");
+  app.add_option("--repetition-penalty", o->sampling.repetitionPenalty,
+                 "HF repetition penalty (1 = off)");
+  app.add_option("--presence-penalty", o->sampling.presencePenalty,
+                 "OpenAI presence penalty in [-2, 2]");
+  app.add_option("--frequency-penalty", o->sampling.frequencyPenalty,
+                 "OpenAI frequency penalty in [-2, 2]");
+  app.add_option("--seed", o->sampling.seed, "Sampling seed");
+  app.add_option("--stop", o->stops, "Stop when this text appears (repeatable)");
+  app.add_flag("--ignore-eos", o->ignoreEos, "Do not stop at EOS tokens");
+  app.add_flag("--json", o->json, "Print one JSON object instead of text");
+  app.add_option("--dump-logits", o->dumpLogits,
+                 "Write the last prompt position's float32 logits here");
+  app.add_flag("--stats", o->stats, "Print TTFT, TPOT, tokens/s, memory");
+  return [o]() -> int {
+    if (o->prompt.empty() && o->promptIds.empty())
+      throw Error("give a prompt: --prompt TEXT or --prompt-ids 1,2,3");
+    auto plan = Plan::load(o->plan);
+    auto tokenizer = tokenizerFromPlan(*plan);
+    std::vector<int32_t> prompt;
+    if (!o->promptIds.empty()) {
+      prompt = parseIds(o->promptIds, "--prompt-ids");
+    } else {
+      if (!tokenizer)
+        throw Error(o->plan + ": the plan has no tokenizer; use --prompt-ids");
+      prompt = tokenizer->encode(o->prompt, /*addSpecial=*/true);
+    }
+    BackendRegistry registry = BackendRegistry::discover();
+    EngineOptions eo;
+    eo.backend = o->backend;
+    eo.threads = o->threads;
+    Engine engine(*plan, registry, eo);
+
+    GenerateOptions go;
+    go.maxNewTokens = o->maxNewTokens;
+    go.sampling = o->sampling;
+    go.stops = o->stops;
+    if (!o->ignoreEos)
+      go.eosIds = plan->config().eosTokenIds;
+    go.keepPromptLogits = !o->dumpLogits.empty();
+    auto onText = [&](const std::string &s) {
+      if (!o->json) {
+        std::fwrite(s.data(), 1, s.size(), stdout);
+        std::fflush(stdout);
+      }
+    };
+    GenerateResult r = generate(engine, tokenizer.get(), prompt, go, onText);
+    if (!o->dumpLogits.empty())
+      writeFile(o->dumpLogits, r.promptLogits.data(),
+                r.promptLogits.size() * sizeof(float));
+    if (o->json) {
+      nlohmann::json j = {{"prompt_ids", prompt},
+                          {"output_ids", r.outputIds},
+                          {"text", r.text},
+                          {"finish_reason", r.finishReason},
+                          {"stats", statsJson(r.metrics, engine.backendName())}};
+      std::printf("%s\n", j.dump().c_str());
+    } else {
+      std::printf("\n");
+      if (!tokenizer) {
+        std::string s;
+        for (int32_t id : r.outputIds)
+          s += (s.empty() ? "" : ",") + std::to_string(id);
+        std::printf("output ids: %s\n", s.c_str());
+      }
+    }
+    if (o->stats)
+      printStats(r.metrics, engine.backendName());
+    return 0;
+  };
+}
+
+} // namespace llmc::cli
