@@ -122,6 +122,10 @@ std::uint32_t toUpperCp(std::uint32_t c) {
     return 0x3A3;
   if (c >= 0x450 && c <= 0x45F)
     return c - 0x50;
+  if (c == 0x131) // dotless i
+    return 'I';
+  if (c == 0x130)
+    return c;
   if ((c >= 0x100 && c <= 0x137) || (c >= 0x14A && c <= 0x177))
     return c & ~1u;
   if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E))
@@ -141,6 +145,8 @@ std::uint32_t toLowerCp(std::uint32_t c) {
     return 0xFF;
   if (c >= 0x400 && c <= 0x40F)
     return c + 0x50;
+  if (c == 0x130 || c == 0x131) // dotted/dotless i have no simple pair
+    return c;
   if ((c >= 0x100 && c <= 0x137) || (c >= 0x14A && c <= 0x177))
     return c | 1u;
   if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E))
