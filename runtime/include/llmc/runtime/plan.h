@@ -85,12 +85,26 @@ private:
   std::vector<Graph> graphs_;
 };
 
+struct PlanLoadOptions {
+  /// Hashing reads every byte of a plan that can be GBs; tools that only
+  /// describe a plan, and the fuzzer (whose inputs would all fail the
+  /// checksum), may skip it. Every structural check still runs.
+  bool verifyChecksum = true;
+};
+
 /// A loaded plan. Loading checks, in order: magic, format major version, the
 /// FlatBuffers verifier, every weight against the file size, the checksum;
 /// any failure throws llmc::Error naming the file and what is wrong.
 class Plan {
 public:
   static std::unique_ptr<Plan> load(const std::string &path);
+  static std::unique_ptr<Plan> load(const std::string &path,
+                                    const PlanLoadOptions &options);
+  /// Loads a plan image already in memory; `data` must be 8-byte aligned and
+  /// outlive the Plan. `name` stands in for the path in messages.
+  static std::unique_ptr<Plan>
+  loadFromMemory(const uint8_t *data, size_t size, std::string name,
+                 const PlanLoadOptions &options = {});
   ~Plan();
 
   const std::string &path() const { return path_; }
@@ -104,11 +118,19 @@ public:
   uint64_t fileSize() const;
   /// A C view of a graph for backends; valid while the Plan lives.
   const llmc_graph_desc &graphDesc(const std::string &name) const;
+  /// The format version the file was written with (its minor may be newer
+  /// than kPlanFormatMinor).
+  uint32_t formatMajor() const { return formatMajor_; }
+  uint32_t formatMinor() const { return formatMinor_; }
 
 private:
   Plan() = default;
+  void parse(const PlanLoadOptions &options);
   std::string path_;
   std::unique_ptr<MappedFile> file_;
+  const uint8_t *data_ = nullptr;
+  size_t size_ = 0;
+  uint32_t formatMajor_ = 0, formatMinor_ = 0;
   const uint8_t *weightBase_ = nullptr;
   PlanConfig config_;
   PlanTokenizer tokenizer_;

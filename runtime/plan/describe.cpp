@@ -1,0 +1,232 @@
+#include "llmc/runtime/plan_info.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <optional>
+
+namespace llmc {
+namespace {
+
+using nlohmann::ordered_json;
+
+constexpr uint64_t kGiB = uint64_t(1) << 30;
+
+std::string humanBytes(uint64_t n) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[64];
+  if (u == 0)
+    std::snprintf(buf, sizeof(buf), "%" PRIu64 " B", n);
+  else
+    std::snprintf(buf, sizeof(buf), "%.2f %s", v, units[u]);
+  return buf;
+}
+
+// Config values are bounded by the loader, but their products are not.
+std::optional<uint64_t> mul(std::initializer_list<uint64_t> factors) {
+  uint64_t r = 1;
+  for (uint64_t f : factors)
+    if (__builtin_mul_overflow(r, f, &r))
+      return std::nullopt;
+  return r;
+}
+
+ordered_json describeConfig(const PlanConfig &c) {
+  ordered_json j;
+  j["architecture"] = c.architecture;
+  j["vocab_size"] = c.vocabSize;
+  j["hidden_size"] = c.hiddenSize;
+  j["num_layers"] = c.numLayers;
+  j["num_heads"] = c.numHeads;
+  j["num_kv_heads"] = c.numKVHeads;
+  j["head_dim"] = c.headDim;
+  j["intermediate_size"] = c.intermediateSize;
+  j["context_length"] = c.contextLength;
+  j["target"] = c.target;
+  j["compute_dtype"] = c.computeDtype;
+  j["quantization"] = c.quantization;
+  j["kv_dtype"] = dtypeName(c.kvDtype);
+  j["bos_token_id"] = c.bosTokenId ? ordered_json(*c.bosTokenId) : nullptr;
+  j["eos_token_ids"] = c.eosTokenIds;
+  return j;
+}
+
+ordered_json describeGraph(const Graph &g) {
+  ordered_json j;
+  j["name"] = g.name;
+  j["ops"] = g.ops.size();
+  std::map<std::string, size_t> counts;
+  for (const llmc_op_desc &op : g.ops)
+    ++counts[opKindName(static_cast<llmc_op_kind>(op.kind))];
+  // Most frequent first: that is what a reader scans for.
+  std::vector<std::pair<std::string, size_t>> sorted(counts.begin(),
+                                                     counts.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](auto &a, auto &b) { return a.second > b.second; });
+  ordered_json byKind = ordered_json::object();
+  for (const auto &[kind, n] : sorted)
+    byKind[kind] = n;
+  j["op_counts"] = byKind;
+  j["buffers"] = g.buffers.size();
+  j["logits_buffer"] = g.logitsBuffer;
+  j["workspace"] = {{"t", g.workspaceT},
+                    {"b", g.workspaceB},
+                    {"c", g.workspaceC},
+                    {"bytes_T512_B1", g.workspaceBytes(512, 1)},
+                    {"bytes_T1_B64", g.workspaceBytes(1, 64)}};
+  return j;
+}
+
+ordered_json describeWeights(const Plan &plan) {
+  uint64_t total = 0;
+  std::map<std::string, std::pair<size_t, uint64_t>> byDtype;
+  for (const WeightInfo &w : plan.weights()) {
+    total += w.nbytes;
+    auto &entry = byDtype[dtypeName(w.dtype)];
+    ++entry.first;
+    entry.second += w.nbytes;
+  }
+  ordered_json j;
+  j["count"] = plan.weights().size();
+  j["bytes"] = total;
+  ordered_json d = ordered_json::object();
+  for (const auto &[name, entry] : byDtype)
+    d[name] = {{"count", entry.first}, {"bytes", entry.second}};
+  j["by_dtype"] = d;
+  return j;
+}
+
+ordered_json describeKVCache(const PlanConfig &c) {
+  auto perToken = mul({2, uint64_t(c.numLayers), uint64_t(c.numKVHeads),
+                       uint64_t(c.headDim), dtypeBytes(c.kvDtype, 1)});
+  ordered_json j;
+  j["dtype"] = dtypeName(c.kvDtype);
+  j["bytes_per_token"] = perToken ? ordered_json(*perToken) : nullptr;
+  std::optional<uint64_t> context;
+  if (perToken)
+    context = mul({*perToken, uint64_t(c.contextLength)});
+  j["context_length"] = c.contextLength;
+  j["bytes_for_context"] = context ? ordered_json(*context) : nullptr;
+  j["tokens_per_gib"] = perToken && *perToken > 0
+                            ? ordered_json(kGiB / *perToken)
+                            : ordered_json(nullptr);
+  return j;
+}
+
+ordered_json describeJson(const Plan &plan) {
+  ordered_json j;
+  j["path"] = plan.path();
+  j["file_bytes"] = plan.fileSize();
+  j["format"] = std::to_string(plan.formatMajor()) + "." +
+                std::to_string(plan.formatMinor());
+  j["compiler_version"] = plan.config().compilerVersion;
+  j["config"] = describeConfig(plan.config());
+  const PlanTokenizer &t = plan.tokenizer();
+  j["tokenizer"] = {{"kind", t.kind},
+                    {"bytes", t.fileBytes.size()},
+                    {"has_config", !t.configJson.empty()},
+                    {"has_chat_template", !t.chatTemplate.empty()}};
+  ordered_json graphs = ordered_json::array();
+  for (const Graph &g : plan.graphs())
+    graphs.push_back(describeGraph(g));
+  j["graphs"] = graphs;
+  j["weights"] = describeWeights(plan);
+  j["kv_cache"] = describeKVCache(plan.config());
+  return j;
+}
+
+std::string orNone(const ordered_json &v) {
+  return v.is_null() ? "none" : v.dump();
+}
+
+std::string bytesText(const ordered_json &v) {
+  if (v.is_null())
+    return "overflow";
+  uint64_t n = v.get<uint64_t>();
+  std::string exact = std::to_string(n) + " B";
+  return n < 1024 ? exact : exact + " (" + humanBytes(n) + ")";
+}
+
+std::string renderText(const ordered_json &j) {
+  std::string s;
+  auto line = [&](const std::string &text) { s += text + "\n"; };
+  const auto &c = j["config"];
+  auto str = [](const ordered_json &v) { return v.get<std::string>(); };
+  auto num = [](const ordered_json &v) { return v.dump(); };
+
+  line("plan: " + str(j["path"]) + " (" + bytesText(j["file_bytes"]) +
+       ", format " + str(j["format"]) + ", compiled by " +
+       (str(j["compiler_version"]).empty() ? "unknown"
+                                           : str(j["compiler_version"])) +
+       ")");
+  line("config:");
+  line("  architecture: " + str(c["architecture"]));
+  line("  vocab " + num(c["vocab_size"]) + ", hidden " + num(c["hidden_size"]) +
+       ", layers " + num(c["num_layers"]) + ", heads " + num(c["num_heads"]) +
+       ", kv heads " + num(c["num_kv_heads"]) + ", head dim " +
+       num(c["head_dim"]) + ", intermediate " + num(c["intermediate_size"]));
+  line("  context length: " + num(c["context_length"]));
+  line("  target: " + str(c["target"]) + ", compute dtype " +
+       str(c["compute_dtype"]) + ", quantization " + str(c["quantization"]) +
+       ", kv dtype " + str(c["kv_dtype"]));
+  std::string eos;
+  for (const auto &e : c["eos_token_ids"])
+    eos += (eos.empty() ? "" : ", ") + e.dump();
+  line("  bos: " + orNone(c["bos_token_id"]) +
+       ", eos: " + (eos.empty() ? "none" : eos));
+
+  const auto &t = j["tokenizer"];
+  line("tokenizer: " + str(t["kind"]) + " (" + bytesText(t["bytes"]) +
+       "), tokenizer config: " + (t["has_config"].get<bool>() ? "yes" : "no") +
+       ", chat template: " +
+       (t["has_chat_template"].get<bool>() ? "yes" : "no"));
+
+  line("graphs: " + std::to_string(j["graphs"].size()));
+  for (const auto &g : j["graphs"]) {
+    line("  " + str(g["name"]) + ": " + num(g["ops"]) + " ops, " +
+         num(g["buffers"]) + " buffers, logits in buffer " +
+         num(g["logits_buffer"]));
+    std::string counts;
+    for (const auto &[kind, n] : g["op_counts"].items())
+      counts += (counts.empty() ? "" : ", ") + kind + " " + n.dump();
+    line("    ops: " + (counts.empty() ? "none" : counts));
+    const auto &w = g["workspace"];
+    line("    workspace: " + num(w["t"]) + "*T + " + num(w["b"]) + "*B + " +
+         num(w["c"]) + " bytes; T=512,B=1: " + bytesText(w["bytes_T512_B1"]) +
+         "; T=1,B=64: " + bytesText(w["bytes_T1_B64"]));
+  }
+
+  const auto &w = j["weights"];
+  line("weights: " + num(w["count"]) + ", " + bytesText(w["bytes"]));
+  for (const auto &[dtype, e] : w["by_dtype"].items())
+    line("  " + dtype + ": " + num(e["count"]) + ", " + bytesText(e["bytes"]));
+
+  const auto &kv = j["kv_cache"];
+  line("kv cache (" + str(kv["dtype"]) +
+       "): " + bytesText(kv["bytes_per_token"]) + " per token");
+  line("  full context (" + num(kv["context_length"]) +
+       " tokens): " + bytesText(kv["bytes_for_context"]));
+  line("  tokens per GiB: " + orNone(kv["tokens_per_gib"]));
+  return s;
+}
+
+} // namespace
+
+std::string describePlan(const Plan &plan, bool json) {
+  ordered_json j = describeJson(plan);
+  // Names come from the file and need not be UTF-8; JSON must be.
+  return json ? j.dump(2, ' ', false, ordered_json::error_handler_t::replace) +
+                    "\n"
+              : renderText(j);
+}
+
+} // namespace llmc

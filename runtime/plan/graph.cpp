@@ -1,0 +1,84 @@
+#include "llmc/runtime/graph.h"
+#include "llmc/support/error.h"
+
+namespace llmc {
+
+const char *opKindName(llmc_op_kind kind) {
+  switch (kind) {
+  case LLMC_OP_EMBEDDING:
+    return "embedding";
+  case LLMC_OP_RMS_NORM:
+    return "rms_norm";
+  case LLMC_OP_ADD_RMS_NORM:
+    return "add_rms_norm";
+  case LLMC_OP_LAYER_NORM:
+    return "layer_norm";
+  case LLMC_OP_LINEAR:
+    return "linear";
+  case LLMC_OP_ROPE:
+    return "rope";
+  case LLMC_OP_ADD:
+    return "add";
+  case LLMC_OP_MUL:
+    return "mul";
+  case LLMC_OP_SILU:
+    return "silu";
+  case LLMC_OP_GELU:
+    return "gelu";
+  case LLMC_OP_SWIGLU:
+    return "swiglu";
+  case LLMC_OP_SLICE:
+    return "slice";
+  case LLMC_OP_KV_WRITE:
+    return "kv_write";
+  case LLMC_OP_PREFILL_ATTENTION:
+    return "prefill_attention";
+  case LLMC_OP_DECODE_ATTENTION:
+    return "decode_attention";
+  case LLMC_OP_TAKE_ROWS:
+    return "take_rows";
+  case LLMC_OP_COUNT:
+    break;
+  }
+  return "unknown";
+}
+
+const char *dtypeName(llmc_dtype dtype) {
+  switch (dtype) {
+  case LLMC_F32:
+    return "f32";
+  case LLMC_F16:
+    return "f16";
+  case LLMC_BF16:
+    return "bf16";
+  case LLMC_I8:
+    return "i8";
+  case LLMC_I4:
+    return "i4";
+  case LLMC_I32:
+    return "i32";
+  }
+  return "unknown";
+}
+
+size_t dtypeBytes(llmc_dtype dtype, int64_t elements) {
+  if (elements < 0)
+    throw Error("negative element count " + std::to_string(elements));
+  auto n = static_cast<size_t>(elements);
+  switch (dtype) {
+  case LLMC_F32:
+  case LLMC_I32:
+    return n * 4;
+  case LLMC_F16:
+  case LLMC_BF16:
+    return n * 2;
+  case LLMC_I8:
+    return n;
+  case LLMC_I4:
+    // Two per byte; an odd count leaves the last high nibble unused.
+    return n / 2 + n % 2;
+  }
+  throw Error("unknown dtype " + std::to_string(static_cast<int>(dtype)));
+}
+
+} // namespace llmc

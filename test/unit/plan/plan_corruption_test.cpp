@@ -1,0 +1,320 @@
+// Every way a plan file can be damaged or forged must end in llmc::Error
+// with a message that says what is wrong, never in a crash.
+#include "plan_test_util.h"
+
+#include "plan_format.h"
+#include "plan_generated.h"
+
+#include "llmc/support/error.h"
+
+#include <gmock/gmock.h>
+
+#include <cstring>
+
+namespace llmc::test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+class PlanCorruptionTest : public PlanTest {
+protected:
+  void SetUp() override {
+    PlanTest::SetUp();
+    good_ = path("good.plan");
+    testWriter().write(good_);
+    bytes_ = readBytes(good_);
+    header_ =
+        detail::decodeHeader(reinterpret_cast<const uint8_t *>(bytes_.data()));
+  }
+  /// Loads `bytes` from a file and expects an error containing `message`
+  /// and naming the file.
+  void expectRefused(const std::string &bytes, const std::string &message) {
+    std::string p = path("bad.plan");
+    writeBytes(p, bytes);
+    EXPECT_THAT(
+        [&] { Plan::load(p); },
+        ThrowsMessage<Error>(AllOf(HasSubstr(p + ": "), HasSubstr(message))));
+  }
+  void expectWriterPlanRefused(
+      const std::function<void(std::vector<Graph> &)> &mutate,
+      const std::string &message) {
+    std::string p = path("bad.plan");
+    testWriter(mutate).write(p);
+    EXPECT_THAT(
+        [&] { Plan::load(p); },
+        ThrowsMessage<Error>(AllOf(HasSubstr(p + ": "), HasSubstr(message))));
+  }
+  std::string good_, bytes_;
+  detail::PlanHeader header_;
+};
+
+TEST_F(PlanCorruptionTest, TheGoodPlanLoads) {
+  EXPECT_NO_THROW(Plan::load(good_));
+}
+
+TEST_F(PlanCorruptionTest, EmptyFile) {
+  expectRefused("", "truncated plan: 0 bytes, a plan header is 64");
+}
+
+TEST_F(PlanCorruptionTest, TruncatedHeader) {
+  expectRefused(bytes_.substr(0, 8),
+                "truncated plan: 8 bytes, a plan header is 64");
+  expectRefused(bytes_.substr(0, 63), "truncated plan: 63 bytes");
+}
+
+TEST_F(PlanCorruptionTest, TruncatedMetadataAndWeights) {
+  uint64_t fbEnd = 64 + header_.flatBufferSize;
+  for (uint64_t n :
+       {uint64_t(64), uint64_t(100), fbEnd - 1, fbEnd, header_.weightsOffset,
+        header_.weightsOffset + 1, uint64_t(bytes_.size() - 1)}) {
+    SCOPED_TRACE(n);
+    expectRefused(bytes_.substr(0, n), "truncated plan: " + std::to_string(n) +
+                                           " bytes, but its weight section "
+                                           "ends at byte " +
+                                           std::to_string(bytes_.size()));
+  }
+}
+
+TEST_F(PlanCorruptionTest, TrailingBytes) {
+  expectRefused(bytes_ + "xyz", "3 unexpected bytes after the weight section");
+}
+
+TEST_F(PlanCorruptionTest, BadMagic) {
+  std::string b = bytes_;
+  b[3] ^= 0x20;
+  expectRefused(b, "not an llmc plan (bad magic)");
+}
+
+TEST_F(PlanCorruptionTest, NotAPlan) {
+  expectRefused(std::string(200, 'x'), "not an llmc plan (bad magic)");
+  expectRefused("GGUF\x03\x00\x00\x00" + std::string(100, '\0'),
+                "not an llmc plan (bad magic)");
+  expectRefused("hello\n", "truncated plan: 6 bytes");
+}
+
+TEST_F(PlanCorruptionTest, Directory) {
+  EXPECT_THAT([&] { Plan::load(dir_); },
+              ThrowsMessage<Error>(HasSubstr(dir_ + ": is a directory")));
+}
+
+TEST_F(PlanCorruptionTest, MissingFile) {
+  EXPECT_THAT([&] { Plan::load(path("missing.plan")); },
+              ThrowsMessage<Error>(HasSubstr("missing.plan: cannot open")));
+}
+
+void patch32(std::string &b, size_t offset, uint32_t v) {
+  detail::writeLE(reinterpret_cast<uint8_t *>(b.data()) + offset, v);
+}
+
+void patch64(std::string &b, size_t offset, uint64_t v) {
+  detail::writeLE(reinterpret_cast<uint8_t *>(b.data()) + offset, v);
+}
+
+TEST_F(PlanCorruptionTest, NewerMajorVersion) {
+  std::string b = bytes_;
+  patch32(b, detail::kMajorOffset, 2);
+  expectRefused(b, "plan format 2.0 is newer than this llmc supports (1.x): "
+                   "recompile the model with this llmc or upgrade llmc");
+}
+
+TEST_F(PlanCorruptionTest, OlderMajorVersion) {
+  std::string b = bytes_;
+  patch32(b, detail::kMajorOffset, 0);
+  patch32(b, detail::kMinorOffset, 9);
+  expectRefused(b, "plan format 0.9 is older than this llmc supports (1.x)");
+}
+
+TEST_F(PlanCorruptionTest, NewerMinorVersionLoads) {
+  std::string b = bytes_;
+  patch32(b, detail::kMinorOffset, kPlanFormatMinor + 7);
+  writeBytes(path("minor.plan"), b);
+  auto plan = Plan::load(path("minor.plan"));
+  EXPECT_EQ(plan->formatMinor(), kPlanFormatMinor + 7);
+}
+
+TEST_F(PlanCorruptionTest, InconsistentHeader) {
+  std::string b = bytes_;
+  patch32(b, detail::kHeaderSizeOffset, 16);
+  expectRefused(b, "corrupted plan header: header size 16");
+  b = bytes_;
+  patch64(b, detail::kFlatBufferSizeOffset, header_.weightsOffset);
+  expectRefused(b, "corrupted plan header: sections overlap");
+  b = bytes_;
+  patch64(b, detail::kWeightsOffsetOffset, header_.weightsOffset + 1);
+  expectRefused(b, "corrupted plan header");
+  b = bytes_;
+  patch64(b, detail::kWeightsSizeOffset, ~uint64_t(0) - 100);
+  expectRefused(b, "truncated plan");
+}
+
+TEST_F(PlanCorruptionTest, FlippedMetadataByteFailsTheVerifierOrChecksum) {
+  std::string b = bytes_;
+  // The root table offset: the verifier must catch it.
+  patch32(b, 64, 0x7ffffff0);
+  expectRefused(b, "corrupted plan metadata");
+  // The file identifier.
+  b = bytes_;
+  b[64 + 4] = 'X';
+  expectRefused(b, "corrupted plan metadata");
+  // A byte inside a string is structurally fine: only the checksum sees it.
+  b = bytes_;
+  size_t at = b.find("llama", 64);
+  ASSERT_LT(at, header_.weightsOffset);
+  b[at] = 'L';
+  expectRefused(b, "checksum mismatch: the plan is corrupted");
+}
+
+TEST_F(PlanCorruptionTest, EveryFlippedMetadataByteIsRefused) {
+  // Whatever byte of the metadata changes, loading fails cleanly (verifier,
+  // structural checks or checksum), never crashes; without the checksum a
+  // flip either still passes every structural check or is refused.
+  std::vector<uint64_t> storage((bytes_.size() + 7) / 8);
+  auto *data = reinterpret_cast<uint8_t *>(storage.data());
+  std::memcpy(data, bytes_.data(), bytes_.size());
+  PlanLoadOptions skip;
+  skip.verifyChecksum = false;
+  size_t refusedWithoutChecksum = 0;
+  for (uint64_t k = 64; k < 64 + header_.flatBufferSize; ++k) {
+    data[k] ^= 0x41;
+    EXPECT_THROW(Plan::loadFromMemory(data, bytes_.size(), "flip.plan"), Error)
+        << "byte " << k;
+    try {
+      Plan::loadFromMemory(data, bytes_.size(), "flip.plan", skip);
+    } catch (const Error &) {
+      ++refusedWithoutChecksum;
+    }
+    data[k] ^= 0x41;
+  }
+  EXPECT_GT(refusedWithoutChecksum, 0u);
+}
+
+TEST_F(PlanCorruptionTest, FlippedWeightByte) {
+  for (uint64_t k : {header_.weightsOffset, header_.weightsOffset + 4000,
+                     uint64_t(bytes_.size() - 1)}) {
+    std::string b = bytes_;
+    b[k] ^= 1;
+    expectRefused(b, "checksum mismatch: the plan is corrupted");
+  }
+}
+
+TEST_F(PlanCorruptionTest, FlippedPaddingByte) {
+  std::string b = bytes_;
+  b[header_.weightsOffset - 1] = 1;
+  expectRefused(b, "checksum mismatch");
+}
+
+TEST_F(PlanCorruptionTest, BadOpKind) {
+  expectWriterPlanRefused(
+      [](std::vector<Graph> &g) { g[1].ops[2].kind = 99; },
+      "corrupted plan metadata: graph 'decode' op 2: unknown op kind 99");
+  expectWriterPlanRefused(
+      [](std::vector<Graph> &g) { g[0].ops[0].kind = LLMC_OP_COUNT; },
+      "unknown op kind 16");
+}
+
+TEST_F(PlanCorruptionTest, OperandOutOfRange) {
+  expectWriterPlanRefused(
+      [](std::vector<Graph> &g) { g[0].ops[1].operands[0].index = 17; },
+      "graph 'prefill' op 1 (rms_norm): operand 0 is buffer 17 but the graph "
+      "has 3");
+  expectWriterPlanRefused(
+      [](std::vector<Graph> &g) { g[0].ops[2].operands[1].index = 8; },
+      "graph 'prefill' op 2 (linear): operand 1 is weight 8 but the plan has "
+      "8");
+  expectWriterPlanRefused(
+      [](std::vector<Graph> &g) { g[0].ops[0].operands[1].index = 2; },
+      "operand 1 is input 2");
+  expectWriterPlanRefused(
+      [](std::vector<Graph> &g) { g[0].ops[0].operands[1].kind = 7; },
+      "operand 1 is of unknown kind 7");
+}
+
+TEST_F(PlanCorruptionTest, ResultOrLogitsOutOfRange) {
+  expectWriterPlanRefused(
+      [](std::vector<Graph> &g) { g[1].ops[0].results[0] = 3; },
+      "graph 'decode' op 0 (embedding): result 0 is buffer 3 but the graph "
+      "has 3");
+  expectWriterPlanRefused(
+      [](std::vector<Graph> &g) { g[1].logitsBuffer = 5; },
+      "graph 'decode': logits buffer 5 but the graph has 3");
+}
+
+TEST_F(PlanCorruptionTest, BadBuffersAndWorkspace) {
+  expectWriterPlanRefused(
+      [](std::vector<Graph> &g) { g[0].buffers[1].dtype = 12; },
+      "graph 'prefill' buffer 1: unknown dtype 12");
+  expectWriterPlanRefused(
+      [](std::vector<Graph> &g) { g[0].buffers[2].cols = -1; },
+      "graph 'prefill' buffer 2: size or offset out of range");
+  expectWriterPlanRefused([](std::vector<Graph> &g) { g[0].workspaceT = -5; },
+                          "graph 'prefill': workspace size out of range");
+}
+
+TEST_F(PlanCorruptionTest, WriterRefusesOverfullOps) {
+  EXPECT_THAT(
+      [&] {
+        testWriter([](std::vector<Graph> &g) {
+          g[0].ops[0].num_operands = LLMC_MAX_OPERANDS + 1;
+        }).write(path("x.plan"));
+      },
+      ThrowsMessage<Error>(HasSubstr("more operands or results")));
+}
+
+/// Writes a plan whose metadata the writer would never produce: one weight
+/// entry as given, over a weight section of `sectionBytes`.
+void writeForgedPlan(const std::string &p, uint32_t dtype,
+                     std::vector<int64_t> shape, uint64_t offset,
+                     uint64_t nbytes, uint64_t sectionBytes,
+                     uint32_t kvDtype = LLMC_F32, int64_t layers = 2) {
+  flatbuffers::FlatBufferBuilder fbb;
+  fb::ConfigBuilder cb(fbb);
+  cb.add_num_layers(layers);
+  cb.add_kv_dtype(kvDtype);
+  auto config = cb.Finish();
+  auto weight = fb::CreateWeight(fbb, fbb.CreateString("w"), dtype,
+                                 fbb.CreateVector(shape), offset, nbytes);
+  std::vector<flatbuffers::Offset<fb::Weight>> weights = {weight};
+  auto weightsOff = fbb.CreateVector(weights);
+  fb::FinishPlanBuffer(fbb, fb::CreatePlan(fbb, config, 0, 0, weightsOff, 0));
+  detail::writePlanFile(p, fbb.GetBufferPointer(), fbb.GetSize(),
+                        {{0, sectionBytes, {}}});
+}
+
+TEST_F(PlanCorruptionTest, ForgedWeightEntries) {
+  std::string p = path("forged.plan");
+  auto refused = [&](const std::string &message) {
+    EXPECT_THAT(
+        [&] { Plan::load(p); },
+        ThrowsMessage<Error>(AllOf(HasSubstr(p + ": "), HasSubstr(message))));
+  };
+  writeForgedPlan(p, LLMC_F32, {4}, 0, 16, 16);
+  EXPECT_NO_THROW(Plan::load(p));
+  writeForgedPlan(p, LLMC_F32, {4}, 0, 15, 16);
+  refused("corrupted plan metadata: weight 0 'w': 15 bytes, but its dtype "
+          "and shape make 16");
+  writeForgedPlan(p, LLMC_I4, {3, 5}, 0, 7, 16);
+  refused("7 bytes, but its dtype and shape make 8");
+  writeForgedPlan(p, LLMC_F32, {4}, 64, 16, 16);
+  refused("weight 0 'w': bytes 64..80 lie outside the weight section (16 "
+          "bytes)");
+  writeForgedPlan(p, LLMC_F32, {4}, ~uint64_t(0) - 63, 16, 16);
+  refused("lie outside the weight section");
+  writeForgedPlan(p, LLMC_F32, {1}, 8, 4, 16);
+  refused("offset 8 is not 64-byte aligned");
+  writeForgedPlan(p, 77, {4}, 0, 16, 16);
+  refused("weight 0 'w': unknown dtype 77");
+  writeForgedPlan(p, LLMC_F32, {1, 1, 1, 1, 1}, 0, 4, 16);
+  refused("rank 5");
+  writeForgedPlan(p, LLMC_F32, {int64_t(1) << 40, int64_t(1) << 40}, 0, 0, 16);
+  refused("bad shape");
+  writeForgedPlan(p, LLMC_F32, {-4}, 0, 0, 16);
+  refused("bad shape");
+  writeForgedPlan(p, LLMC_F32, {4}, 0, 16, 16, LLMC_I4);
+  refused("KV-cache dtype 4 is not f32, f16 or bf16");
+  writeForgedPlan(p, LLMC_F32, {4}, 0, 16, 16, LLMC_F32, -2);
+  refused("config num_layers = -2 is out of range");
+}
+
+} // namespace
+} // namespace llmc::test
