@@ -1,0 +1,183 @@
+//===- attention_tile.cpp - Flash-style attention of a tile of queries ----===//
+//
+// The query heads that share a kv head (GQA) and a tile of query rows walk
+// the sequence's keys in chunks of 32, read from the paged pool block by
+// block and converted to f32 once per chunk for the whole tile. Softmax is
+// online (running max and sum), so no score row of the full context is
+// ever stored. Prefill and decode attention are both built on this.
+//
+//===----------------------------------------------------------------------===//
+#include "cpu.h"
+#include "simd.h"
+
+#include "llmc/support/half.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace llmc::cpu {
+namespace {
+
+constexpr int64_t kChunk = 32; // keys per chunk: four 8-lane score vectors
+
+void loadRow(const uint8_t *src, uint32_t dtype, int64_t n, float *out) {
+  if (dtype == LLMC_F32) {
+    std::memcpy(out, src, size_t(n) * 4);
+    return;
+  }
+  const auto *h = reinterpret_cast<const uint16_t *>(src);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, dtype == LLMC_BF16 ? simd::loadBf16(h + i)
+                                                 : simd::loadF16(h + i));
+  for (; i < n; ++i) {
+    uint16_t v;
+    std::memcpy(&v, src + i * 2, 2);
+    out[i] = dtype == LLMC_BF16 ? bf16ToFloat(v) : f16ToFloat(v);
+  }
+}
+
+struct Scratch {
+  std::vector<float> kt, v, row, m, l, acc;
+};
+
+} // namespace
+
+void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
+                const Matrix &out, int64_t b, int64_t first, int64_t count,
+                int64_t len, int64_t kvHead, int64_t keyLo, int64_t keyHi,
+                const AttentionPart *part) {
+  const KvCache &cache = *step.cache;
+  const int64_t D = s.headDim, G = s.heads / s.kvHeads, R = count * G;
+  const int64_t bs = cache.desc.block_size;
+  const uint32_t dtype = cache.desc.dtype;
+  const size_t esize = ref::dtypeSize(dtype);
+  const float ninf = -std::numeric_limits<float>::infinity();
+
+  thread_local Scratch sc;
+  sc.kt.assign(size_t(D * kChunk), 0.0f);
+  sc.v.resize(size_t(kChunk * D));
+  sc.row.resize(size_t(D));
+  sc.m.assign(size_t(R), ninf);
+  sc.l.assign(size_t(R), 0.0f);
+  sc.acc.assign(size_t(R * D), 0.0f);
+
+  // Keys row i may see: causal, and within the window.
+  auto rowLo = [&](int64_t i) {
+    int64_t pos = len - count + i;
+    int64_t lo = s.window > 0 ? std::max<int64_t>(0, pos - s.window + 1) : 0;
+    return std::max(lo, keyLo);
+  };
+  auto rowHi = [&](int64_t i) { return std::min(len - count + i + 1, keyHi); };
+  int64_t from = rowLo(0), to = rowHi(count - 1);
+
+  const uint8_t *kBase = cache.k[size_t(s.layer)].data();
+  const uint8_t *vBase = cache.v[size_t(s.layer)].data();
+  const int32_t *table = step.args.block_tables + b * step.args.max_blocks;
+  alignas(32) float scores[kChunk];
+
+  for (int64_t j0 = from; j0 < to;) {
+    // A chunk never crosses a block: its keys are contiguous in the pool.
+    int64_t blockEnd = (j0 / bs + 1) * bs;
+    int64_t nt = std::min({kChunk, to - j0, blockEnd - j0});
+    int64_t slot0 = int64_t(table[j0 / bs]) * bs + j0 % bs;
+    for (int64_t t = 0; t < nt; ++t) {
+      int64_t off = ((slot0 + t) * s.kvHeads + kvHead) * D;
+      loadRow(kBase + off * int64_t(esize), dtype, D, sc.row.data());
+      for (int64_t d = 0; d < D; ++d)
+        sc.kt[size_t(d * kChunk + t)] = sc.row[size_t(d)];
+      loadRow(vBase + off * int64_t(esize), dtype, D, &sc.v[size_t(t * D)]);
+    }
+    for (int64_t t = nt; t < kChunk; ++t)
+      for (int64_t d = 0; d < D; ++d)
+        sc.kt[size_t(d * kChunk + t)] = 0.0f;
+
+    for (int64_t r = 0; r < R; ++r) {
+      int64_t i = r / G, h = kvHead * G + r % G;
+      int64_t lo = std::max(rowLo(i), j0), hi = std::min(rowHi(i), j0 + nt);
+      if (lo >= hi)
+        continue;
+      const float *qv = q.row(first + i) + h * D;
+      __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+      const float *kt = sc.kt.data();
+      for (int64_t d = 0; d < D; ++d, kt += kChunk) {
+        __m256 qd = _mm256_set1_ps(qv[d]);
+        s0 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kt), s0);
+        s1 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kt + 8), s1);
+        s2 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kt + 16), s2);
+        s3 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kt + 24), s3);
+      }
+      _mm256_store_ps(scores, s0);
+      _mm256_store_ps(scores + 8, s1);
+      _mm256_store_ps(scores + 16, s2);
+      _mm256_store_ps(scores + 24, s3);
+      float cmax = ninf;
+      for (int64_t t = 0; t < kChunk; ++t) {
+        int64_t j = j0 + t;
+        scores[t] = j >= lo && j < hi ? scores[t] * s.scale : ninf;
+        cmax = std::max(cmax, scores[t]);
+      }
+      float &m = sc.m[size_t(r)], &l = sc.l[size_t(r)];
+      float mNew = std::max(m, cmax);
+      float alpha = m == ninf ? 0.0f : std::exp(m - mNew);
+      __m256 vm = _mm256_set1_ps(mNew), psum = _mm256_setzero_ps();
+      for (int64_t t = 0; t < kChunk; t += 8) {
+        __m256 sv = _mm256_load_ps(scores + t);
+        __m256 valid = _mm256_cmp_ps(sv, _mm256_set1_ps(ninf), _CMP_NEQ_OQ);
+        __m256 p = _mm256_and_ps(simd::exp(_mm256_sub_ps(sv, vm)), valid);
+        _mm256_store_ps(scores + t, p);
+        psum = _mm256_add_ps(psum, p);
+      }
+      l = l * alpha + simd::hsum(psum);
+      m = mNew;
+
+      float *acc = &sc.acc[size_t(r * D)];
+      __m256 va = _mm256_set1_ps(alpha);
+      int64_t d = 0;
+      for (; d + 32 <= D; d += 32) {
+        __m256 a0 = _mm256_mul_ps(_mm256_loadu_ps(acc + d), va);
+        __m256 a1 = _mm256_mul_ps(_mm256_loadu_ps(acc + d + 8), va);
+        __m256 a2 = _mm256_mul_ps(_mm256_loadu_ps(acc + d + 16), va);
+        __m256 a3 = _mm256_mul_ps(_mm256_loadu_ps(acc + d + 24), va);
+        for (int64_t t = lo - j0; t < hi - j0; ++t) {
+          __m256 p = _mm256_set1_ps(scores[t]);
+          const float *vt = &sc.v[size_t(t * D + d)];
+          a0 = _mm256_fmadd_ps(p, _mm256_loadu_ps(vt), a0);
+          a1 = _mm256_fmadd_ps(p, _mm256_loadu_ps(vt + 8), a1);
+          a2 = _mm256_fmadd_ps(p, _mm256_loadu_ps(vt + 16), a2);
+          a3 = _mm256_fmadd_ps(p, _mm256_loadu_ps(vt + 24), a3);
+        }
+        _mm256_storeu_ps(acc + d, a0);
+        _mm256_storeu_ps(acc + d + 8, a1);
+        _mm256_storeu_ps(acc + d + 16, a2);
+        _mm256_storeu_ps(acc + d + 24, a3);
+      }
+      for (; d < D; ++d) {
+        float a = acc[d] * alpha;
+        for (int64_t t = lo - j0; t < hi - j0; ++t)
+          a += scores[t] * sc.v[size_t(t * D + d)];
+        acc[d] = a;
+      }
+    }
+    j0 += nt;
+  }
+
+  for (int64_t r = 0; r < R; ++r) {
+    int64_t i = r / G, h = kvHead * G + r % G;
+    const float *acc = &sc.acc[size_t(r * D)];
+    if (part) {
+      part->m[r] = sc.m[size_t(r)];
+      part->l[r] = sc.l[size_t(r)];
+      std::memcpy(part->acc + r * D, acc, size_t(D) * 4);
+      continue;
+    }
+    float inv = sc.l[size_t(r)] > 0 ? 1.0f / sc.l[size_t(r)] : 0.0f;
+    float *o = out.row(first + i) + h * D;
+    for (int64_t d = 0; d < D; ++d)
+      o[d] = acc[d] * inv;
+  }
+}
+
+} // namespace llmc::cpu

@@ -1,0 +1,148 @@
+//===- cpu.h - The fast CPU backend's internals ----------------*- C++ -*-===//
+//
+// The cpu backend validates graphs and steps with the ref backend's own
+// checks (compiled into this plugin from backends/ref), so both refuse
+// exactly the same inputs, and replaces every ref kernel with a vectorized,
+// OpenMP-parallel one. Weights are converted or packed once at prepare and
+// shared, keyed by their data pointer, between the graphs of one plan.
+//
+// Our kernels use AVX2 + FMA + F16C, which every x86 server of the last
+// decade has; oneDNN picks AVX-512 / AMX itself at run time for the large
+// matmuls, where those units pay.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "../ref/ref.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace llmc::cpu {
+
+using ref::Graph;
+using ref::InvalidArgument;
+using ref::KvCache;
+using ref::Matrix;
+using ref::Step;
+
+/// A compiled op: everything prepare could decide is captured.
+using Kernel = std::function<void(Step &)>;
+
+class MatmulEngine; // oneDNN engine, stream and primitive cache
+
+/// Packed weights shared by the graphs of a plan. An entry lives while some
+/// prepared graph holds it, so a new plan mapped at a reused address never
+/// sees another plan's packs.
+class WeightCache {
+public:
+  template <typename T, typename Make>
+  std::shared_ptr<T> get(const void *data, size_t nbytes, int kind, Make make) {
+    Key key{data, nbytes, kind};
+    auto it = entries_.find(key);
+    if (it != entries_.end())
+      if (auto p = it->second.lock())
+        return std::static_pointer_cast<T>(p);
+    std::shared_ptr<T> made = make();
+    entries_[key] = made;
+    return made;
+  }
+
+private:
+  using Key = std::tuple<const void *, size_t, int>;
+  std::map<Key, std::weak_ptr<void>> entries_;
+};
+
+struct Backend {
+  int threads = 1;
+  std::string error;
+  WeightCache weights;
+  std::shared_ptr<MatmulEngine> matmul; // created on first pack
+};
+
+//===-- Weight helpers ----------------------------------------------------===//
+
+/// A f32/bf16/f16 weight as an owned f32 vector (norm weights, biases,
+/// tables of frequencies: small, read every step).
+std::vector<float> toF32(const llmc_weight_desc &w, int64_t count);
+
+//===-- Kernel factories (one per op family) ------------------------------===//
+
+Kernel makeEmbedding(const llmc_op_desc &, const Graph &, Backend &);
+Kernel makeNorm(const llmc_op_desc &, const Graph &, Backend &);
+Kernel makeLinear(const llmc_op_desc &, const Graph &, Backend &);
+Kernel makeRope(const llmc_op_desc &, const Graph &, Backend &);
+Kernel makeElementwise(const llmc_op_desc &, const Graph &, Backend &);
+Kernel makeKvWrite(const llmc_op_desc &, const Graph &, Backend &);
+Kernel makePrefillAttention(const llmc_op_desc &, const Graph &, Backend &);
+Kernel makeDecodeAttention(const llmc_op_desc &, const Graph &, Backend &);
+
+//===-- Small-row linear kernels (decode) ---------------------------------===//
+
+/// out[r][n] = sum_k x[r][k] * W[n][k] + bias[n] (bias may be null) for every
+/// row r of x, reading W once per group of rows. Parallel over n.
+struct GemvArgs {
+  const float *x;
+  int64_t rows, K, N;
+  const float *bias;
+  float *out; // [rows, N]
+};
+void gemvF32(const GemvArgs &a, const float *w);
+void gemvBf16(const GemvArgs &a, const uint16_t *w);
+void gemvF16(const GemvArgs &a, const uint16_t *w);
+/// i8 [N, K] with scales [N, K / group].
+void gemvQ8(const GemvArgs &a, const int8_t *w, const float *scales,
+            int64_t group);
+/// i4 [N, K / 2] (low nibble = even column) with scales [N, K / group].
+void gemvQ4(const GemvArgs &a, const uint8_t *w, const float *scales,
+            int64_t group);
+
+//===-- Large-row linear (oneDNN) -----------------------------------------===//
+
+/// A weight packed for oneDNN, or null when oneDNN cannot run this dtype
+/// fast here (the caller then uses the gemv kernels row block by row block).
+struct PackedMatmul;
+struct LinearWeight {
+  uint32_t dtype;
+  const void *data;
+  size_t nbytes;
+  const float *scales; // i8/i4 (owned by the caller)
+  int64_t N, K, group;
+};
+std::shared_ptr<PackedMatmul> packMatmul(Backend &b, const LinearWeight &w);
+/// out = x · Wᵀ (+ bias), x f32 [M, K]. Returns false when the primitive
+/// could not be created (the caller falls back).
+bool runMatmul(PackedMatmul &p, const float *x, int64_t M, const float *bias,
+               float *out);
+
+//===-- Attention ---------------------------------------------------------===//
+
+struct AttentionShape {
+  int64_t layer, heads, kvHeads, headDim, window;
+  float scale;
+};
+AttentionShape attentionShape(const llmc_op_desc &op);
+void expectCacheFits(const KvCache &cache, const AttentionShape &s);
+
+/// Attention of `count` query rows (starting at row `first` of q) of
+/// sequence b over its `len` cached positions, for kv heads [kv0, kv1) and
+/// keys [keyLo, keyHi) only. With partial = true the unnormalized state
+/// (max, sum, acc) is written to the part buffers for a split-K merge.
+struct AttentionPart {
+  float *m, *l, *acc; // [count * group], [count * group], [.. * headDim]
+};
+void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
+                const Matrix &out, int64_t b, int64_t first, int64_t count,
+                int64_t len, int64_t kvHead, int64_t keyLo, int64_t keyHi,
+                const AttentionPart *part);
+
+//===-- Vector helpers shared by the kernels ------------------------------===//
+
+int ompThreads();
+
+} // namespace llmc::cpu

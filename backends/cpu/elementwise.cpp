@@ -1,0 +1,201 @@
+//===- elementwise.cpp - Pointwise ops, slices, row picks, embeddings -----===//
+//
+// These are memory-bound; a parallel region only pays above a few thousand
+// values, so small steps (decode) stay on the calling thread.
+//
+//===----------------------------------------------------------------------===//
+#include "cpu.h"
+#include "simd.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace llmc::cpu {
+namespace {
+
+constexpr int64_t kParallelValues = 1 << 15;
+
+inline __m256 silu8(__m256 x) {
+  __m256 e = simd::exp(_mm256_sub_ps(_mm256_setzero_ps(), x));
+  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
+inline float silu1(float x) { return x / (1.0f + std::exp(-x)); }
+
+// Calls f8(r, c) on whole vectors and f1(r, c) on each row's tail.
+template <typename F8, typename F1>
+void mapRows(int64_t rows, int64_t cols, F8 f8, F1 f1) {
+#pragma omp parallel for schedule(static) if (rows * cols >= kParallelValues)
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t c = 0;
+    for (; c + 8 <= cols; c += 8)
+      f8(r, c);
+    for (; c < cols; ++c)
+      f1(r, c);
+  }
+}
+
+Kernel makeBinary(const llmc_op_desc &op) {
+  bool add = op.kind == LLMC_OP_ADD;
+  return [op, add](Step &step) {
+    Matrix a = step.operand(op, 0), b = step.operand(op, 1);
+    Matrix out = step.result(op, 0);
+    ref::expectRows(b, a.rows, "operand 1");
+    ref::expectRows(out, a.rows, "the result");
+    mapRows(
+        a.rows, a.cols,
+        [&](int64_t r, int64_t c) {
+          __m256 x = _mm256_loadu_ps(a.row(r) + c);
+          __m256 y = _mm256_loadu_ps(b.row(r) + c);
+          _mm256_storeu_ps(out.row(r) + c,
+                           add ? _mm256_add_ps(x, y) : _mm256_mul_ps(x, y));
+        },
+        [&](int64_t r, int64_t c) {
+          float x = a.row(r)[c], y = b.row(r)[c];
+          out.row(r)[c] = add ? x + y : x * y;
+        });
+  };
+}
+
+Kernel makeSilu(const llmc_op_desc &op) {
+  return [op](Step &step) {
+    Matrix x = step.operand(op, 0), out = step.result(op, 0);
+    ref::expectRows(out, x.rows, "the result");
+    mapRows(
+        x.rows, x.cols,
+        [&](int64_t r, int64_t c) {
+          _mm256_storeu_ps(out.row(r) + c,
+                           silu8(_mm256_loadu_ps(x.row(r) + c)));
+        },
+        [&](int64_t r, int64_t c) { out.row(r)[c] = silu1(x.row(r)[c]); });
+  };
+}
+
+// GELU is rare in the models we serve (GPT-2 style); libm's tanh and erf
+// keep it exactly ref's.
+Kernel makeGelu(const llmc_op_desc &op) {
+  bool tanhApprox = op.i[0] == 1;
+  return [op, tanhApprox](Step &step) {
+    Matrix x = step.operand(op, 0), out = step.result(op, 0);
+    ref::expectRows(out, x.rows, "the result");
+    int64_t n = x.rows * x.cols;
+    const float *in = x.data;
+    float *o = out.data;
+#pragma omp parallel for schedule(static) if (n >= kParallelValues / 4)
+    for (int64_t i = 0; i < n; ++i) {
+      float v = in[i];
+      if (tanhApprox) {
+        const float k = 0.7978845608028654f;
+        o[i] = 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * v * v * v)));
+      } else {
+        o[i] = 0.5f * v * (1.0f + std::erf(v * 0.7071067811865476f));
+      }
+    }
+  };
+}
+
+Kernel makeSwiglu(const llmc_op_desc &op) {
+  return [op](Step &step) {
+    Matrix x = step.operand(op, 0), out = step.result(op, 0);
+    ref::expectRows(out, x.rows, "the result");
+    int64_t I = out.cols;
+    mapRows(
+        x.rows, I,
+        [&](int64_t r, int64_t c) {
+          __m256 g = _mm256_loadu_ps(x.row(r) + c);
+          __m256 u = _mm256_loadu_ps(x.row(r) + I + c);
+          _mm256_storeu_ps(out.row(r) + c, _mm256_mul_ps(silu8(g), u));
+        },
+        [&](int64_t r, int64_t c) {
+          out.row(r)[c] = silu1(x.row(r)[c]) * x.row(r)[I + c];
+        });
+  };
+}
+
+Kernel makeSlice(const llmc_op_desc &op) {
+  return [op](Step &step) {
+    Matrix x = step.operand(op, 0), out = step.result(op, 0);
+    ref::expectRows(out, x.rows, "the result");
+    for (int64_t r = 0; r < x.rows; ++r)
+      std::memcpy(out.row(r), x.row(r) + op.i[0], size_t(out.cols) * 4);
+  };
+}
+
+Kernel makeTakeRows(const llmc_op_desc &op) {
+  return [op](Step &step) {
+    Matrix x = step.operand(op, 0), out = step.result(op, 0);
+    int64_t n = step.args.num_logits;
+    if (n > out.rows)
+      throw InvalidArgument("num_logits " + std::to_string(n) +
+                            " exceeds the result's " +
+                            std::to_string(out.rows) + " rows");
+    for (int64_t i = 0; i < n; ++i)
+      if (step.args.logits_rows[i] >= x.rows)
+        throw InvalidArgument("logits_rows[" + std::to_string(i) + "] = " +
+                              std::to_string(step.args.logits_rows[i]) +
+                              " is not a row of x");
+    // The rows past num_logits are unspecified; ref zeroes them and so do we.
+    std::memset(out.data, 0, size_t(out.rows * out.cols) * 4);
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(out.row(i), x.row(step.args.logits_rows[i]),
+                  size_t(x.cols) * 4);
+  };
+}
+
+} // namespace
+
+Kernel makeElementwise(const llmc_op_desc &op, const Graph &, Backend &) {
+  switch (op.kind) {
+  case LLMC_OP_ADD:
+  case LLMC_OP_MUL:
+    return makeBinary(op);
+  case LLMC_OP_SILU:
+    return makeSilu(op);
+  case LLMC_OP_GELU:
+    return makeGelu(op);
+  case LLMC_OP_SWIGLU:
+    return makeSwiglu(op);
+  case LLMC_OP_SLICE:
+    return makeSlice(op);
+  case LLMC_OP_TAKE_ROWS:
+    return makeTakeRows(op);
+  default:
+    throw InvalidArgument("no cpu kernel for op kind " +
+                          std::to_string(op.kind));
+  }
+}
+
+// EMBEDDING: rows of a f32/bf16/f16 table, ids being tokens or positions.
+Kernel makeEmbedding(const llmc_op_desc &op, const Graph &g, Backend &) {
+  const llmc_weight_desc table = g.weights[op.operands[0].index];
+  return [op, table](Step &step) {
+    const int32_t *ids = step.input(op, 1);
+    Matrix out = step.result(op, 0);
+    int64_t rows = table.shape[0], dim = table.shape[1];
+    ref::expectRows(out, step.args.num_tokens, "the result");
+    for (int64_t t = 0; t < out.rows; ++t)
+      if (ids[t] < 0 || ids[t] >= rows)
+        throw InvalidArgument("id " + std::to_string(ids[t]) + " at row " +
+                              std::to_string(t) + " is outside the table of " +
+                              std::to_string(rows) + " rows");
+    const auto *bytes = static_cast<const uint8_t *>(table.data);
+    for (int64_t t = 0; t < out.rows; ++t) {
+      float *o = out.row(t);
+      int64_t e = int64_t(ids[t]) * dim;
+      if (table.dtype == LLMC_F32) {
+        std::memcpy(o, bytes + e * 4, size_t(dim) * 4);
+        continue;
+      }
+      const auto *h = reinterpret_cast<const uint16_t *>(bytes + e * 2);
+      bool bf = table.dtype == LLMC_BF16;
+      int64_t c = 0;
+      for (; c + 8 <= dim; c += 8)
+        _mm256_storeu_ps(o + c,
+                         bf ? simd::loadBf16(h + c) : simd::loadF16(h + c));
+      if (c < dim)
+        ref::loadWeight(table, e + c, dim - c, o + c);
+    }
+  };
+}
+
+} // namespace llmc::cpu

@@ -1,0 +1,89 @@
+//===- linear.cpp - LINEAR: choosing between gemv and oneDNN --------------===//
+//
+// Up to kGemvMaxRows activation rows (decode, small batches) the step is
+// bound by reading the weights, and our gemv kernels read the plan's own
+// bytes once. Above that it is bound by arithmetic, and oneDNN's packed
+// matmul (AMX or AVX-512 where present) serves; when oneDNN cannot run a
+// dtype fast here, the gemv kernels take every row, panel by panel.
+//
+//===----------------------------------------------------------------------===//
+#include "cpu.h"
+
+namespace llmc::cpu {
+namespace {
+
+constexpr int64_t kGemvMaxRows = 8;
+
+enum Slot { X = 0, W = 1, Scales = 2, Bias = 3 };
+
+bool present(const llmc_op_desc &op, int s) {
+  return uint32_t(s) < op.num_operands &&
+         op.operands[s].kind != LLMC_OPERAND_NONE;
+}
+
+void gemv(const LinearWeight &w, const GemvArgs &a) {
+  switch (w.dtype) {
+  case LLMC_F32:
+    return gemvF32(a, static_cast<const float *>(w.data));
+  case LLMC_BF16:
+    return gemvBf16(a, static_cast<const uint16_t *>(w.data));
+  case LLMC_F16:
+    return gemvF16(a, static_cast<const uint16_t *>(w.data));
+  case LLMC_I8:
+    return gemvQ8(a, static_cast<const int8_t *>(w.data), w.scales, w.group);
+  default:
+    return gemvQ4(a, static_cast<const uint8_t *>(w.data), w.scales, w.group);
+  }
+}
+
+bool mayExceed(const llmc_rows &r, int64_t rows) {
+  return r.t_coef > 0 || r.b_coef > 0 || r.constant > rows;
+}
+
+} // namespace
+
+Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
+  const llmc_weight_desc &wd = g.weights[op.operands[W].index];
+  int64_t K = g.buffers[op.operands[X].index].cols;
+  int64_t N = g.buffers[op.results[0]].cols;
+  bool quantized = wd.dtype == LLMC_I8 || wd.dtype == LLMC_I4;
+
+  std::shared_ptr<std::vector<float>> scales, bias;
+  if (quantized) {
+    const llmc_weight_desc &s = g.weights[op.operands[Scales].index];
+    // Owned copies: plan memory is only byte-aligned.
+    scales = b.weights.get<std::vector<float>>(s.data, s.nbytes, 1, [&] {
+      return std::make_shared<std::vector<float>>(
+          toF32(s, ref::weightElements(s)));
+    });
+  }
+  if (present(op, Bias)) {
+    const llmc_weight_desc &bw = g.weights[op.operands[Bias].index];
+    bias = b.weights.get<std::vector<float>>(bw.data, bw.nbytes, 2, [&] {
+      return std::make_shared<std::vector<float>>(toF32(bw, N));
+    });
+  }
+  LinearWeight w{wd.dtype,
+                 wd.data,
+                 wd.nbytes,
+                 scales ? scales->data() : nullptr,
+                 N,
+                 K,
+                 quantized ? op.i[0] : 0};
+
+  std::shared_ptr<PackedMatmul> packed;
+  if (mayExceed(g.buffers[op.operands[X].index].rows, kGemvMaxRows))
+    packed = packMatmul(b, w);
+
+  return [op, w, scales, bias, packed](Step &step) {
+    Matrix x = step.operand(op, X), out = step.result(op, 0);
+    ref::expectRows(out, x.rows, "the result");
+    const float *bp = bias ? bias->data() : nullptr;
+    if (x.rows > kGemvMaxRows && packed &&
+        runMatmul(*packed, x.data, x.rows, bp, out.data))
+      return;
+    gemv(w, GemvArgs{x.data, x.rows, w.K, w.N, bp, out.data});
+  };
+}
+
+} // namespace llmc::cpu
