@@ -40,8 +40,37 @@ void loadRow(const uint8_t *src, uint32_t dtype, int64_t n, float *out) {
 }
 
 struct Scratch {
-  std::vector<float> kt, v, row, m, l, acc;
+  std::vector<float> kt, v, krows, m, l, acc;
 };
+
+// Rows r[0..7] (8 floats each, stride ld) into columns: out + i * ldo holds
+// element i of every row.
+inline void transpose8(const float *in, int64_t ld, float *out, int64_t ldo) {
+  __m256 r0 = _mm256_loadu_ps(in), r1 = _mm256_loadu_ps(in + ld),
+         r2 = _mm256_loadu_ps(in + 2 * ld), r3 = _mm256_loadu_ps(in + 3 * ld),
+         r4 = _mm256_loadu_ps(in + 4 * ld), r5 = _mm256_loadu_ps(in + 5 * ld),
+         r6 = _mm256_loadu_ps(in + 6 * ld), r7 = _mm256_loadu_ps(in + 7 * ld);
+  __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1),
+         t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3),
+         t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+         t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44),
+         u1 = _mm256_shuffle_ps(t0, t2, 0xee),
+         u2 = _mm256_shuffle_ps(t1, t3, 0x44),
+         u3 = _mm256_shuffle_ps(t1, t3, 0xee),
+         u4 = _mm256_shuffle_ps(t4, t6, 0x44),
+         u5 = _mm256_shuffle_ps(t4, t6, 0xee),
+         u6 = _mm256_shuffle_ps(t5, t7, 0x44),
+         u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+  _mm256_storeu_ps(out, _mm256_permute2f128_ps(u0, u4, 0x20));
+  _mm256_storeu_ps(out + ldo, _mm256_permute2f128_ps(u1, u5, 0x20));
+  _mm256_storeu_ps(out + 2 * ldo, _mm256_permute2f128_ps(u2, u6, 0x20));
+  _mm256_storeu_ps(out + 3 * ldo, _mm256_permute2f128_ps(u3, u7, 0x20));
+  _mm256_storeu_ps(out + 4 * ldo, _mm256_permute2f128_ps(u0, u4, 0x31));
+  _mm256_storeu_ps(out + 5 * ldo, _mm256_permute2f128_ps(u1, u5, 0x31));
+  _mm256_storeu_ps(out + 6 * ldo, _mm256_permute2f128_ps(u2, u6, 0x31));
+  _mm256_storeu_ps(out + 7 * ldo, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
 
 } // namespace
 
@@ -59,7 +88,7 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
   thread_local Scratch sc;
   sc.kt.assign(size_t(D * kChunk), 0.0f);
   sc.v.resize(size_t(kChunk * D));
-  sc.row.resize(size_t(D));
+  sc.krows.assign(size_t(kChunk * D), 0.0f);
   sc.m.assign(size_t(R), ninf);
   sc.l.assign(size_t(R), 0.0f);
   sc.acc.assign(size_t(R * D), 0.0f);
@@ -85,14 +114,18 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
     int64_t slot0 = int64_t(table[j0 / bs]) * bs + j0 % bs;
     for (int64_t t = 0; t < nt; ++t) {
       int64_t off = ((slot0 + t) * s.kvHeads + kvHead) * D;
-      loadRow(kBase + off * int64_t(esize), dtype, D, sc.row.data());
-      for (int64_t d = 0; d < D; ++d)
-        sc.kt[size_t(d * kChunk + t)] = sc.row[size_t(d)];
+      loadRow(kBase + off * int64_t(esize), dtype, D, &sc.krows[size_t(t * D)]);
       loadRow(vBase + off * int64_t(esize), dtype, D, &sc.v[size_t(t * D)]);
     }
-    for (int64_t t = nt; t < kChunk; ++t)
-      for (int64_t d = 0; d < D; ++d)
-        sc.kt[size_t(d * kChunk + t)] = 0.0f;
+    // Stale rows past nt only feed scores that are masked out below.
+    int64_t d8 = D - D % 8;
+    for (int64_t t = 0; t < nt; t += 8)
+      for (int64_t d = 0; d < d8; d += 8)
+        transpose8(&sc.krows[size_t(t * D + d)], D,
+                   &sc.kt[size_t(d * kChunk + t)], kChunk);
+    for (int64_t t = 0; t < kChunk; ++t)
+      for (int64_t d = d8; d < D; ++d)
+        sc.kt[size_t(d * kChunk + t)] = sc.krows[size_t(t * D + d)];
 
     for (int64_t r = 0; r < R; ++r) {
       int64_t i = r / G, h = kvHead * G + r % G;

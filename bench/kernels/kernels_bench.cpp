@@ -1,0 +1,183 @@
+//===- kernels_bench.cpp - The cpu backend's kernels, timed ---------------===//
+//
+// GEMV (decode) reports the weight bytes read per second: compare with the
+// machine's DRAM read bandwidth. The 2048x2048 and 5632x2048 shapes may sit
+// in L2/L3, so "stream" runs over the linear weights of several layers of
+// a 1.1B Llama (hidden 2048, ff 5632, 4 kv heads of 64), far beyond the
+// caches. Prefill matmul reports FLOP/s, decode attention the time per call.
+//
+// Run: OMP_NUM_THREADS=2 build/bin/llmc_kernels_bench
+//        --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+//
+//===----------------------------------------------------------------------===//
+#include "cpu.h"
+
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+using namespace llmc;
+using namespace llmc::cpu;
+
+namespace {
+
+enum Fmt { F32, BF16, Q8, Q4 };
+
+// A linear weight of one format with random contents.
+struct Weight {
+  Fmt fmt;
+  int64_t N, K;
+  std::vector<uint8_t> bytes;
+  std::vector<float> scales;
+
+  Weight(Fmt f, int64_t n, int64_t k) : fmt(f), N(n), K(k) {
+    std::mt19937 rng(7);
+    size_t size = f == F32 ? n * k * 4 : f == BF16 ? n * k * 2
+                                     : f == Q8    ? n * k
+                                                  : n * k / 2;
+    bytes.resize(size);
+    for (auto &b : bytes)
+      b = uint8_t(rng() & 0x3f); // small finite floats in every format
+    scales.assign(size_t(n * (f == Q4 ? k / 32 : 1)), 0.01f);
+  }
+  size_t weightBytes() const { return bytes.size() + scales.size() * 4; }
+
+  void gemv(const GemvArgs &a) const {
+    switch (fmt) {
+    case F32:
+      return gemvF32(a, reinterpret_cast<const float *>(bytes.data()));
+    case BF16:
+      return gemvBf16(a, reinterpret_cast<const uint16_t *>(bytes.data()));
+    case Q8:
+      return gemvQ8(a, reinterpret_cast<const int8_t *>(bytes.data()),
+                    scales.data(), K);
+    case Q4:
+      return gemvQ4(a, bytes.data(), scales.data(), 32);
+    }
+  }
+};
+
+void BM_Gemv(benchmark::State &state) {
+  Weight w(Fmt(state.range(0)), state.range(1), state.range(2));
+  std::vector<float> x(size_t(w.K), 0.5f), out(size_t(w.N));
+  for (auto _ : state) {
+    w.gemv({x.data(), 1, w.K, w.N, nullptr, out.data()});
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) *
+                          int64_t(w.weightBytes()));
+}
+BENCHMARK(BM_Gemv)
+    ->ArgNames({"fmt", "N", "K"})
+    ->ArgsProduct({{F32, BF16, Q8, Q4}, {2048, 5632}, {2048}})
+    ->UseRealTime();
+
+// The seven linear weights of `layers` layers of a 1.1B Llama, one token.
+void BM_GemvStream(benchmark::State &state) {
+  Fmt fmt = Fmt(state.range(0));
+  int64_t layers = state.range(1);
+  std::vector<Weight> ws;
+  for (int64_t l = 0; l < layers; ++l)
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{2048, 2048},
+                        {256, 2048},
+                        {256, 2048},
+                        {2048, 2048},
+                        {5632, 2048},
+                        {5632, 2048},
+                        {2048, 5632}})
+      ws.emplace_back(fmt, n, k);
+  std::vector<float> x(5632, 0.5f), out(5632);
+  size_t total = 0;
+  for (const Weight &w : ws)
+    total += w.weightBytes();
+  for (auto _ : state) {
+    for (const Weight &w : ws)
+      w.gemv({x.data(), 1, w.K, w.N, nullptr, out.data()});
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(total));
+}
+BENCHMARK(BM_GemvStream)
+    ->ArgNames({"fmt", "layers"})
+    ->ArgsProduct({{F32, BF16, Q8, Q4}, {4}})
+    ->UseRealTime();
+
+// 512 x 2048 x 2048 through the path LINEAR takes for many rows.
+void BM_Prefill(benchmark::State &state) {
+  Fmt fmt = Fmt(state.range(0));
+  int64_t M = 512, N = 2048, K = 2048;
+  Weight w(fmt, N, K);
+  Backend backend;
+  uint32_t dtype = fmt == F32    ? LLMC_F32
+                   : fmt == BF16 ? LLMC_BF16
+                   : fmt == Q8   ? LLMC_I8
+                                 : LLMC_I4;
+  LinearWeight lw{dtype,        w.bytes.data(), w.bytes.size(),
+                  w.scales.data(), N,           K,
+                  fmt == Q4 ? 32 : K};
+  auto packed = packMatmul(backend, lw);
+  state.SetLabel(packed ? "oneDNN" : "gemv panels (no fast oneDNN kernel)");
+  std::vector<float> x(size_t(M * K), 0.25f), out(size_t(M * N));
+  for (auto _ : state) {
+    if (!packed || !runMatmul(*packed, x.data(), M, nullptr, out.data()))
+      w.gemv({x.data(), M, K, N, nullptr, out.data()});
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["FLOP/s"] = benchmark::Counter(
+      double(state.iterations()) * 2.0 * double(M * N * K),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Prefill)->ArgName("fmt")->DenseRange(F32, Q4)->UseRealTime();
+
+// One decode step of one sequence: 32 heads over 4 kv heads of 64, bf16
+// cache in blocks of 16, at a given context length.
+void BM_DecodeAttention(benchmark::State &state) {
+  int64_t ctx = state.range(0), heads = 32, kvHeads = 4, D = 64, bs = 16;
+  int64_t blocks = (ctx + bs - 1) / bs;
+  KvCache cache;
+  ref::initKvCache(cache, {1, uint32_t(kvHeads), uint32_t(D), LLMC_BF16,
+                           uint32_t(bs), uint32_t(blocks)});
+  for (auto *layer : {&cache.k[0], &cache.v[0]})
+    for (size_t i = 0; i < layer->size(); i += 2)
+      (*layer)[i + 1] = 0x3c; // bf16 ~0.01..0.02
+  std::vector<int32_t> table(static_cast<size_t>(blocks));
+  for (int64_t i = 0; i < blocks; ++i)
+    table[size_t(i)] = int32_t(blocks - 1 - i);
+  int32_t len = int32_t(ctx), start[2] = {0, 1}, pos = int32_t(ctx - 1);
+  llmc_step_args args{};
+  args.num_tokens = 1;
+  args.num_seqs = 1;
+  args.positions = &pos;
+  args.query_start = start;
+  args.context_lens = &len;
+  args.block_tables = table.data();
+  args.max_blocks = int32_t(blocks);
+
+  Graph g;
+  std::vector<float> q(size_t(heads * D), 0.1f), out(size_t(heads * D));
+  llmc_op_desc op{};
+  op.kind = LLMC_OP_DECODE_ATTENTION;
+  op.num_operands = 1;
+  op.num_results = 1;
+  op.operands[0] = {LLMC_OPERAND_BUFFER, 0};
+  op.results[0] = 1;
+  op.i[0] = 0;
+  op.i[1] = heads;
+  op.i[2] = kvHeads;
+  op.i[3] = D;
+  op.f[0] = 0.125;
+  Backend backend;
+  Kernel k = makeDecodeAttention(op, g, backend);
+  Step step{g, args, &cache, {{q.data(), 1, heads * D}, {out.data(), 1, heads * D}}};
+  for (auto _ : state) {
+    k(step);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * ctx * kvHeads * D * 2 *
+                          2);
+}
+BENCHMARK(BM_DecodeAttention)->Arg(512)->Arg(2048)->UseRealTime();
+
+} // namespace
+
+BENCHMARK_MAIN();
