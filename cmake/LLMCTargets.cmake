@@ -4,6 +4,11 @@
 function(llmc_target_warnings target)
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX,C>:-Wall -Wextra -Werror>)
+  # GCC 12 reports -Wrestrict inside libstdc++'s std::string operator+ at -O3
+  # (GCC bug 105651), a false positive in the library, not in our code.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>)
+  endif()
 endfunction()
 
 function(llmc_target_sanitize target)

@@ -78,15 +78,13 @@ private:
     return llmc_operand{LLMC_OPERAND_BUFFER, *b};
   }
 
-  uint32_t newBuffer(Value v, int64_t offsetPerToken) {
+  /// `dynamicRows`: what a dynamic first dimension means for this result.
+  uint32_t newBuffer(Value v, int64_t offsetPerToken, llmc_rows dynamicRows) {
     auto t = cast<RankedTensorType>(v.getType());
     llmc_buffer_desc d{};
     int64_t rows = t.getDimSize(0);
     if (ShapedType::isDynamic(rows)) {
-      d.rows = rowsOfDynamic_;
-      if (isa_and_nonnull<TakeLastOp>(v.getDefiningOp()) &&
-          graph_.name != "decode")
-        d.rows = llmc_rows{0, 1, 0}; // one row per sequence
+      d.rows = dynamicRows;
     } else {
       d.rows = llmc_rows{0, 0, static_cast<int32_t>(rows)};
     }
@@ -171,13 +169,21 @@ private:
         return failure();
       d.operands[d.num_operands++] = *o;
     }
+    // Results have the rows of the first activation operand (every kernel is
+    // row-wise), T for an embedding of the step's tokens, and one row per
+    // sequence after TAKE_ROWS.
+    llmc_rows rows = rowsOfDynamic_;
+    if (d.num_operands > 0 && d.operands[0].kind == LLMC_OPERAND_BUFFER)
+      rows = graph_.buffers[d.operands[0].index].rows;
+    if (kind == LLMC_OP_TAKE_ROWS)
+      rows = llmc_rows{0, 1, 0};
     auto offsets = op->getAttrOfType<DenseI64ArrayAttr>("llmc.offsets");
     unsigned tensorIndex = 0;
     for (Value r : op->getResults()) {
       if (!isa<RankedTensorType>(r.getType()))
         continue;
       int64_t off = offsets && tensorIndex < offsets.size() ? offsets[tensorIndex] : 0;
-      d.results[d.num_results++] = newBuffer(r, off);
+      d.results[d.num_results++] = newBuffer(r, off, rows);
       ++tensorIndex;
     }
     for (auto [i, v] : llvm::enumerate(ints))

@@ -57,6 +57,14 @@ GenerateResult generate(Engine &engine, const tok::Tokenizer *tokenizer,
   };
 
   std::vector<float> logits(static_cast<size_t>(vocab));
+  if (options.keepAllPromptLogits) {
+    // Every position's logits come from the verify graph, on a scratch
+    // sequence, so the generation below is untouched.
+    result.allPromptLogits.resize(prompt.size() * static_cast<size_t>(vocab));
+    int32_t scratch = engine.newSequence();
+    engine.prefill(scratch, prompt, result.allPromptLogits.data(), true);
+    engine.releaseSequence(scratch);
+  }
   int32_t seq = engine.newSequence();
   auto start = Clock::now();
   engine.prefill(seq, prompt, logits.data());

@@ -46,7 +46,7 @@ void printStats(const GenerationMetrics &m, const std::string &backend) {
 
 Action addRun(CLI::App &app) {
   struct Options {
-    std::string plan, prompt, promptIds, backend, dumpLogits;
+    std::string plan, prompt, promptIds, backend, dumpLogits, dumpAllLogits;
     int64_t maxNewTokens = 128;
     int threads = 0;
     bool json = false, stats = false, ignoreEos = false;
@@ -80,6 +80,9 @@ Action addRun(CLI::App &app) {
   app.add_flag("--json", o->json, "Print one JSON object instead of text");
   app.add_option("--dump-logits", o->dumpLogits,
                  "Write the last prompt position's float32 logits here");
+  app.add_option("--dump-prompt-logits", o->dumpAllLogits,
+                 "Write float32 logits [prompt tokens, vocab] of every prompt "
+                 "position here");
   app.add_flag("--stats", o->stats, "Print TTFT, TPOT, tokens/s, memory");
   return [o]() -> int {
     if (o->prompt.empty() && o->promptIds.empty())
@@ -107,6 +110,7 @@ Action addRun(CLI::App &app) {
     if (!o->ignoreEos)
       go.eosIds = plan->config().eosTokenIds;
     go.keepPromptLogits = !o->dumpLogits.empty();
+    go.keepAllPromptLogits = !o->dumpAllLogits.empty();
     auto onText = [&](const std::string &s) {
       if (!o->json) {
         std::fwrite(s.data(), 1, s.size(), stdout);
@@ -117,6 +121,9 @@ Action addRun(CLI::App &app) {
     if (!o->dumpLogits.empty())
       writeFile(o->dumpLogits, r.promptLogits.data(),
                 r.promptLogits.size() * sizeof(float));
+    if (!o->dumpAllLogits.empty())
+      writeFile(o->dumpAllLogits, r.allPromptLogits.data(),
+                r.allPromptLogits.size() * sizeof(float));
     if (o->json) {
       nlohmann::json j = {{"prompt_ids", prompt},
                           {"output_ids", r.outputIds},

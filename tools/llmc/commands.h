@@ -23,5 +23,6 @@ Action addTokenize(CLI::App &app);
 Action addChat(CLI::App &app);
 Action addServe(CLI::App &app);
 Action addBench(CLI::App &app);
+Action addChatTemplate(CLI::App &app);
 
 } // namespace llmc::cli

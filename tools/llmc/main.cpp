@@ -31,6 +31,8 @@ int main(int argc, char **argv) {
       addBackends);
   add("tokenize", "Encode text to token ids, or decode ids to text",
       addTokenize);
+  add("chat-template", "Render a chat template for messages (prints the text)",
+      addChatTemplate);
   add("chat", "Interactive multi-turn chat with a plan", addChat);
   add("serve", "OpenAI-compatible HTTP server", addServe);
   add("bench", "Measure prefill and decode speed of a plan", addBench);

@@ -2,7 +2,25 @@
 
 #include "llmc/support/error.h"
 
+#include <charconv>
+#include <cstdlib>
+
 namespace llmc::import {
+namespace {
+
+/// GGUF stores hyper-parameters as float32; 1e-5 arrives as 9.9999997e-6.
+/// The shortest decimal that rounds to the same float is what the
+/// checkpoint's author wrote, so the graph matches an HF import exactly.
+double shortestDecimal(double v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, static_cast<float>(v));
+  if (ec != std::errc())
+    return v;
+  *end = 0;
+  return std::strtod(buf, nullptr);
+}
+
+} // namespace
 
 ModelConfig configFromGGUF(const weights::GGUFFile &f) {
   std::string arch = f.getString("general.architecture");
@@ -24,8 +42,8 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
   c.numHeads = f.getInt(key("attention.head_count"));
   c.numKVHeads = f.findInt(key("attention.head_count_kv")).value_or(c.numHeads);
   c.maxPositions = f.findInt(key("context_length")).value_or(2048);
-  c.normEps = f.getFloat(key("attention.layer_norm_rms_epsilon"));
-  c.ropeTheta = f.findFloat(key("rope.freq_base")).value_or(10000.0);
+  c.normEps = shortestDecimal(f.getFloat(key("attention.layer_norm_rms_epsilon")));
+  c.ropeTheta = shortestDecimal(f.findFloat(key("rope.freq_base")).value_or(10000.0));
   c.headDim = f.findInt(key("attention.key_length"))
                   .value_or(c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0);
   c.rotaryDim = f.findInt(key("rope.dimension_count")).value_or(c.headDim);

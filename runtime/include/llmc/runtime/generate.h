@@ -17,6 +17,7 @@ struct GenerateOptions {
   std::vector<std::string> stops;      // --stop, matched on text
   std::vector<int64_t> eosIds;         // generation stops after one of these
   bool keepPromptLogits = false;       // fill GenerateResult::promptLogits
+  bool keepAllPromptLogits = false;    // fill allPromptLogits (verify graph)
 };
 
 struct GenerationMetrics {
@@ -34,6 +35,7 @@ struct GenerateResult {
   std::string finishReason; // eos | length | stop | context
   GenerationMetrics metrics;
   std::vector<float> promptLogits; // last prompt position, if asked
+  std::vector<float> allPromptLogits; // [prompt, vocab], if asked
 };
 
 /// Prefills `prompt`, then samples until EOS, a stop string, max new tokens
