@@ -32,9 +32,10 @@ struct Weight {
 
   Weight(Fmt f, int64_t n, int64_t k) : fmt(f), N(n), K(k) {
     std::mt19937 rng(7);
-    size_t size = f == F32 ? n * k * 4 : f == BF16 ? n * k * 2
-                                     : f == Q8    ? n * k
-                                                  : n * k / 2;
+    size_t size = f == F32    ? n * k * 4
+                  : f == BF16 ? n * k * 2
+                  : f == Q8   ? n * k
+                              : n * k / 2;
     bytes.resize(size);
     for (auto &b : bytes)
       b = uint8_t(rng() & 0x3f); // small finite floats in every format
@@ -112,9 +113,8 @@ void BM_Prefill(benchmark::State &state) {
                    : fmt == BF16 ? LLMC_BF16
                    : fmt == Q8   ? LLMC_I8
                                  : LLMC_I4;
-  LinearWeight lw{dtype,        w.bytes.data(), w.bytes.size(),
-                  w.scales.data(), N,           K,
-                  fmt == Q4 ? 32 : K};
+  LinearWeight lw{dtype, w.bytes.data(),    w.bytes.size(), w.scales.data(), N,
+                  K,     fmt == Q4 ? 32 : K};
   auto packed = packMatmul(backend, lw);
   state.SetLabel(packed ? "oneDNN" : "gemv panels (no fast oneDNN kernel)");
   std::vector<float> x(size_t(M * K), 0.25f), out(size_t(M * N));
@@ -123,9 +123,9 @@ void BM_Prefill(benchmark::State &state) {
       w.gemv({x.data(), M, K, N, nullptr, out.data()});
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["FLOP/s"] = benchmark::Counter(
-      double(state.iterations()) * 2.0 * double(M * N * K),
-      benchmark::Counter::kIsRate);
+  state.counters["FLOP/s"] =
+      benchmark::Counter(double(state.iterations()) * 2.0 * double(M * N * K),
+                         benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_Prefill)->ArgName("fmt")->DenseRange(F32, Q4)->UseRealTime();
 
@@ -168,7 +168,8 @@ void BM_DecodeAttention(benchmark::State &state) {
   op.f[0] = 0.125;
   Backend backend;
   Kernel k = makeDecodeAttention(op, g, backend);
-  Step step{g, args, &cache, {{q.data(), 1, heads * D}, {out.data(), 1, heads * D}}};
+  Step step{
+      g, args, &cache, {{q.data(), 1, heads * D}, {out.data(), 1, heads * D}}};
   for (auto _ : state) {
     k(step);
     benchmark::DoNotOptimize(out.data());
