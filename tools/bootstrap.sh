@@ -52,9 +52,14 @@ configure_and_build() {
 
 run_main_job() {
   local llmc=$build/bin/llmc
+  local model=$root/test/data/models/llama-gqa plan=$build/llama-gqa.plan
   "$llmc" --version
-  step "llmc import test/data/models/llama-gqa (first lines of the IR)"
-  "$llmc" import "$root/test/data/models/llama-gqa" | head -n 12
+  "$llmc" backends
+  step "llmc compile $model -o $plan"
+  "$llmc" compile "$model" -o "$plan" --target cpu
+  "$llmc" inspect "$plan" | head -n 12
+  step "llmc run (a random-weight test checkpoint: the text is not meant to read well)"
+  "$llmc" run "$plan" --prompt "The quick brown fox" --max-new-tokens 32 --stats
 }
 
 run_tests() {
