@@ -164,6 +164,27 @@ TEST_P(Reference, F32LogitsAndGreedyTokensMatch) {
   }
 }
 
+// Every optimisation pass is optional: with any one of them off, the plan
+// still reproduces the reference (logits and greedy tokens).
+TEST_P(Reference, EachOptimisationPassCanBeDisabled) {
+  auto [model, backend] = GetParam();
+  std::string dir = kData + "/models/" + model + "/reference/";
+  json ref = readJson(dir + "reference.json");
+  double tol = ref["tolerance"]["logits_max_abs_diff"].get<double>();
+  for (const char *pass : {"llmc-fuse", "llmc-plan-memory"}) {
+    std::string p = plan(model, std::string("--disable-pass ") + pass);
+    for (const json &prompt : ref["prompts"]) {
+      SCOPED_TRACE(model + " " + backend + " without " + pass + " " +
+                   prompt["name"].get<std::string>());
+      RunResult r = run(p, backend, prompt, false);
+      EXPECT_LE(maxAbsDiff(r.lastLogits,
+                           readFloats(dir + prompt["last_logits"]["file"].get<std::string>())),
+                tol);
+      EXPECT_EQ(r.out["output_ids"], prompt["greedy"]["output_ids"]);
+    }
+  }
+}
+
 /// Index of the largest value in row `r` of [rows, vocab] logits.
 size_t argmaxRow(const std::vector<float> &l, size_t vocab, size_t r) {
   auto begin = l.begin() + static_cast<std::ptrdiff_t>(r * vocab);
