@@ -43,11 +43,11 @@ install_packages() {
   $sudo apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}"
 }
 
-configure_and_build() {
-  local dir=$1
-  shift
+configure_and_build() { # DIR TARGET CMAKE_ARGS...
+  local dir=$1 target=$2
+  shift 2
   cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-  cmake --build "$dir" -j "$jobs"
+  cmake --build "$dir" -j "$jobs" --target "$target"
 }
 
 run_main_job() {
@@ -67,7 +67,8 @@ run_tests() {
   (cd "$build" && ctest --output-on-failure -j "$jobs")
 
   step "sanitizer build (ASan + UBSan) of the runtime, backends and parsers"
-  configure_and_build "$build-asan" -DLLMC_SANITIZE=ON -DLLMC_ENABLE_COMPILER=OFF -DLLMC_ENABLE_CUDA=OFF
+  configure_and_build "$build-asan" all -DLLMC_SANITIZE=ON -DLLMC_ENABLE_COMPILER=OFF \
+    -DLLMC_ENABLE_CUDA=OFF -DLLMC_BUILD_BENCH=OFF
   # LeakSanitizer cannot work under a tracer (it uses ptrace itself).
   local leaks=1
   [ "$(awk '/TracerPid/ {print $2}' /proc/self/status)" = "0" ] || leaks=0
@@ -76,8 +77,9 @@ run_tests() {
 
   if [ "$fuzz_seconds" -gt 0 ]; then
     step "fuzzers (${fuzz_seconds}s each)"
-    configure_and_build "$build-fuzz" -DLLMC_FUZZ=ON -DLLMC_ENABLE_COMPILER=OFF -DLLMC_ENABLE_CUDA=OFF \
-      -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+    configure_and_build "$build-fuzz" llmc-fuzzers -DLLMC_FUZZ=ON -DLLMC_ENABLE_COMPILER=OFF \
+      -DLLMC_ENABLE_CUDA=OFF -DLLMC_BUILD_BENCH=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+    cmake --build "$build-fuzz" -j "$jobs" --target llmc-make-gguf
     "$root/test/fuzz/run_fuzzers.sh" "$build-fuzz" "$fuzz_seconds"
   fi
 }
@@ -85,7 +87,7 @@ run_tests() {
 step "packages"
 install_packages
 step "configure and build ($build)"
-configure_and_build "$build"
+configure_and_build "$build" all
 
 case "$mode" in
   run) run_main_job ;;
