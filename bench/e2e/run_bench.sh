@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# llmc vs llama.cpp on the same random-weight Llama checkpoint, side by side, with the machine's two
+# ceilings measured in the same run:
+#   decode roofline  = DRAM read bandwidth (membw) / weight bytes one decode step reads
+#   prefill roofline = oneDNN matmul GFLOP/s (matmul_probe) / prefill FLOPs per token
+# Usage: bench/e2e/run_bench.sh [small|1b]          (default small; about 5-10 minutes on 2 cores)
+# Env: LLMC_BENCH_DIR (work folder, default /tmp/llmc-bench), LLMC_PEER_DIR (llama.cpp + checkpoints,
+#      default $LLMC_BENCH_DIR/peer), LLMC_BUILD_DIR (default <repo>/build), LLMC_BENCH_SKIP_BUILD=1,
+#      THREADS (2), PROMPT_LEN (512), GEN_LEN (128), REPS (3), FORMATS ("f32 bf16 int8 int4").
+# Generated checkpoints, GGUFs and plans stay in the work folder, never in the repository.
+# Machines are shared and noisy: read the ratios, which are measured minutes apart, not the absolutes.
+set -euo pipefail
+size=${1:-small}
+case $size in small | 1b) ;; *) echo "usage: $0 [small|1b]" >&2; exit 2 ;; esac
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+W=${LLMC_BENCH_DIR:-/tmp/llmc-bench}
+export LLMC_PEER_DIR=${LLMC_PEER_DIR:-$W/peer}
+P=$LLMC_PEER_DIR
+BUILD=${LLMC_BUILD_DIR:-$repo/build}
+THREADS=${THREADS:-2} PP=${PROMPT_LEN:-512} TG=${GEN_LEN:-128} REPS=${REPS:-3}
+FORMATS=${FORMATS:-f32 bf16 int8 int4}
+R=$W/results-$size
+mkdir -p "$W/plans" "$R"
+log() { echo "[$(date +%T)] $*" >&2; }
+
+# The 1.1B set is ~20 GB of checkpoints (HF f32 + five GGUFs) plus ~10 GB of plans, and the f32 plan
+# alone maps 4.7 GB: refuse early rather than fail an hour in.
+if [ "$size" = 1b ]; then
+  free_gb=$(df -Pk "$W" | awk 'NR==2 {print int($4 / 1048576)}')
+  mem_gb=$(awk '/MemAvailable/ {print int($2 / 1048576)}' /proc/meminfo)
+  if [ "$free_gb" -lt 35 ] || [ "$mem_gb" -lt 12 ]; then
+    echo "1b needs ~35 GB free disk under $W (have $free_gb) and ~12 GB free memory (have $mem_gb)" >&2
+    exit 1
+  fi
+fi
+
+log "baseline: llama.cpp + $size checkpoint in $P"
+bash "$here/peers/setup.sh" "$size" >&2
+NLC_BINS=$P/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64
+export NLC_BINS
+HF=$P/models/$size-hf
+
+if [ "${LLMC_BENCH_SKIP_BUILD:-0}" != 1 ]; then
+  if [ ! -f "$BUILD/build.ninja" ]; then
+    log "configuring $BUILD"
+    cmake -S "$repo" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >&2
+  fi
+  log "building llmc and the cpu backend (-j${JOBS:-1})"
+  ninja -C "$BUILD" -j"${JOBS:-1}" llmc llmc-backend-cpu >&2
+fi
+LLMC=$BUILD/bin/llmc
+[ -x "$LLMC" ] || { echo "no $LLMC: build it or unset LLMC_BENCH_SKIP_BUILD" >&2; exit 1; }
+
+# Machine and load, so a reader can judge the numbers.
+{
+  echo "date: $(date -u +%FT%TZ)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores visible"
+  echo "isa: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_bf16|amx_bf16|amx_int8)$' | tr '\n' ' ')"
+  echo "llmc: $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$repo" diff --quiet 2>/dev/null || echo ' (+ uncommitted changes)')"
+  echo "threads: $THREADS, prompt $PP, decode $TG, reps $REPS (median, after 1 warm-up)"
+  echo "uptime before: $(uptime)"
+} | tee "$R/machine.txt" >&2
+
+log "ceilings: memory bandwidth"
+OMP_NUM_THREADS=$THREADS OMP_PROC_BIND=close "$P/membw" 1024 5 >"$R/membw.txt"
+log "ceilings: oneDNN matmul probe"
+g++ -O2 -std=c++17 -o "$W/matmul_probe" "$here/matmul_probe.cpp" -ldnnl
+read -r H F < <(/usr/bin/python3 -c "import json; c=json.load(open('$HF/config.json')); print(c['hidden_size'], c['intermediate_size'])")
+# The FFN up/gate shape at a 512-token prefill: the bulk of prefill FLOPs.
+OMP_NUM_THREADS=$THREADS "$W/matmul_probe" "$PP" "$F" "$H" 10 >"$R/matmul_probe.json"
+# The cpu backend's own kernel microbenchmark, if built: what llmc's linear path reaches (not a ceiling).
+kb=""
+for d in "$BUILD" "$repo/build-cpu"; do [ -x "$d/bin/llmc_kernels_bench" ] && { kb=$d/bin/llmc_kernels_bench; break; }; done
+if [ -n "$kb" ]; then
+  OMP_NUM_THREADS=$THREADS "$kb" --benchmark_filter=BM_Prefill --benchmark_min_time=0.3 \
+    --benchmark_format=json >"$R/kernels_bench.json" 2>/dev/null || rm -f "$R/kernels_bench.json"
+fi
+
+declare -A GGUF=([f32]=f32 [bf16]=bf16 [int8]=q8_0 [int4]=q4_0)
+for f in $FORMATS; do
+  plan=$W/plans/$size-$f.plan
+  case $f in
+    f32) flags="--dtype f32" ;; bf16) flags="--dtype bf16" ;;
+    int8) flags="--quant int8" ;; int4) flags="--quant int4 --group 32" ;; # Q4_0 is groups of 32
+    *) echo "unknown format $f" >&2; exit 2 ;;
+  esac
+  if [ ! -f "$plan" ] || [ "$plan" -ot "$LLMC" ]; then
+    log "compile $f"
+    # shellcheck disable=SC2086
+    "$LLMC" compile "$HF/config.json" -o "$plan" --target cpu $flags >&2
+  fi
+  log "llmc bench $f"
+  OMP_NUM_THREADS=$THREADS "$LLMC" bench "$plan" --threads "$THREADS" --prompt-len "$PP" \
+    --gen-len "$TG" --reps "$REPS" --json >"$R/llmc-$f.json"
+  g=$P/models/$size-${GGUF[$f]}.gguf
+  log "llama.cpp $(basename "$g")"
+  # tgp = PP: llama.cpp decodes after a prompt as long as llmc's, so both read the same KV per step.
+  "$P/llama_mini_bench" "$g" "$THREADS" "$PP" "$TG" "$PP" "$REPS" 1 >"$R/llama-$f.json"
+done
+echo "uptime after: $(uptime)" | tee -a "$R/machine.txt" >&2
+
+# shellcheck disable=SC2086 # FORMATS is a list
+/usr/bin/python3 "$here/report.py" "$R" "$HF/config.json" $FORMATS | tee "$R/table.md"
+cat >>"$R/table.md" <<EOF
+
+Command: bench/e2e/run_bench.sh $size (THREADS=$THREADS PROMPT_LEN=$PP GEN_LEN=$TG REPS=$REPS)
+$(cat "$R/machine.txt")
+EOF
+log "results in $R (table.md, raw JSON)"

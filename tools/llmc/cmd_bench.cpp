@@ -1,0 +1,303 @@
+//===- cmd_bench.cpp - llmc bench PLAN: prefill/decode speed
+//---------------===//
+//
+// Times the Engine directly (no tokenizer, no sampler policy) so the numbers
+// are the backend's: prefill of random prompts, then greedy decode steps over
+// B sequences at once. One warm-up repetition is dropped (first-touch page
+// faults on the mapped weights, oneDNN primitive creation) and the median of
+// the rest is reported, because shared machines are noisy and a median
+// ignores the odd descheduled run where a mean would not.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cli_util.h"
+#include "commands.h"
+#include "llmc/runtime/generate.h"
+#include "llmc/support/error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+namespace llmc::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+int32_t argmax(const float *row, int64_t n) {
+  return static_cast<int32_t>(std::max_element(row, row + n) - row);
+}
+
+/// Bytes of plan weights one decode step reads: every weight the decode
+/// graph uses, except that an embedding table used only for the lookup
+/// costs one row per token (a tied table that is also the LM head is read
+/// in full). Activations and the KV cache are not counted.
+uint64_t decodeWeightBytes(const Plan &plan) {
+  const Graph *g = plan.graph("decode");
+  if (!g)
+    throw Error(plan.path() + ": the plan has no 'decode' graph");
+  std::set<uint32_t> full, lookupOnly;
+  for (const llmc_op_desc &op : g->ops)
+    for (uint32_t i = 0; i < op.num_operands; ++i) {
+      if (op.operands[i].kind != LLMC_OPERAND_WEIGHT)
+        continue;
+      if (op.kind == LLMC_OP_EMBEDDING && i == 0)
+        lookupOnly.insert(op.operands[i].index);
+      else
+        full.insert(op.operands[i].index);
+    }
+  const auto &weights = plan.weights();
+  uint64_t bytes = 0;
+  for (uint32_t w : full)
+    bytes += weights.at(w).nbytes;
+  for (uint32_t w : lookupOnly) {
+    if (full.count(w))
+      continue;
+    const WeightInfo &info = weights.at(w);
+    int64_t rows = info.shape.empty() ? 1 : std::max<int64_t>(1, info.shape[0]);
+    bytes += info.nbytes / static_cast<uint64_t>(rows);
+  }
+  return bytes;
+}
+
+int64_t rowsAt(const llmc_rows &r, int64_t t, int64_t b) {
+  return r.t_coef * t + r.b_coef * b + r.constant;
+}
+
+/// FLOPs of one `tokens`-token prefill, per token: the linears at the rows
+/// the prefill graph gives them (the LM head runs on the last row only) plus
+/// causal attention (QKᵀ and PV, 2 FLOPs per multiply-add, half the square).
+double prefillFlopsPerToken(const Plan &plan, int64_t tokens) {
+  const Graph *g = plan.graph("prefill");
+  if (!g)
+    throw Error(plan.path() + ": the plan has no 'prefill' graph");
+  double flops = 0;
+  for (const llmc_op_desc &op : g->ops) {
+    if (op.kind == LLMC_OP_LINEAR &&
+        op.operands[0].kind == LLMC_OPERAND_BUFFER) {
+      const llmc_buffer_desc &x = g->buffers.at(op.operands[0].index);
+      const llmc_buffer_desc &y = g->buffers.at(op.results[0]);
+      flops += 2.0 * static_cast<double>(rowsAt(x.rows, tokens, 1)) *
+               static_cast<double>(x.cols) * static_cast<double>(y.cols);
+    } else if (op.kind == LLMC_OP_PREFILL_ATTENTION) {
+      double heads = static_cast<double>(op.i[1]),
+             hd = static_cast<double>(op.i[3]);
+      double t = static_cast<double>(tokens);
+      flops += 4.0 * heads * hd * t * (t + 1) / 2;
+    }
+  }
+  return flops / static_cast<double>(tokens);
+}
+
+struct BatchResult {
+  int32_t batch = 1;
+  std::vector<double> prefillTokS, decodeTokS, ttftMs, tpotMs;
+};
+
+} // namespace
+
+Action addBench(CLI::App &app) {
+  struct Options {
+    std::string plan, backend, batch = "1";
+    int64_t promptLen = 512, genLen = 128;
+    int threads = 0, reps = 3;
+    uint32_t seed = 1;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  app.add_option("PLAN", o->plan, "A plan written by llmc compile")->required();
+  app.add_option("--prompt-len", o->promptLen,
+                 "Prompt tokens per sequence (default 512)");
+  app.add_option("--gen-len", o->genLen,
+                 "Decode steps per sequence (default 128)");
+  app.add_option(
+      "--batch", o->batch,
+      "Sequences decoded at once; a list like 1,8 runs each (default 1). "
+      "Their prompts are prefilled one after another");
+  app.add_option("--threads", o->threads, "Threads (default: the backend's)");
+  app.add_option("--backend", o->backend,
+                 "Backend plugin (default: the plan's target, else ref)");
+  app.add_option("--reps", o->reps,
+                 "Timed repetitions after one warm-up (default 3)");
+  app.add_option("--seed", o->seed, "Seed of the random prompt token ids");
+  app.add_flag("--json", o->json, "Print one JSON object instead of a table");
+  return [o]() -> int {
+    if (o->promptLen < 1)
+      throw Error("--prompt-len must be at least 1, got " +
+                  std::to_string(o->promptLen));
+    if (o->genLen < 1)
+      throw Error("--gen-len must be at least 1, got " +
+                  std::to_string(o->genLen));
+    if (o->reps < 1)
+      throw Error("--reps must be at least 1, got " + std::to_string(o->reps));
+    if (o->threads < 0)
+      throw Error("--threads must not be negative, got " +
+                  std::to_string(o->threads));
+    std::vector<int32_t> batches;
+    try {
+      batches = parseIds(o->batch, "--batch");
+    } catch (const Error &) {
+      throw Error("--batch: expected batch sizes like 1 or 1,8, got '" +
+                  o->batch + "'");
+    }
+    for (int32_t b : batches)
+      if (b < 1)
+        throw Error("--batch: every batch size must be at least 1, got " +
+                    std::to_string(b));
+
+    auto plan = Plan::load(o->plan);
+    const PlanConfig &cfg = plan->config();
+    int64_t need = o->promptLen + o->genLen;
+    if (need > cfg.contextLength)
+      throw Error("--prompt-len " + std::to_string(o->promptLen) +
+                  " + --gen-len " + std::to_string(o->genLen) + " = " +
+                  std::to_string(need) +
+                  " tokens, more than the plan's context length " +
+                  std::to_string(cfg.contextLength));
+    if (cfg.vocabSize < 1)
+      throw Error(o->plan + ": the plan has no vocabulary size");
+
+    BackendRegistry registry = BackendRegistry::discover();
+    EngineOptions eo;
+    eo.backend = o->backend;
+    eo.threads = o->threads;
+    eo.maxSequences = *std::max_element(batches.begin(), batches.end());
+    // A pool sized to what the bench uses, not the plan's full context,
+    // keeps peak RSS about the model rather than about unused KV blocks.
+    eo.contextLength = need;
+    Engine engine(*plan, registry, eo);
+    const int64_t vocab = engine.vocabSize();
+
+    std::mt19937 rng(o->seed);
+    std::uniform_int_distribution<int32_t> pick(
+        0, static_cast<int32_t>(vocab - 1));
+
+    std::vector<BatchResult> results;
+    for (int32_t B : batches) {
+      BatchResult r;
+      r.batch = B;
+      std::vector<std::vector<int32_t>> prompts(static_cast<size_t>(B));
+      for (auto &p : prompts) {
+        p.resize(static_cast<size_t>(o->promptLen));
+        for (auto &t : p)
+          t = pick(rng);
+      }
+      std::vector<float> logits(static_cast<size_t>(B * vocab));
+      for (int rep = 0; rep <= o->reps; ++rep) {
+        std::vector<int32_t> seqs, next(static_cast<size_t>(B));
+        auto t0 = Clock::now();
+        for (int32_t b = 0; b < B; ++b) {
+          seqs.push_back(engine.newSequence());
+          engine.prefill(seqs.back(), prompts[static_cast<size_t>(b)],
+                         logits.data() + b * vocab);
+        }
+        double prefillS = secondsSince(t0);
+        for (int32_t b = 0; b < B; ++b)
+          next[static_cast<size_t>(b)] =
+              argmax(logits.data() + b * vocab, vocab);
+        double ttftS = secondsSince(t0);
+        auto t1 = Clock::now();
+        for (int64_t step = 0; step < o->genLen; ++step) {
+          engine.decode(seqs, next, logits.data());
+          for (int32_t b = 0; b < B; ++b)
+            next[static_cast<size_t>(b)] =
+                argmax(logits.data() + b * vocab, vocab);
+        }
+        double decodeS = secondsSince(t1);
+        for (int32_t s : seqs)
+          engine.releaseSequence(s);
+        if (rep == 0)
+          continue; // warm-up
+        double genTokens =
+            static_cast<double>(B) * static_cast<double>(o->genLen);
+        r.prefillTokS.push_back(static_cast<double>(B) *
+                                static_cast<double>(o->promptLen) / prefillS);
+        r.decodeTokS.push_back(genTokens / decodeS);
+        r.ttftMs.push_back(ttftS * 1e3);
+        r.tpotMs.push_back(decodeS * 1e3 / static_cast<double>(o->genLen));
+      }
+      results.push_back(std::move(r));
+    }
+
+    uint64_t weightBytes = 0;
+    for (const WeightInfo &w : plan->weights())
+      weightBytes += w.nbytes;
+    uint64_t decodeBytes = decodeWeightBytes(*plan);
+    double flopsPerToken = prefillFlopsPerToken(*plan, o->promptLen);
+    int64_t rss = peakRssBytes();
+    // Every decode step streams the weights once for all B sequences.
+    auto impliedGBs = [&](const BatchResult &r) {
+      return median(r.decodeTokS) / r.batch * static_cast<double>(decodeBytes) /
+             1e9;
+    };
+
+    if (o->json) {
+      nlohmann::json runs = nlohmann::json::array();
+      for (const BatchResult &r : results)
+        runs.push_back({{"batch", r.batch},
+                        {"prefill_tok_s", median(r.prefillTokS)},
+                        {"decode_tok_s", median(r.decodeTokS)},
+                        {"ttft_ms", median(r.ttftMs)},
+                        {"tpot_ms", median(r.tpotMs)},
+                        {"decode_weight_gb_s", impliedGBs(r)},
+                        {"prefill_tok_s_reps", r.prefillTokS},
+                        {"decode_tok_s_reps", r.decodeTokS}});
+      nlohmann::json j = {{"plan", o->plan},
+                          {"backend", engine.backendName()},
+                          {"threads", o->threads},
+                          {"compute_dtype", cfg.computeDtype},
+                          {"quantization", cfg.quantization},
+                          {"prompt_len", o->promptLen},
+                          {"gen_len", o->genLen},
+                          {"reps", o->reps},
+                          {"warmup_reps", 1},
+                          {"seed", o->seed},
+                          {"weight_bytes", weightBytes},
+                          {"decode_weight_bytes_per_token", decodeBytes},
+                          {"prefill_flops_per_token", flopsPerToken},
+                          {"kv_bytes_per_token", engine.kvBytesPerToken()},
+                          {"peak_rss_bytes", rss},
+                          {"results", runs}};
+      std::printf("%s\n", j.dump().c_str());
+      return 0;
+    }
+    std::string threads = o->threads ? std::to_string(o->threads) : "default";
+    std::printf(
+        "llmc bench %s: %s backend, %s threads, %s compute, quantization %s\n"
+        "prompt %lld tokens, %lld decode steps, median of %d reps after 1 "
+        "warm-up\n"
+        "weights %.1f MiB in the plan, %.1f MiB read per decode step; "
+        "prefill %.2f GFLOP per token\n\n",
+        o->plan.c_str(), engine.backendName().c_str(), threads.c_str(),
+        cfg.computeDtype.c_str(), cfg.quantization.c_str(),
+        static_cast<long long>(o->promptLen), static_cast<long long>(o->genLen),
+        o->reps, static_cast<double>(weightBytes) / (1 << 20),
+        static_cast<double>(decodeBytes) / (1 << 20), flopsPerToken / 1e9);
+    std::printf("%5s  %14s  %10s  %13s  %9s  %12s\n", "batch", "prefill tok/s",
+                "TTFT ms", "decode tok/s", "TPOT ms", "weight GB/s");
+    for (const BatchResult &r : results)
+      std::printf("%5d  %14.1f  %10.1f  %13.1f  %9.2f  %12.1f\n", r.batch,
+                  median(r.prefillTokS), median(r.ttftMs), median(r.decodeTokS),
+                  median(r.tpotMs), impliedGBs(r));
+    std::printf(
+        "\npeak RSS %.1f MiB; TTFT = prefill of all the batch's prompts + "
+        "first token; TPOT = decode time per step\n",
+        static_cast<double>(rss) / (1 << 20));
+    return 0;
+  };
+}
+
+} // namespace llmc::cli
