@@ -1,0 +1,71 @@
+//===- device.cuh - Helpers shared by the kernel files ---------*- CUDA -*-===//
+#pragma once
+
+#include "kernels.h"
+
+#include "llmc/backend.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace llmc::cuda {
+
+__device__ __forceinline__ float toFloat(float v) { return v; }
+__device__ __forceinline__ float toFloat(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+__device__ __forceinline__ float toFloat(__half v) { return __half2float(v); }
+
+template <typename T> __device__ __forceinline__ T fromFloat(float v);
+template <> __device__ __forceinline__ float fromFloat<float>(float v) {
+  return v;
+}
+template <> __device__ __forceinline__ __nv_bfloat16 fromFloat(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <> __device__ __forceinline__ __half fromFloat(float v) {
+  return __float2half_rn(v);
+}
+
+/// Element i of an f32, bf16 or f16 array, as f32.
+__device__ __forceinline__ float loadAny(const void *p, uint32_t dtype,
+                                         int64_t i) {
+  if (dtype == LLMC_BF16)
+    return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
+  if (dtype == LLMC_F16)
+    return __half2float(static_cast<const __half *>(p)[i]);
+  return static_cast<const float *>(p)[i];
+}
+
+__device__ __forceinline__ float warpSum(float v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float warpMax(float v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+/// The sum over the block (blockDim.x a multiple of 32, at most 1024),
+/// returned to every thread. `scratch` holds 32 floats.
+__device__ __forceinline__ float blockSum(float v, float *scratch) {
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = warpSum(v);
+  __syncthreads(); // scratch may still be read by a previous call
+  if (lane == 0)
+    scratch[warp] = v;
+  __syncthreads();
+  int warps = blockDim.x / 32;
+  v = lane < warps ? scratch[lane] : 0.0f;
+  return warpSum(v);
+}
+
+inline unsigned blocksFor(int64_t n, int threads) {
+  int64_t b = (n + threads - 1) / threads;
+  return unsigned(b < 65535 * 16 ? (b > 0 ? b : 1) : 65535 * 16);
+}
+
+} // namespace llmc::cuda

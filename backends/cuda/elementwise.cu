@@ -1,0 +1,138 @@
+//===- elementwise.cu - Pointwise ops, slices, row picks, conversions -----===//
+#include "device.cuh"
+
+namespace llmc::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+__device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
+
+__global__ void pointwiseKernel(int op, const float *a, const float *b,
+                                float *out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    float x = a[i], y;
+    switch (Pointwise(op)) {
+    case Pointwise::Add:
+      y = x + b[i];
+      break;
+    case Pointwise::Mul:
+      y = x * b[i];
+      break;
+    case Pointwise::Silu:
+      y = silu(x);
+      break;
+    case Pointwise::GeluErf:
+      y = 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
+      break;
+    default: // GeluTanh: GPT-2's gelu_new
+      y = 0.5f * x *
+          (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+      break;
+    }
+    out[i] = y;
+  }
+}
+
+__global__ void swigluKernel(const float *x, float *out, int64_t rows,
+                             int64_t inner) {
+  int64_t n = rows * inner;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t r = i / inner, c = i % inner;
+    const float *xr = x + r * 2 * inner;
+    out[i] = silu(xr[c]) * xr[inner + c];
+  }
+}
+
+__global__ void sliceKernel(const float *x, float *out, int64_t rows,
+                            int64_t xCols, int64_t outCols, int64_t offset) {
+  int64_t n = rows * outCols;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t r = i / outCols, c = i % outCols;
+    out[i] = x[r * xCols + offset + c];
+  }
+}
+
+__global__ void takeRowsKernel(const float *x, const int32_t *rowIds,
+                               const DevStep *step, float *out, int64_t cols) {
+  int64_t i = blockIdx.x;
+  float *o = out + i * cols;
+  if (i < step->numLogits) {
+    const float *src = x + int64_t(rowIds[i]) * cols;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+      o[c] = src[c];
+  } else {
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+      o[c] = 0.0f;
+  }
+}
+
+template <typename H>
+__global__ void toHalfKernel(const float *x, H *out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = fromFloat<H>(x[i]);
+}
+
+__global__ void addBiasKernel(float *out, const float *bias, int64_t rows,
+                              int64_t cols) {
+  int64_t n = rows * cols;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    out[i] += bias[i % cols];
+}
+
+} // namespace
+
+void launchPointwise(cudaStream_t s, Pointwise f, const float *a,
+                     const float *b, float *out, int64_t n) {
+  if (n > 0)
+    pointwiseKernel<<<blocksFor(n, kThreads), kThreads, 0, s>>>(int(f), a, b,
+                                                                out, n);
+}
+
+void launchSwiglu(cudaStream_t s, const float *x, float *out, int64_t rows,
+                  int64_t inner) {
+  if (rows * inner > 0)
+    swigluKernel<<<blocksFor(rows * inner, kThreads), kThreads, 0, s>>>(
+        x, out, rows, inner);
+}
+
+void launchSlice(cudaStream_t s, const float *x, float *out, int64_t rows,
+                 int64_t xCols, int64_t outCols, int64_t offset) {
+  if (rows * outCols > 0)
+    sliceKernel<<<blocksFor(rows * outCols, kThreads), kThreads, 0, s>>>(
+        x, out, rows, xCols, outCols, offset);
+}
+
+void launchTakeRows(cudaStream_t s, const float *x, const int32_t *rowIds,
+                    const DevStep *step, float *out, int64_t outRows,
+                    int64_t cols) {
+  if (outRows > 0)
+    takeRowsKernel<<<unsigned(outRows), kThreads, 0, s>>>(x, rowIds, step, out,
+                                                          cols);
+}
+
+void launchToHalf(cudaStream_t s, const float *x, void *out, int64_t n,
+                  uint32_t dtype) {
+  if (n <= 0)
+    return;
+  if (dtype == LLMC_BF16)
+    toHalfKernel<<<blocksFor(n, kThreads), kThreads, 0, s>>>(
+        x, static_cast<__nv_bfloat16 *>(out), n);
+  else
+    toHalfKernel<<<blocksFor(n, kThreads), kThreads, 0, s>>>(
+        x, static_cast<__half *>(out), n);
+}
+
+void launchAddBias(cudaStream_t s, float *out, const float *bias, int64_t rows,
+                   int64_t cols) {
+  if (rows * cols > 0)
+    addBiasKernel<<<blocksFor(rows * cols, kThreads), kThreads, 0, s>>>(
+        out, bias, rows, cols);
+}
+
+} // namespace llmc::cuda

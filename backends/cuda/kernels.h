@@ -1,0 +1,131 @@
+//===- kernels.h - Host launchers of the CUDA kernels ----------*- C++ -*-===//
+//
+// Each kernel family lives in one .cu file and is reached through a plain
+// C++ launcher declared here, so the host side (.cpp, built by g++ with the
+// project's warnings) never sees device code. Launchers only enqueue on the
+// given stream; the caller checks cudaGetLastError after each op.
+//
+// Activations are f32 and row-major. Weight and KV dtypes are llmc_dtype
+// values.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace llmc::cuda {
+
+/// The step's scalars in device memory, so that a captured decode graph
+/// reads this step's values instead of the ones it was captured with.
+struct DevStep {
+  int32_t numTokens, numSeqs, maxBlocks, numLogits;
+};
+
+//===-- embedding.cu ------------------------------------------------------===//
+
+/// out[t] = table[ids[t]] (table f32/bf16/f16 [V, dim]).
+void launchEmbedding(cudaStream_t s, const void *table, uint32_t dtype,
+                     const int32_t *ids, float *out, int64_t rows, int64_t dim);
+
+//===-- norm.cu -----------------------------------------------------------===//
+
+void launchRmsNorm(cudaStream_t s, const float *x, const float *w, float *out,
+                   int64_t rows, int64_t cols, float eps);
+/// sum = x + r; out = rms_norm(sum) * w.
+void launchAddRmsNorm(cudaStream_t s, const float *x, const float *r,
+                      const float *w, float *sum, float *out, int64_t rows,
+                      int64_t cols, float eps);
+void launchLayerNorm(cudaStream_t s, const float *x, const float *w,
+                     const float *b, float *out, int64_t rows, int64_t cols,
+                     float eps);
+
+//===-- rope.cu -----------------------------------------------------------===//
+
+/// style 0: half (rotate_half), 1: interleaved. out may be x.
+void launchRope(cudaStream_t s, const float *x, const int32_t *positions,
+                const float *invFreq, float *out, int64_t rows, int64_t heads,
+                int64_t headDim, int64_t rotaryDim, int64_t style,
+                float scaling);
+
+//===-- elementwise.cu ----------------------------------------------------===//
+
+enum class Pointwise : int { Add, Mul, Silu, GeluErf, GeluTanh };
+/// out[i] = f(a[i], b[i]) over n values (b unused for unary functions).
+void launchPointwise(cudaStream_t s, Pointwise f, const float *a,
+                     const float *b, float *out, int64_t n);
+/// [rows, 2I] -> [rows, I]: silu(x[:, :I]) * x[:, I:].
+void launchSwiglu(cudaStream_t s, const float *x, float *out, int64_t rows,
+                  int64_t inner);
+/// out = x[:, offset : offset + outCols].
+void launchSlice(cudaStream_t s, const float *x, float *out, int64_t rows,
+                 int64_t xCols, int64_t outCols, int64_t offset);
+/// out[i] = x[rowIds[i]] for i < step->numLogits, 0 for the other rows.
+void launchTakeRows(cudaStream_t s, const float *x, const int32_t *rowIds,
+                    const DevStep *step, float *out, int64_t outRows,
+                    int64_t cols);
+/// f32 -> bf16 or f16 (dtype), n values.
+void launchToHalf(cudaStream_t s, const float *x, void *out, int64_t n,
+                  uint32_t dtype);
+/// out[r][n] += bias[n].
+void launchAddBias(cudaStream_t s, float *out, const float *bias, int64_t rows,
+                   int64_t cols);
+
+//===-- linear.cu ---------------------------------------------------------===//
+
+/// out[r] = W · x[r] (+ bias) for rows <= kGemvMaxRows, W [N, K] of any
+/// weight dtype (i8/i4 with f32 scales [N, K / group]).
+constexpr int64_t kGemvMaxRows = 8;
+struct GemvArgs {
+  const float *x;
+  int64_t rows, K, N;
+  const void *w;
+  uint32_t dtype;
+  const float *scales;
+  int64_t group;
+  const float *bias; // may be null
+  float *out;
+};
+void launchGemv(cudaStream_t s, const GemvArgs &a);
+/// i8/i4 [N, K] -> bf16 [N, K] (value * scale).
+void launchDequantBf16(cudaStream_t s, const void *w, uint32_t dtype,
+                       const float *scales, int64_t group, int64_t N, int64_t K,
+                       void *out);
+
+//===-- attention.cu ------------------------------------------------------===//
+
+/// Writes rows [0, rows) of k and v at slots[t] (slots < 0 are padding and
+/// skipped) into one layer of the cache.
+void launchKvWrite(cudaStream_t s, const float *k, const float *v,
+                   const int32_t *slots, void *kCache, void *vCache,
+                   uint32_t cacheDtype, int64_t rows, int64_t rowElements);
+
+constexpr int kAttentionMaxHeadDim = 256;
+
+struct AttentionArgs {
+  const float *q; // [rows, heads * headDim]
+  float *out;
+  const void *kCache, *vCache; // this layer's [slots, kvHeads, headDim]
+  uint32_t cacheDtype;
+  const int32_t *blockTables, *contextLens, *queryStart;
+  const int32_t *tiles; // prefill: (seq, first new row) pairs
+  const DevStep *step;  // maxBlocks
+  int32_t heads, kvHeads, headDim, window, blockSize;
+  float scale;
+  bool decode;    // one new token per sequence: grid.x = sequences
+  int32_t gridX;  // prefill: tiles; decode: sequences
+  int32_t splits; // decode split-K (flash-decoding); 1 for prefill
+  float *partial; // decode with splits > 1: [seqs, heads, splits, hd + 2]
+};
+/// Query rows per CTA for a kv-head group of `group` query heads.
+int32_t attentionRowsPerTile(int32_t group);
+/// Number of CTAs along y for one kv head group (chunks of query heads).
+int32_t attentionHeadChunks(int32_t group);
+size_t attentionSmemBytes(int32_t headDim);
+/// Opts the kernels in to the dynamic shared memory of head_dim 256.
+cudaError_t attentionConfigure();
+void launchAttention(cudaStream_t s, const AttentionArgs &a);
+
+} // namespace llmc::cuda
