@@ -2,6 +2,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "llmc/runtime/beam.h"
 #include "llmc/runtime/generate.h"
 #include "llmc/support/error.h"
 
@@ -40,6 +41,102 @@ void printStats(const GenerationMetrics &m, const std::string &backend) {
                m.tpotSeconds * 1e3, static_cast<long long>(m.kvBytesPerToken),
                static_cast<long long>(m.kvBytesUsed),
                static_cast<double>(m.peakRssBytes) / (1 << 20));
+}
+
+/// --num-beams, --n and friends: several sequences over one prefilled prompt
+/// (llmc/runtime/beam.h).
+struct ManyOptions {
+  int32_t beams = 1, n = 1, returnSequences = 1;
+  float lengthPenalty = 1.0f;
+  std::string earlyStopping = "false";
+  bool wanted() const {
+    return beams != 1 || n != 1 || returnSequences != 1 ||
+           earlyStopping != "false" || lengthPenalty != 1.0f;
+  }
+};
+
+struct ManyRun {
+  std::vector<int32_t> prompt;
+  int64_t maxNewTokens;
+  sample::SamplingParams sampling;
+  std::vector<std::string> stops;
+  std::vector<int64_t> eosIds;
+  bool json, stats;
+};
+
+int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
+            const tok::Tokenizer *tokenizer) {
+  if (m.beams > 1 && m.n > 1)
+    throw Error("--num-beams and --n cannot be combined: beam search is "
+                "deterministic, --n draws independent samples");
+  nlohmann::json outputs = nlohmann::json::array();
+  GenerationMetrics metrics;
+  if (m.n != 1) { // generateN rejects n < 1 with the flag's name
+    if (m.returnSequences != 1 || m.earlyStopping != "false" ||
+        m.lengthPenalty != 1.0f)
+      throw Error("--num-return-sequences, --length-penalty and "
+                  "--early-stopping need --num-beams > 1");
+    GenerateOptions go;
+    go.maxNewTokens = r.maxNewTokens;
+    go.sampling = r.sampling;
+    go.stops = r.stops;
+    go.eosIds = r.eosIds;
+    auto results = generateN(engine, tokenizer, r.prompt, go, m.n);
+    for (const GenerateResult &g : results)
+      outputs.push_back({{"output_ids", g.outputIds},
+                         {"text", g.text},
+                         {"finish_reason", g.finishReason},
+                         {"seed", go.sampling.seed + outputs.size()}});
+    metrics = results[0].metrics;
+  } else {
+    if (!r.stops.empty())
+      throw Error("--stop is not supported with --num-beams");
+    BeamOptions bo;
+    bo.numBeams = m.beams;
+    bo.lengthPenalty = m.lengthPenalty;
+    bo.earlyStopping = m.earlyStopping == "true"    ? EarlyStopping::True
+                       : m.earlyStopping == "never" ? EarlyStopping::Never
+                                                    : EarlyStopping::False;
+    bo.numReturnSequences = m.returnSequences;
+    bo.maxNewTokens = r.maxNewTokens;
+    bo.eosIds = r.eosIds;
+    bo.penalties = r.sampling;
+    BeamResult b = beamSearch(engine, tokenizer, r.prompt, bo);
+    for (const BeamHypothesis &h : b.hypotheses)
+      outputs.push_back({{"output_ids", h.outputIds},
+                         {"text", h.text},
+                         {"finish_reason", h.finishReason},
+                         {"score", h.score},
+                         {"sum_logprobs", h.sumLogprobs}});
+    metrics = b.metrics;
+  }
+  if (r.json) {
+    nlohmann::json j = {{"prompt_ids", r.prompt},
+                        {"output_ids", outputs[0]["output_ids"]},
+                        {"text", outputs[0]["text"]},
+                        {"finish_reason", outputs[0]["finish_reason"]},
+                        {"outputs", outputs},
+                        {"stats", statsJson(metrics, engine.backendName())}};
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const nlohmann::json &out = outputs[i];
+      std::string body = out["text"].get<std::string>();
+      if (!tokenizer) {
+        body.clear();
+        for (int32_t id : out["output_ids"])
+          body += (body.empty() ? "" : ",") + std::to_string(id);
+      }
+      std::printf("--- output %zu (%s", i,
+                  out["finish_reason"].get<std::string>().c_str());
+      if (out.contains("score"))
+        std::printf(", score %.4f", out["score"].get<double>());
+      std::printf(")\n%s\n", body.c_str());
+    }
+  }
+  if (r.stats)
+    printStats(metrics, engine.backendName());
+  return 0;
 }
 
 } // namespace
@@ -84,7 +181,22 @@ Action addRun(CLI::App &app) {
                  "Write float32 logits [prompt tokens, vocab] of every prompt "
                  "position here");
   app.add_flag("--stats", o->stats, "Print TTFT, TPOT, tokens/s, memory");
-  return [o]() -> int {
+  auto many = std::make_shared<ManyOptions>();
+  app.add_option("--num-beams", many->beams,
+                 "Beam search with this many beams (HF semantics; 1 = off)");
+  app.add_option("--length-penalty", many->lengthPenalty,
+                 "Beam score = sum logprobs / generated_len^L (default 1)");
+  app.add_flag("--early-stopping{true}", many->earlyStopping,
+               "Beam search stops once --num-beams hypotheses ended "
+               "(=never: only when none can improve; default false: HF's "
+               "heuristic)")
+      ->check(CLI::IsMember({"true", "false", "never"}));
+  app.add_option("--num-return-sequences", many->returnSequences,
+                 "Best beams to print, in [1, --num-beams]");
+  app.add_option("--n", many->n,
+                 "Draw this many samples (seeds --seed, --seed+1, ...) "
+                 "sharing the prompt's KV cache");
+  return [o, many]() -> int {
     if (o->prompt.empty() && o->promptIds.empty())
       throw Error("give a prompt: --prompt TEXT or --prompt-ids 1,2,3");
     auto plan = Plan::load(o->plan);
@@ -101,6 +213,22 @@ Action addRun(CLI::App &app) {
     EngineOptions eo;
     eo.backend = o->backend;
     eo.threads = o->threads;
+    if (many->wanted()) {
+      if (!o->dumpLogits.empty() || !o->dumpAllLogits.empty())
+        throw Error("--dump-logits and --dump-prompt-logits are not "
+                    "supported with --num-beams or --n");
+      eo.maxSequences = std::max({1, many->beams, many->n});
+      Engine engine(*plan, registry, eo);
+      ManyRun r{prompt,
+                o->maxNewTokens,
+                o->sampling,
+                o->stops,
+                o->ignoreEos ? std::vector<int64_t>{}
+                             : plan->config().eosTokenIds,
+                o->json,
+                o->stats};
+      return runMany(*many, r, engine, tokenizer.get());
+    }
     Engine engine(*plan, registry, eo);
 
     GenerateOptions go;

@@ -49,6 +49,11 @@ public:
   /// A new sequence sharing all of `seq`'s blocks (copy-on-write).
   int32_t forkSequence(int32_t seq);
   int64_t length(int32_t seq) const;
+  /// The KV pool's blocks: free ones, all of them, and tokens per block
+  /// (beam search and tests read them to see prefix sharing).
+  int32_t freeBlocks() const { return blocks_.freeBlocks(); }
+  int32_t numBlocks() const { return blocks_.numBlocks(); }
+  int32_t blockSize() const { return options_.blockSize; }
 
   /// Appends `tokens` to `seq` (chunked prefill), returns the logits of the
   /// last one in `logits` [vocab]. `allLogits`, if set, receives [n, vocab]

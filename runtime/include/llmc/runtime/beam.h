@@ -1,0 +1,116 @@
+//===- beam.h - Beam search and parallel samples over shared KV --*- C++
+//-*-===//
+//
+// Both run several sequences that start from one prompt. The prompt is
+// prefilled once; every other sequence is an Engine::forkSequence of it, so
+// the prompt's KV blocks are shared and only a partially filled last block is
+// copied before it is written (copy-on-write, see Engine::reserve). Each step
+// is one batched Engine::decode over all live sequences.
+//
+// Beam search follows Hugging Face transformers' BeamSearchScorer and
+// BeamHypotheses (transformers 4.36-4.49; the later vectorised rewrite keeps
+// the same rules except that its early-stopping bound uses the best
+// *running* score, where this file, like BeamSearchScorer, uses the best of
+// the top 2*num_beams candidates, EOS ones included):
+//
+//  - each step scores every (beam, token) pair as the beam's sum of log
+//    probabilities plus log_softmax(logits)[token], and takes the top
+//    max(2, 1 + #eos) * num_beams pairs, best first (ties: lower beam, then
+//    lower token id);
+//  - walking them in order, a pair whose token is an EOS id becomes a finished
+//    hypothesis if its rank is < num_beams (else it is dropped); any other
+//    pair becomes a running beam, until num_beams are running;
+//  - a hypothesis scores sum_logprobs / len^length_penalty where len is the
+//    number of *generated* tokens, the EOS token included (HF >= 4.36
+//    counts `cur_len - decoder_prompt_len` with cur_len already holding the
+//    new token; older versions divided by the prompt length too);
+//  - the search is done once num_beams hypotheses exist and
+//    early_stopping = true: immediately;
+//    early_stopping = false: when the worst kept hypothesis is >= the best
+//      candidate's sum / cur_len^length_penalty;
+//    early_stopping = never: the same, but with len = max_new_tokens when
+//      length_penalty > 0 (the exact bound);
+//  - at max_new_tokens (or the context window) the running beams are added
+//    as hypotheses too, unless the search was already done; the best
+//    num_return_sequences hypotheses are returned, best first.
+//
+// The first step expands the prompt alone (HF gets the same by giving beams
+// 1.. a score of -1e9). Logits processors: the repetition, presence and
+// frequency penalties are applied per beam to the log-probabilities, as HF
+// applies its processors to log_softmax output in beam search. Temperature,
+// top-k, top-p and min-p are sampling warpers and are rejected: beam search
+// here is deterministic. Stop strings are not supported with beams.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llmc/runtime/generate.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llmc {
+
+enum class EarlyStopping { False, True, Never };
+
+struct BeamOptions {
+  int32_t numBeams = 4;       // --num-beams, >= 1
+  float lengthPenalty = 1.0f; // --length-penalty (HF default 1.0)
+  EarlyStopping earlyStopping = EarlyStopping::False; // --early-stopping
+  int32_t numReturnSequences = 1; // --num-return-sequences, in [1, beams]
+  int64_t maxNewTokens = 128;
+  std::vector<int64_t> eosIds;
+  /// Only the penalties are used; temperature must stay 0 and top-k/top-p/
+  /// min-p off (validate() says which flag to drop).
+  sample::SamplingParams penalties = [] {
+    sample::SamplingParams p;
+    p.temperature = 0.0f;
+    return p;
+  }();
+  /// Throws llmc::Error naming the flag and the bad value.
+  void validate() const;
+};
+
+struct BeamHypothesis {
+  std::vector<int32_t> outputIds; // generated tokens, a final EOS included
+  std::string text;               // decoded output, EOS excluded
+  std::string finishReason;       // eos | length | context
+  double score = 0;               // sumLogprobs / len^length_penalty
+  double sumLogprobs = 0;
+};
+
+struct BeamStats {
+  /// The most KV blocks in use at once (after any decode step), and the
+  /// most the live beams would have needed had every beam owned private
+  /// copies of its blocks: the gap is what sharing saved.
+  int32_t peakBlocksUsed = 0;
+  int32_t peakBlocksUnshared = 0;
+  int64_t decodeSteps = 0;
+};
+
+struct BeamResult {
+  std::vector<BeamHypothesis> hypotheses; // best first, numReturnSequences
+  GenerationMetrics metrics;              // generatedTokens: of the best
+  BeamStats stats;
+};
+
+/// Beam search from `prompt`. `tokenizer` may be null (no text). The engine
+/// needs blocks for numBeams sequences (EngineOptions::maxSequences >=
+/// numBeams suffices: dead beams are released before new ones fork).
+BeamResult beamSearch(Engine &engine, const tok::Tokenizer *tokenizer,
+                      const std::vector<int32_t> &prompt,
+                      const BeamOptions &options);
+
+/// `n` independent samples of one prompt: the prompt is prefilled once and
+/// shared, sample i draws with seed options.sampling.seed + i and stops on
+/// its own (EOS, stop strings, max new tokens, context); all live samples
+/// advance in one batched decode per step. Sample i's tokens equal those of
+/// generate() with that seed. The engine needs blocks for `n` sequences.
+std::vector<GenerateResult> generateN(Engine &engine,
+                                      const tok::Tokenizer *tokenizer,
+                                      const std::vector<int32_t> &prompt,
+                                      const GenerateOptions &options,
+                                      int32_t n);
+
+} // namespace llmc
