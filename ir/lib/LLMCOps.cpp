@@ -1,4 +1,5 @@
-//===- LLMCOps.cpp - llmc operation verifiers ------------------------------===//
+//===- LLMCOps.cpp - llmc operation verifiers
+//------------------------------===//
 //
 // Verifiers accept a dynamic dimension wherever a static one would do, and
 // compare two dimensions only when both are known.
@@ -30,12 +31,11 @@ bool known(int64_t d) { return !ShapedType::isDynamic(d); }
 std::string dimStr(int64_t d) { return known(d) ? std::to_string(d) : "?"; }
 
 /// Checks `v` has rank `rank`; `what` names the operand in the message.
-LogicalResult expectRank(Operation *op, Value v, int64_t rank,
-                         StringRef what) {
+LogicalResult expectRank(Operation *op, Value v, int64_t rank, StringRef what) {
   int64_t actual = tensorType(v).getRank();
   if (actual != rank)
-    return op->emitOpError() << what << " must have rank " << rank
-                             << ", got rank " << actual;
+    return op->emitOpError()
+           << what << " must have rank " << rank << ", got rank " << actual;
   return success();
 }
 
@@ -43,23 +43,23 @@ LogicalResult expectSameElementType(Operation *op, Value a, Value b,
                                     StringRef whatA, StringRef whatB) {
   Type ea = tensorType(a).getElementType(), eb = tensorType(b).getElementType();
   if (ea != eb)
-    return op->emitOpError() << whatA << " element type (" << ea
-                             << ") must match " << whatB << " element type ("
-                             << eb << ")";
+    return op->emitOpError()
+           << whatA << " element type (" << ea << ") must match " << whatB
+           << " element type (" << eb << ")";
   return success();
 }
 
 /// Last dimension of `v` must match `dim`.
-LogicalResult expectLastDim(Operation *op, Value v, int64_t dim,
-                            StringRef what, StringRef against) {
+LogicalResult expectLastDim(Operation *op, Value v, int64_t dim, StringRef what,
+                            StringRef against) {
   auto t = tensorType(v);
   if (t.getRank() == 0)
     return op->emitOpError() << what << " must not be a scalar";
   int64_t last = t.getShape().back();
   if (!dimsMatch(last, dim))
-    return op->emitOpError() << what << " last dimension (" << dimStr(last)
-                             << ") must match " << against << " ("
-                             << dimStr(dim) << ")";
+    return op->emitOpError()
+           << what << " last dimension (" << dimStr(last) << ") must match "
+           << against << " (" << dimStr(dim) << ")";
   return success();
 }
 
@@ -68,9 +68,9 @@ LogicalResult expectCompatibleShapes(Operation *op, Value a, Value b,
                                      StringRef whatA, StringRef whatB) {
   auto ta = tensorType(a), tb = tensorType(b);
   if (ta.getRank() != tb.getRank())
-    return op->emitOpError() << whatA << " rank (" << ta.getRank()
-                             << ") must match " << whatB << " rank ("
-                             << tb.getRank() << ")";
+    return op->emitOpError()
+           << whatA << " rank (" << ta.getRank() << ") must match " << whatB
+           << " rank (" << tb.getRank() << ")";
   for (auto [i, da, db] : llvm::enumerate(ta.getShape(), tb.getShape()))
     if (!dimsMatch(da, db))
       return op->emitOpError()
@@ -90,8 +90,8 @@ LogicalResult verifyNormOperands(Operation *op, Value input, Value weight,
                                  Value result) {
   if (failed(expectRank(op, weight, 1, "weight")))
     return failure();
-  if (failed(expectLastDim(op, input, tensorType(weight).getDimSize(0),
-                           "input", "weight size")))
+  if (failed(expectLastDim(op, input, tensorType(weight).getDimSize(0), "input",
+                           "weight size")))
     return failure();
   return expectCompatibleShapes(op, input, result, "input", "result");
 }
@@ -99,9 +99,9 @@ LogicalResult verifyNormOperands(Operation *op, Value input, Value weight,
 /// The [T, heads, head_dim] convention of attention operands.
 LogicalResult verifyHeads(Operation *op, int64_t qHeads, int64_t kvHeads) {
   if (known(qHeads) && known(kvHeads) && (kvHeads == 0 || qHeads % kvHeads))
-    return op->emitOpError() << "query heads (" << qHeads
-                             << ") must be a multiple of kv heads (" << kvHeads
-                             << ")";
+    return op->emitOpError()
+           << "query heads (" << qHeads << ") must be a multiple of kv heads ("
+           << kvHeads << ")";
   return success();
 }
 
@@ -113,8 +113,8 @@ LogicalResult verifyScale(Operation *op, double scale) {
 
 LogicalResult verifyWindow(Operation *op, int64_t window) {
   if (window < 0)
-    return op->emitOpError() << "window must be >= 0 (0 = no window), got "
-                             << window;
+    return op->emitOpError()
+           << "window must be >= 0 (0 = no window), got " << window;
   return success();
 }
 
@@ -162,15 +162,15 @@ LogicalResult verifyLinearShapes(Operation *op, Value input, int64_t outDim,
                                << dimStr(outDim) << ")";
   }
   if (res.getRank() != in.getRank())
-    return op->emitOpError() << "result rank (" << res.getRank()
-                             << ") must match input rank (" << in.getRank()
-                             << ")";
+    return op->emitOpError()
+           << "result rank (" << res.getRank() << ") must match input rank ("
+           << in.getRank() << ")";
   for (int64_t i = 0; i + 1 < in.getRank(); ++i)
     if (!dimsMatch(in.getDimSize(i), res.getDimSize(i)))
-      return op->emitOpError() << "result dimension " << i << " ("
-                               << dimStr(res.getDimSize(i))
-                               << ") must match input dimension " << i << " ("
-                               << dimStr(in.getDimSize(i)) << ")";
+      return op->emitOpError()
+             << "result dimension " << i << " (" << dimStr(res.getDimSize(i))
+             << ") must match input dimension " << i << " ("
+             << dimStr(in.getDimSize(i)) << ")";
   if (!dimsMatch(res.getShape().back(), outDim))
     return op->emitOpError()
            << "result features (" << dimStr(res.getShape().back())
@@ -198,10 +198,10 @@ LogicalResult ParamOp::verify() {
                          << type.getRank();
   if (auto q = getQuant()) {
     if (*q != "int8" && *q != "int4")
-      return emitOpError() << "quant must be \"int8\" or \"int4\", got \""
-                           << *q << "\"";
-    if (!getQuantPart() || (*getQuantPart() != "weight" &&
-                            *getQuantPart() != "scales"))
+      return emitOpError() << "quant must be \"int8\" or \"int4\", got \"" << *q
+                           << "\"";
+    if (!getQuantPart() ||
+        (*getQuantPart() != "weight" && *getQuantPart() != "scales"))
       return emitOpError()
              << "quant needs quant_part = \"weight\" or \"scales\"";
     if (!getGroupSize() || static_cast<int64_t>(*getGroupSize()) <= 0)
@@ -255,8 +255,8 @@ LogicalResult LinearOp::verify() {
   if (failed(expectRank(*this, getWeight(), 2, "weight")))
     return failure();
   auto w = tensorType(getWeight());
-  return verifyLinearShapes(*this, getInput(), w.getDimSize(0),
-                            w.getDimSize(1), getBias(), getResult());
+  return verifyLinearShapes(*this, getInput(), w.getDimSize(0), w.getDimSize(1),
+                            getBias(), getResult());
 }
 
 LogicalResult RopeOp::verify() {
@@ -269,10 +269,12 @@ LogicalResult RopeOp::verify() {
     return failure();
   auto in = tensorType(getInput());
   if (!dimsMatch(in.getDimSize(0), tensorType(getPositions()).getDimSize(0)))
-    return emitOpError() << "positions (" << dimStr(tensorType(getPositions()).getDimSize(0))
+    return emitOpError() << "positions ("
+                         << dimStr(tensorType(getPositions()).getDimSize(0))
                          << ") must match tokens (" << dimStr(in.getDimSize(0))
                          << ")";
-  int64_t rot = static_cast<int64_t>(getRotaryDim()), headDim = in.getDimSize(2);
+  int64_t rot = static_cast<int64_t>(getRotaryDim()),
+          headDim = in.getDimSize(2);
   if (rot <= 0 || rot % 2 || (known(headDim) && rot > headDim))
     return emitOpError() << "rotary_dim (" << rot
                          << ") must be even, positive and at most head_dim ("
@@ -333,9 +335,11 @@ LogicalResult ScaleOp::verify() {
 
 LogicalResult SoftmaxOp::verify() {
   int64_t rank = tensorType(getInput()).getRank();
-  if (static_cast<int64_t>(getAxis()) != -1 && static_cast<int64_t>(getAxis()) != rank - 1)
+  if (static_cast<int64_t>(getAxis()) != -1 &&
+      static_cast<int64_t>(getAxis()) != rank - 1)
     return emitOpError() << "only the last axis is supported, got axis "
-                         << static_cast<int64_t>(getAxis()) << " of a rank-" << rank << " tensor";
+                         << static_cast<int64_t>(getAxis()) << " of a rank-"
+                         << rank << " tensor";
   return success();
 }
 
@@ -407,16 +411,19 @@ LogicalResult TransposeOp::verify() {
 
 LogicalResult RepeatKVOp::verify() {
   if (static_cast<int64_t>(getRepeats()) < 1)
-    return emitOpError() << "repeats must be >= 1, got " << static_cast<int64_t>(getRepeats());
+    return emitOpError() << "repeats must be >= 1, got "
+                         << static_cast<int64_t>(getRepeats());
   if (failed(expectRank(*this, getInput(), 3, "input")) ||
       failed(expectRank(*this, getResult(), 3, "result")))
     return failure();
   auto in = tensorType(getInput()), out = tensorType(getResult());
   int64_t heads = in.getDimSize(1);
-  if (known(heads) && !dimsMatch(out.getDimSize(1), heads * static_cast<int64_t>(getRepeats())))
+  if (known(heads) &&
+      !dimsMatch(out.getDimSize(1), heads * static_cast<int64_t>(getRepeats())))
     return emitOpError() << "result heads (" << dimStr(out.getDimSize(1))
                          << ") must be input heads (" << heads
-                         << ") times repeats (" << static_cast<int64_t>(getRepeats()) << ")";
+                         << ") times repeats ("
+                         << static_cast<int64_t>(getRepeats()) << ")";
   if (!dimsMatch(in.getDimSize(0), out.getDimSize(0)) ||
       !dimsMatch(in.getDimSize(2), out.getDimSize(2)))
     return emitOpError() << "tokens and head_dim must not change";
@@ -458,9 +465,8 @@ LogicalResult TakeLastOp::verify() {
     return emitOpError() << "result must have one row without indices, got "
                          << dimStr(rows);
   }
-  return expectLastDim(*this, getResult(),
-                       tensorType(getInput()).getDimSize(1), "result",
-                       "input width");
+  return expectLastDim(*this, getResult(), tensorType(getInput()).getDimSize(1),
+                       "result", "input width");
 }
 
 //===----------------------------------------------------------------------===//
@@ -468,10 +474,9 @@ LogicalResult TakeLastOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AttentionOp::verify() {
-  for (auto [v, what] : {std::pair{getQuery(), "query"},
-                         std::pair{getKey(), "key"},
-                         std::pair{getValue(), "value"},
-                         std::pair{getResult(), "result"}})
+  for (auto [v, what] :
+       {std::pair{getQuery(), "query"}, std::pair{getKey(), "key"},
+        std::pair{getValue(), "value"}, std::pair{getResult(), "result"}})
     if (failed(expectRank(*this, v, 3, what)))
       return failure();
   auto q = tensorType(getQuery()), k = tensorType(getKey()),
@@ -582,8 +587,8 @@ LogicalResult AddRMSNormOp::verify() {
     return failure();
   if (failed(expectCompatibleShapes(*this, getInput(), getResidual(), "input",
                                     "residual")) ||
-      failed(expectCompatibleShapes(*this, getInput(), getSum(), "input",
-                                    "sum")))
+      failed(
+          expectCompatibleShapes(*this, getInput(), getSum(), "input", "sum")))
     return failure();
   return verifyNormOperands(*this, getInput(), getWeight(), getNormed());
 }
@@ -592,7 +597,8 @@ LogicalResult QuantizedLinearOp::verify() {
   if (failed(expectRank(*this, getWeight(), 2, "weight")) ||
       failed(expectRank(*this, getScales(), 2, "scales")))
     return failure();
-  int64_t bits = static_cast<int64_t>(getBits()), group = static_cast<int64_t>(getGroupSize());
+  int64_t bits = static_cast<int64_t>(getBits()),
+          group = static_cast<int64_t>(getGroupSize());
   if (bits != 8 && bits != 4)
     return emitOpError() << "bits must be 8 or 4, got " << bits;
   auto w = tensorType(getWeight()), s = tensorType(getScales());
@@ -601,8 +607,7 @@ LogicalResult QuantizedLinearOp::verify() {
   if (group <= 0 || k % group)
     return emitOpError() << "group_size (" << group
                          << ") must divide the input features (" << k << ")";
-  if (!dimsMatch(s.getDimSize(0), n) ||
-      !dimsMatch(s.getDimSize(1), k / group))
+  if (!dimsMatch(s.getDimSize(0), n) || !dimsMatch(s.getDimSize(1), k / group))
     return emitOpError() << "scales must be [" << n << ", " << k / group
                          << "], got [" << dimStr(s.getDimSize(0)) << ", "
                          << dimStr(s.getDimSize(1)) << "]";

@@ -1,4 +1,5 @@
-//===- EmitPlan.cpp - Lowered module + checkpoint -> plan file -------------===//
+//===- EmitPlan.cpp - Lowered module + checkpoint -> plan file
+//-------------===//
 
 #include "llmc/Passes/EmitPlan.h"
 
@@ -172,7 +173,9 @@ int64_t i64(DictionaryAttr d, StringRef key) {
   p.target = o.target;
   p.computeDtype = o.dtype;
   p.quantization = o.quant;
-  p.kvDtype = o.dtype == "bf16" ? LLMC_BF16 : o.dtype == "f16" ? LLMC_F16 : LLMC_F32;
+  p.kvDtype = o.dtype == "bf16"  ? LLMC_BF16
+              : o.dtype == "f16" ? LLMC_F16
+                                 : LLMC_F32;
   p.compilerVersion = LLMC_VERSION_STRING;
   return p;
 }
@@ -254,10 +257,9 @@ void emitPlan(ModuleOp module, const LoweredModule &lowered,
       elements *= d;
     uint64_t nbytes = ::llmc::dtypeBytes(w.dtype, elements);
     std::vector<int64_t> shape = w.shape;
-    writer.addWeight(w.name, w.dtype, shape, nbytes,
-                     [src, &w, nbytes](uint8_t *dst) {
-                       fill(*src, w, dst, nbytes);
-                     });
+    writer.addWeight(
+        w.name, w.dtype, shape, nbytes,
+        [src, &w, nbytes](uint8_t *dst) { fill(*src, w, dst, nbytes); });
   }
   for (const ::llmc::Graph &g : lowered.graphs)
     writer.addGraph(g);

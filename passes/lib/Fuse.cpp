@@ -1,9 +1,11 @@
-//===- Fuse.cpp - Residual+norm, gate/up+SwiGLU, packed Q/K/V --------------===//
+//===- Fuse.cpp - Residual+norm, gate/up+SwiGLU, packed Q/K/V
+//--------------===//
 //
-//   %s = add %x, %r ; %n = rms_norm %s, %w   =>  %s, %n = add_rms_norm %x, %r, %w
-//   mul(silu(linear(x, Wg)), linear(x, Wu))  =>  swiglu(linear(x, [Wg; Wu]))
+//   %s = add %x, %r ; %n = rms_norm %s, %w   =>  %s, %n = add_rms_norm %x, %r,
+//   %w mul(silu(linear(x, Wg)), linear(x, Wu))  =>  swiglu(linear(x, [Wg; Wu]))
 //   linear(x, Wq), linear(x, Wk), linear(x, Wv)
-//                                            =>  slice x3 (linear(x, [Wq; Wk; Wv]))
+//                                            =>  slice x3 (linear(x, [Wq; Wk;
+//                                            Wv]))
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,9 +13,9 @@
 #include "llmc/Passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/StringExtras.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace mlir::llmc {
 #define GEN_PASS_DEF_FUSE
@@ -106,7 +108,8 @@ LinearOp packLinears(OpBuilder &b, ArrayRef<LinearOp> linears) {
   auto in = cast<RankedTensorType>(front.getType());
   SmallVector<int64_t> shape(in.getShape());
   shape.back() = width;
-  return b.create<LinearOp>(loc, RankedTensorType::get(shape, in.getElementType()),
+  return b.create<LinearOp>(loc,
+                            RankedTensorType::get(shape, in.getElementType()),
                             front.getInput(), w, bias);
 }
 
@@ -150,9 +153,8 @@ void fuseQKV(Operation *root) {
         linears.push_back(l);
     if (linears.size() != 3 || !packable(linears))
       continue;
-    llvm::sort(linears, [](LinearOp a, LinearOp b) {
-      return a->isBeforeInBlock(b);
-    });
+    llvm::sort(linears,
+               [](LinearOp a, LinearOp b) { return a->isBeforeInBlock(b); });
     OpBuilder b(linears.front()); // users of every part come after it
     LinearOp packed = packLinears(b, linears);
     int64_t start = 0;
@@ -174,7 +176,8 @@ struct FusePass : impl::FuseBase<FusePass> {
     fuseQKV(getOperation());
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseAddRMSNorm, FuseGateUp>(&getContext());
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
 };

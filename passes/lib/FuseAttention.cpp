@@ -1,4 +1,5 @@
-//===- FuseAttention.cpp - Decomposed attention -> llmc.attention ----------===//
+//===- FuseAttention.cpp - Decomposed attention -> llmc.attention
+//----------===//
 //
 //   transpose[1,0,2](matmul(softmax(causal_mask(scale(
 //       matmul(transpose[1,0,2](q), transpose[1,0,2](repeat_kv(k)), T)))),
@@ -82,8 +83,7 @@ struct FuseAttentionPattern : OpRewritePattern<TransposeOp> {
     rewriter.replaceOpWithNewOp<AttentionOp>(
         root, root.getType(), q, k, v, ValueRange{},
         causal ? rewriter.getUnitAttr() : UnitAttr(),
-        rewriter.getF64FloatAttr(scale),
-        rewriter.getI64IntegerAttr(window));
+        rewriter.getF64FloatAttr(scale), rewriter.getI64IntegerAttr(window));
     return success();
   }
 };
@@ -94,7 +94,8 @@ struct FuseAttentionPass : impl::FuseAttentionBase<FuseAttentionPass> {
     patterns.add<FuseAttentionPattern>(&getContext());
     int64_t before = 0, after = 0;
     getOperation().walk([&](AttentionOp) { ++before; });
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     getOperation().walk([&](AttentionOp) { ++after; });
     numFused += after - before;

@@ -1,4 +1,5 @@
-//===- InsertKVCache.cpp - K/V through the paged cache ---------------------===//
+//===- InsertKVCache.cpp - K/V through the paged cache
+//---------------------===//
 //
 //   %o = llmc.attention %q, %k, %v {causal}
 //   =>
@@ -41,15 +42,13 @@ struct InsertKVCachePass : impl::InsertKVCacheBase<InsertKVCachePass> {
     for (AttentionOp op : layers) {
       auto t = cast<RankedTensorType>(op.getKey().getType());
       if (t.getDimSize(1) != kvHeads || t.getDimSize(2) != headDim)
-        return op.emitOpError()
-               << "every layer must share the cache geometry (" << kvHeads
-               << " kv heads of " << headDim << ")";
+        return op.emitOpError() << "every layer must share the cache geometry ("
+                                << kvHeads << " kv heads of " << headDim << ")";
     }
 
     OpBuilder b(func.getContext());
-    auto cacheType =
-        KVCacheType::get(func.getContext(), layers.size(), kvHeads, headDim,
-                         keyType.getElementType());
+    auto cacheType = KVCacheType::get(func.getContext(), layers.size(), kvHeads,
+                                      headDim, keyType.getElementType());
     constexpr int64_t kDyn = ShapedType::kDynamic;
     auto vec = RankedTensorType::get({kDyn}, b.getI32Type());
     auto mat = RankedTensorType::get({kDyn, kDyn}, b.getI32Type());
@@ -75,9 +74,9 @@ struct InsertKVCachePass : impl::InsertKVCacheBase<InsertKVCachePass> {
       auto kvType = cast<RankedTensorType>(op.getKey().getType());
       auto histType = RankedTensorType::get({kDyn, kvHeads, headDim},
                                             kvType.getElementType());
-      cache = b.create<KVWriteOp>(op.getLoc(), cacheType, cache, op.getKey(),
-                                  op.getValue(), slots,
-                                  b.getI64IntegerAttr(layer));
+      cache =
+          b.create<KVWriteOp>(op.getLoc(), cacheType, cache, op.getKey(),
+                              op.getValue(), slots, b.getI64IntegerAttr(layer));
       auto read = b.create<KVReadOp>(op.getLoc(), histType, histType, cache,
                                      blockTables, contextLens,
                                      b.getI64IntegerAttr(layer));

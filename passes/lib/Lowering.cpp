@@ -1,4 +1,5 @@
-//===- Lowering.cpp - llmc IR -> kernel calls over numbered buffers --------===//
+//===- Lowering.cpp - llmc IR -> kernel calls over numbered buffers
+//--------===//
 
 #include "llmc/Passes/Lowering.h"
 
@@ -124,7 +125,8 @@ private:
       w.quant = p.getQuant()->str();
       w.quantScales = *p.getQuantPart() == "scales";
       w.groupSize = static_cast<int64_t>(*p.getGroupSize());
-      w.dtype = w.quantScales ? LLMC_F32 : (w.quant == "int4" ? LLMC_I4 : LLMC_I8);
+      w.dtype =
+          w.quantScales ? LLMC_F32 : (w.quant == "int4" ? LLMC_I4 : LLMC_I8);
       if (w.quant == "int4" && !w.quantScales)
         w.shape[1] *= 2; // the logical [N, K]; I4 packs two per byte
     } else {
@@ -160,7 +162,8 @@ private:
 
   /// Appends a kernel call whose results are `op`'s tensor results.
   LogicalResult emit(Operation *op, llmc_op_kind kind, ArrayRef<Value> ins,
-                     ArrayRef<int64_t> ints = {}, ArrayRef<double> floats = {}) {
+                     ArrayRef<int64_t> ints = {},
+                     ArrayRef<double> floats = {}) {
     llmc_op_desc d{};
     d.kind = kind;
     for (Value v : ins) {
@@ -182,7 +185,8 @@ private:
     for (Value r : op->getResults()) {
       if (!isa<RankedTensorType>(r.getType()))
         continue;
-      int64_t off = offsets && tensorIndex < offsets.size() ? offsets[tensorIndex] : 0;
+      int64_t off =
+          offsets && tensorIndex < offsets.size() ? offsets[tensorIndex] : 0;
       d.results[d.num_results++] = newBuffer(r, off, rows);
       ++tensorIndex;
     }

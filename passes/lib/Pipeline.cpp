@@ -1,4 +1,5 @@
-//===- Pipeline.cpp - The named pass pipeline ------------------------------===//
+//===- Pipeline.cpp - The named pass pipeline
+//------------------------------===//
 //
 // Phase 1: recognise the model's structure (attention, KV cache, phases).
 // Phase 2: optimise (fusion, weight conversion).
@@ -29,12 +30,15 @@ LogicalResult buildPipeline(OpPassManager &pm, const PipelineOptions &o,
       "llmc-serialize"};
   for (const std::string &d : o.disabled) {
     if (!llvm::is_contained(all, d)) {
-      error = "unknown pass '" + d + "' (passes: " + llvm::join(all, ", ") + ")";
+      error =
+          "unknown pass '" + d + "' (passes: " + llvm::join(all, ", ") + ")";
       return failure();
     }
     if (!llvm::is_contained(optionalPasses(), d) && d != "llmc-quantize") {
-      error = "pass '" + d + "' is required: the plan cannot run without it "
-              "(optional: " + llvm::join(optionalPasses(), ", ") + ")";
+      error = "pass '" + d +
+              "' is required: the plan cannot run without it "
+              "(optional: " +
+              llvm::join(optionalPasses(), ", ") + ")";
       return failure();
     }
   }

@@ -1,4 +1,5 @@
-//===- PlanMemory.cpp - Liveness-based workspace offsets -------------------===//
+//===- PlanMemory.cpp - Liveness-based workspace offsets
+//-------------------===//
 //
 // Every activation has the step's row count (at most T) as its only dynamic
 // dimension, so its bytes are rowBytes * T and offsets can be planned once,

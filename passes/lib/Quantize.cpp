@@ -1,4 +1,5 @@
-//===- Quantize.cpp - Weight-only bf16/f16/int8/int4 -----------------------===//
+//===- Quantize.cpp - Weight-only bf16/f16/int8/int4
+//-----------------------===//
 //
 //   llmc.linear %x, %w : f32 weight
 //   => bf16/f16: the same linear over `%w : tensor<NxKxbf16>`
@@ -27,13 +28,12 @@ bool usedByEmbedding(ParamOp p) {
 
 /// The linear producing the function's first result (the logits).
 bool isHead(LinearOp l) {
-  return llvm::any_of(l->getUsers(), [](Operation *u) {
-    return isa<func::ReturnOp>(u);
-  });
+  return llvm::any_of(l->getUsers(),
+                      [](Operation *u) { return isa<func::ReturnOp>(u); });
 }
 
-ParamOp cloneParam(OpBuilder &b, ParamOp p, RankedTensorType type, StringRef quant,
-                   StringRef part, int64_t group) {
+ParamOp cloneParam(OpBuilder &b, ParamOp p, RankedTensorType type,
+                   StringRef quant, StringRef part, int64_t group) {
   auto q = cast<ParamOp>(b.clone(*p));
   q.getResult().setType(type);
   q.setQuantAttr(b.getStringAttr(quant));
@@ -54,7 +54,8 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       return signalPassFailure();
     }
     if (mode == "int4" && group != 32 && group != 128) {
-      getOperation().emitError("llmc-quantize: int4 group must be 32 or 128, got ")
+      getOperation().emitError(
+          "llmc-quantize: int4 group must be 32 or 128, got ")
           << static_cast<int64_t>(group); // the Option would print as a char
       return signalPassFailure();
     }
@@ -98,10 +99,12 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       return; // leave this linear in f32: its width does not split in groups
     OpBuilder b(l);
     auto i8 = b.getIntegerType(8);
-    ParamOp wq = cloneParam(
-        b, w, RankedTensorType::get({n, int4 ? k / 2 : k}, i8), mode, "weight", g);
-    ParamOp scales = cloneParam(
-        b, w, RankedTensorType::get({n, k / g}, b.getF32Type()), mode, "scales", g);
+    ParamOp wq =
+        cloneParam(b, w, RankedTensorType::get({n, int4 ? k / 2 : k}, i8), mode,
+                   "weight", g);
+    ParamOp scales =
+        cloneParam(b, w, RankedTensorType::get({n, k / g}, b.getF32Type()),
+                   mode, "scales", g);
     auto q = b.create<QuantizedLinearOp>(
         l.getLoc(), l.getType(), l.getInput(), wq, scales, l.getBias(),
         b.getI64IntegerAttr(int4 ? 4 : 8), b.getI64IntegerAttr(g));

@@ -1,4 +1,5 @@
-//===- RopeTables.cpp - HF's rotary inv_freq tables ------------------------===//
+//===- RopeTables.cpp - HF's rotary inv_freq tables
+//------------------------===//
 //
 // transformers' ROPE_INIT_FUNCTIONS, computed once at compile time so the
 // ROPE kernel only reads a table: default, linear, llama3 and yarn.
@@ -31,7 +32,8 @@ LogicalResult ropeTables(Operation *rope, double theta, int64_t rotaryDim,
   std::vector<float> posFreq(half);
   for (int64_t i = 0; i < half; ++i) {
     float exponent = static_cast<float>(2 * i) / static_cast<float>(rotaryDim);
-    posFreq[i] = static_cast<float>(std::pow(theta, static_cast<double>(exponent)));
+    posFreq[i] =
+        static_cast<float>(std::pow(theta, static_cast<double>(exponent)));
     invFreq[i] = 1.0f / posFreq[i];
   }
   attentionScaling = 1.0;

@@ -1,4 +1,5 @@
-//===- Serialize.cpp - Record the executable form of each graph ------------===//
+//===- Serialize.cpp - Record the executable form of each graph
+//------------===//
 
 #include "llmc/Passes/Lowering.h"
 #include "llmc/Passes/Passes.h"
@@ -28,8 +29,8 @@ struct SerializePass : impl::SerializeBase<SerializePass> {
     }
     SmallVector<Attribute> weights;
     for (const WeightSpec &w : lowered->weights)
-      weights.push_back(b.getStringAttr(
-          w.name + " : " + ::llmc::dtypeName(w.dtype)));
+      weights.push_back(
+          b.getStringAttr(w.name + " : " + ::llmc::dtypeName(w.dtype)));
     module->setAttr("llmc.weights", b.getArrayAttr(weights));
   }
 };

@@ -1,7 +1,9 @@
-//===- SpecializePhases.cpp - @forward -> @prefill, @decode, @verify -------===//
+//===- SpecializePhases.cpp - @forward -> @prefill, @decode, @verify
+//-------===//
 //
 //   @prefill: logits = linear(take_last(h, %logits_rows), W_head)
-//   @decode:  llmc.attention(q, kv_read(cache)) => llmc.paged_attention(q, cache)
+//   @decode:  llmc.attention(q, kv_read(cache)) => llmc.paged_attention(q,
+//   cache)
 //   @verify:  @forward with the cache, logits for every new token
 //
 //===----------------------------------------------------------------------===//

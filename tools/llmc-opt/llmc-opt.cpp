@@ -1,4 +1,5 @@
-//===- llmc-opt.cpp - mlir-opt with the llmc dialect and passes ------------===//
+//===- llmc-opt.cpp - mlir-opt with the llmc dialect and passes
+//------------===//
 
 #include "llmc/IR/LLMCDialect.h"
 #include "llmc/Passes/Passes.h"

@@ -8,7 +8,8 @@
 
 namespace llmc::cli {
 
-std::vector<int32_t> parseIds(const std::string &text, const std::string &flag) {
+std::vector<int32_t> parseIds(const std::string &text,
+                              const std::string &flag) {
   std::vector<int32_t> ids;
   size_t pos = 0;
   while (pos <= text.size()) {
@@ -36,7 +37,8 @@ void writeFile(const std::string &path, const void *bytes, size_t size) {
   std::ofstream out(path, std::ios::binary);
   if (!out)
     throw Error(path + ": cannot write: " + std::strerror(errno));
-  out.write(static_cast<const char *>(bytes), static_cast<std::streamsize>(size));
+  out.write(static_cast<const char *>(bytes),
+            static_cast<std::streamsize>(size));
   if (!out)
     throw Error(path + ": write failed");
 }

@@ -1,4 +1,5 @@
-//===- cmd_backends.cpp - llmc backends ------------------------------------===//
+//===- cmd_backends.cpp - llmc backends
+//------------------------------------===//
 
 #include "commands.h"
 #include "llmc/runtime/backend_registry.h"
@@ -22,8 +23,8 @@ Action addBackends(CLI::App &app) {
       for (size_t i = 0; i < b.devices.size(); ++i) {
         const llmc_device_info &d = b.devices[i];
         std::printf("       device %zu: %s: %s%s%s\n", i, d.name,
-                    d.usable ? "usable" : "not usable",
-                    d.usable ? "" : ": ", d.usable ? "" : d.reason);
+                    d.usable ? "usable" : "not usable", d.usable ? "" : ": ",
+                    d.usable ? "" : d.reason);
       }
     }
     for (const std::string &p : registry.problems())

@@ -1,4 +1,5 @@
-//===- cmd_chat_template.cpp - llmc chat-template TEMPLATE --messages M ----===//
+//===- cmd_chat_template.cpp - llmc chat-template TEMPLATE --messages M
+//----===//
 //
 // Renders a chat template exactly as Hugging Face's apply_chat_template does
 // and prints the text alone, byte for byte, for users debugging a template.
@@ -44,7 +45,8 @@ Action addChatTemplate(CLI::App &app) {
     std::optional<std::string> bos, eos;
   };
   auto o = std::make_shared<Options>();
-  app.add_option("TEMPLATE", o->templatePath, "A .jinja chat template")->required();
+  app.add_option("TEMPLATE", o->templatePath, "A .jinja chat template")
+      ->required();
   app.add_option("--messages", o->messages, "JSON file: the list of messages")
       ->required();
   app.add_option("--tools", o->tools, "JSON file: the tool list");
@@ -76,7 +78,8 @@ Action addChatTemplate(CLI::App &app) {
       size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0)
         throw Error("--var '" + v + "': expected NAME=JSON");
-      auto value = nlohmann::ordered_json::parse(v.substr(eq + 1), nullptr, false);
+      auto value =
+          nlohmann::ordered_json::parse(v.substr(eq + 1), nullptr, false);
       if (value.is_discarded())
         throw Error("--var " + v.substr(0, eq) + ": '" + v.substr(eq + 1) +
                     "' is not JSON (quote strings: NAME='\"text\"')");

@@ -1,4 +1,5 @@
-//===- cmd_compile.cpp - llmc compile MODEL -o PLAN ------------------------===//
+//===- cmd_compile.cpp - llmc compile MODEL -o PLAN
+//------------------------===//
 
 #include "commands.h"
 #include "llmc/Passes/EmitPlan.h"
@@ -47,8 +48,10 @@ Action addCompile(CLI::App &app) {
   app.add_option("MODEL", o->model,
                  "config.json, a checkpoint folder, or a .gguf file")
       ->required();
-  app.add_option("-o,--output", o->output, "The plan file to write")->required();
-  app.add_option("--target", o->target, "ref, cpu or cuda (the default backend)")
+  app.add_option("-o,--output", o->output, "The plan file to write")
+      ->required();
+  app.add_option("--target", o->target,
+                 "ref, cpu or cuda (the default backend)")
       ->check(CLI::IsMember({"ref", "cpu", "cuda"}));
   app.add_option("--dtype", o->dtype, "Weight dtype: f32, bf16 or f16")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}));
@@ -90,7 +93,8 @@ Action addCompile(CLI::App &app) {
                           /*printAfterOnlyOnFailure=*/false, llvm::outs());
     }
     if (failed(pm.run(*module)))
-      throw Error(o->model + ": compilation failed (see the diagnostics above)");
+      throw Error(o->model +
+                  ": compilation failed (see the diagnostics above)");
     auto lowered = mlir::llmc::lowerToGraphs(*module);
     if (failed(lowered))
       throw Error(o->model + ": lowering failed (see the diagnostics above)");
@@ -102,8 +106,9 @@ Action addCompile(CLI::App &app) {
     eo.progress = progressBar;
     auto start = std::chrono::steady_clock::now();
     mlir::llmc::emitPlan(*module, *lowered, eo, o->output);
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                             start).count();
+    double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     std::fprintf(stderr, "wrote %s (%zu weights, %zu graphs) in %.2f s\n",
                  o->output.c_str(), lowered->weights.size(),
                  lowered->graphs.size(), s);

@@ -1,4 +1,5 @@
-//===- cmd_import.cpp - llmc import MODEL --emit=mlir ----------------------===//
+//===- cmd_import.cpp - llmc import MODEL --emit=mlir
+//----------------------===//
 
 #include "commands.h"
 #include "llmc/import/Importer.h"

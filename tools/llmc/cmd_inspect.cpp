@@ -1,4 +1,5 @@
-//===- cmd_inspect.cpp - llmc inspect PLAN ---------------------------------===//
+//===- cmd_inspect.cpp - llmc inspect PLAN
+//---------------------------------===//
 
 #include "commands.h"
 #include "llmc/runtime/plan.h"

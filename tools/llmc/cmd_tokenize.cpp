@@ -1,4 +1,5 @@
-//===- cmd_tokenize.cpp - llmc tokenize PATH --text TEXT | --decode IDS ----===//
+//===- cmd_tokenize.cpp - llmc tokenize PATH --text TEXT | --decode IDS
+//----===//
 
 #include "cli_util.h"
 #include "commands.h"
@@ -42,8 +43,9 @@ Action addTokenize(CLI::App &app) {
     bool addSpecial = false;
   };
   auto o = std::make_shared<Options>();
-  app.add_option("PATH", o->path,
-                 "A plan, a checkpoint folder, tokenizer.json or tokenizer.model")
+  app.add_option(
+         "PATH", o->path,
+         "A plan, a checkpoint folder, tokenizer.json or tokenizer.model")
       ->required();
   auto *t = app.add_option("--text", o->text, "Text to encode");
   auto *f = app.add_option("--text-file", o->textFile,

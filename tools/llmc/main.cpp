@@ -1,4 +1,5 @@
-//===- main.cpp - The llmc command-line tool -------------------------------===//
+//===- main.cpp - The llmc command-line tool
+//-------------------------------===//
 
 #include "commands.h"
 #include "llmc/support/error.h"
@@ -26,7 +27,8 @@ int main(int argc, char **argv) {
   add("import", "Import a checkpoint and print its llmc IR", addImport);
   add("compile", "Compile a checkpoint into a plan for a target", addCompile);
   add("run", "Generate text from a plan", addRun);
-  add("inspect", "Show a plan's config, graphs, weights and memory", addInspect);
+  add("inspect", "Show a plan's config, graphs, weights and memory",
+      addInspect);
   add("backends", "List the backend plugins found and their devices",
       addBackends);
   add("tokenize", "Encode text to token ids, or decode ids to text",

@@ -45,8 +45,8 @@ extern "C" {
 
 typedef enum llmc_status {
   LLMC_OK = 0,
-  LLMC_ERROR = 1,           /* see last_error */
-  LLMC_UNIMPLEMENTED = 2,   /* the backend does not do this (yet) */
+  LLMC_ERROR = 1,         /* see last_error */
+  LLMC_UNIMPLEMENTED = 2, /* the backend does not do this (yet) */
   LLMC_OUT_OF_MEMORY = 3,
   LLMC_INVALID_ARGUMENT = 4,
 } llmc_status;
@@ -55,9 +55,9 @@ typedef enum llmc_dtype {
   LLMC_F32 = 0,
   LLMC_F16 = 1,
   LLMC_BF16 = 2,
-  LLMC_I8 = 3,  /* int8 weights, one f32 scale per output row */
-  LLMC_I4 = 4,  /* int4 weights, two per byte (low nibble first), one f32
-                   scale per group of input columns */
+  LLMC_I8 = 3, /* int8 weights, one f32 scale per output row */
+  LLMC_I4 = 4, /* int4 weights, two per byte (low nibble first), one f32
+                  scale per group of input columns */
   LLMC_I32 = 5,
 } llmc_dtype;
 
@@ -148,7 +148,7 @@ typedef struct llmc_rows {
 typedef struct llmc_buffer_desc {
   llmc_rows rows;
   int64_t cols;
-  uint32_t dtype;       /* llmc_dtype */
+  uint32_t dtype; /* llmc_dtype */
   uint32_t reserved;
   /* Byte offset in the workspace as affine terms in T and B, assigned by
    * llmc-plan-memory; buffers whose lifetimes do not overlap share bytes. */
@@ -211,9 +211,9 @@ typedef struct llmc_step_args {
   const int32_t *context_lens; /* [B] cached tokens incl. this step's */
   const int32_t *block_tables; /* [B, max_blocks] */
   int32_t max_blocks;
-  int32_t num_logits;          /* rows of logits wanted */
-  const int32_t *logits_rows;  /* [num_logits] indices into [0, T) */
-  float *logits;               /* [num_logits, vocab] host output */
+  int32_t num_logits;         /* rows of logits wanted */
+  const int32_t *logits_rows; /* [num_logits] indices into [0, T) */
+  float *logits;              /* [num_logits, vocab] host output */
 } llmc_step_args;
 
 /*===----------------------------------------------------------------------===
@@ -232,8 +232,8 @@ typedef struct llmc_device_info {
 } llmc_device_info;
 
 typedef struct llmc_backend_options {
-  int32_t threads;     /* 0 = the backend's default (cores) */
-  int32_t device;      /* device index */
+  int32_t threads; /* 0 = the backend's default (cores) */
+  int32_t device;  /* device index */
   float memory_fraction;
 } llmc_backend_options;
 
@@ -268,8 +268,7 @@ typedef struct llmc_backend_api {
   void (*release)(llmc_backend *backend, llmc_prepared *prepared);
 
   llmc_status (*kv_create)(llmc_backend *backend,
-                           const llmc_kv_cache_desc *desc,
-                           llmc_kv_cache **out);
+                           const llmc_kv_cache_desc *desc, llmc_kv_cache **out);
   void (*kv_destroy)(llmc_backend *backend, llmc_kv_cache *cache);
   /* Copies block src to block dst in every layer (copy-on-write). */
   llmc_status (*kv_copy_block)(llmc_backend *backend, llmc_kv_cache *cache,
@@ -282,8 +281,8 @@ typedef struct llmc_backend_api {
 
 /* The one exported symbol. Returns NULL if the plugin cannot serve a host
  * whose ABI major is at most `max_abi_major`. */
-typedef const llmc_backend_api *(*llmc_backend_query_fn)(
-    uint32_t max_abi_major, void *reserved);
+typedef const llmc_backend_api *(*llmc_backend_query_fn)(uint32_t max_abi_major,
+                                                         void *reserved);
 
 #if defined(_WIN32)
 #define LLMC_BACKEND_EXPORT __declspec(dllexport)

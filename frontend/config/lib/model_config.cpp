@@ -35,8 +35,9 @@ void addEosIds(const JsonObject &obj, std::vector<int64_t> &ids) {
       add(e.get<int64_t>());
     }
   } else {
-    throw Error(obj.file() + ": key 'eos_token_id' must be an integer or a "
-                             "list of integers, got " +
+    throw Error(obj.file() +
+                ": key 'eos_token_id' must be an integer or a "
+                "list of integers, got " +
                 std::string(v.type_name()));
   }
 }
@@ -59,9 +60,9 @@ std::optional<RopeScaling> readRopeScaling(const JsonObject &cfg) {
     throw Error(cfg.file() + ": rope_scaling factor must be positive");
   s.lowFreqFactor = rs.number("low_freq_factor", 1.0);
   s.highFreqFactor = rs.number("high_freq_factor", 4.0);
-  s.originalMaxPositions = rs.integer(
-      "original_max_position_embeddings",
-      cfg.integer("max_position_embeddings", 0));
+  s.originalMaxPositions =
+      rs.integer("original_max_position_embeddings",
+                 cfg.integer("max_position_embeddings", 0));
   s.betaFast = rs.number("beta_fast", 32.0);
   s.betaSlow = rs.number("beta_slow", 1.0);
   if (!rs.isNull("attention_factor"))
@@ -78,7 +79,8 @@ ModelConfig readLlamaLike(const JsonObject &cfg, const std::string &arch) {
   c.numLayers = cfg.integer("num_hidden_layers");
   c.numHeads = cfg.integer("num_attention_heads");
   c.numKVHeads = cfg.integer("num_key_value_heads", c.numHeads);
-  c.headDim = cfg.integer("head_dim", c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0);
+  c.headDim =
+      cfg.integer("head_dim", c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0);
   c.intermediateSize = cfg.integer("intermediate_size");
   c.maxPositions = cfg.integer("max_position_embeddings", 2048);
   c.normEps = cfg.number("rms_norm_eps", 1e-6);
@@ -90,12 +92,14 @@ ModelConfig readLlamaLike(const JsonObject &cfg, const std::string &arch) {
   if (c.hiddenAct != "silu")
     throw Error(cfg.file() + ": unsupported hidden_act '" + c.hiddenAct +
                 "' for " + arch + " (supported: silu)");
-  c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)), 0);
+  c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
+                         0);
   if (arch == "Qwen2ForCausalLM") {
     c.qkvBias = true;
     // HF Qwen2 applies the window only when use_sliding_window is set, and
     // then only to layers at or past max_window_layers.
-    if (cfg.boolean("use_sliding_window", false) && !cfg.isNull("sliding_window")) {
+    if (cfg.boolean("use_sliding_window", false) &&
+        !cfg.isNull("sliding_window")) {
       int64_t w = cfg.integer("sliding_window");
       int64_t from = cfg.integer("max_window_layers", 0);
       for (int64_t i = from; i < c.numLayers; ++i)
@@ -133,7 +137,8 @@ ModelConfig readGPT2(const JsonObject &cfg, const std::string &arch) {
   if (c.hiddenAct != "gelu_new" && c.hiddenAct != "gelu")
     throw Error(cfg.file() + ": unsupported activation_function '" +
                 c.hiddenAct + "' (supported: gelu_new, gelu)");
-  c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)), 0);
+  c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
+                         0);
   return c;
 }
 

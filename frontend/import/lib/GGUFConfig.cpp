@@ -42,8 +42,10 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
   c.numHeads = f.getInt(key("attention.head_count"));
   c.numKVHeads = f.findInt(key("attention.head_count_kv")).value_or(c.numHeads);
   c.maxPositions = f.findInt(key("context_length")).value_or(2048);
-  c.normEps = shortestDecimal(f.getFloat(key("attention.layer_norm_rms_epsilon")));
-  c.ropeTheta = shortestDecimal(f.findFloat(key("rope.freq_base")).value_or(10000.0));
+  c.normEps =
+      shortestDecimal(f.getFloat(key("attention.layer_norm_rms_epsilon")));
+  c.ropeTheta =
+      shortestDecimal(f.findFloat(key("rope.freq_base")).value_or(10000.0));
   c.headDim = f.findInt(key("attention.key_length"))
                   .value_or(c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0);
   c.rotaryDim = f.findInt(key("rope.dimension_count")).value_or(c.headDim);
@@ -52,7 +54,8 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
   else if (const auto *embd = f.find("token_embd.weight"))
     c.vocabSize = embd->shape.empty() ? 0 : embd->shape[0];
   c.tiedEmbeddings = f.find("output.weight") == nullptr;
-  c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)), 0);
+  c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
+                         0);
   if (auto scalingType = f.findString(key("rope.scaling.type"));
       scalingType && *scalingType != "none") {
     RopeScaling s;

@@ -1,4 +1,5 @@
-//===- GPT2Builder.cpp - GPT-2 graphs --------------------------------------===//
+//===- GPT2Builder.cpp - GPT-2 graphs
+//--------------------------------------===//
 //
 // Mirrors transformers' GPT2Block. Conv1D weights are stored [in, out]
 // (y = x @ W + b); they are imported as transposed params so every linear in
@@ -23,9 +24,10 @@ mlir::Value buildGPT2(GraphBuilder &g, const ModelConfig &c, mlir::Value ids,
   const int64_t h = c.hiddenSize, ff = c.intermediateSize;
   // transformers writes "transformer.h.0..."; the original OpenAI exports
   // have no prefix.
-  std::string prefix = g.hasWeight("wte.weight") && !g.hasWeight("transformer.wte.weight")
-                           ? ""
-                           : "transformer.";
+  std::string prefix =
+      g.hasWeight("wte.weight") && !g.hasWeight("transformer.wte.weight")
+          ? ""
+          : "transformer.";
   auto name = [&](const std::string &suffix) { return prefix + suffix; };
   mlir::Value wte = g.param(name("wte.weight"), {c.vocabSize, h});
   mlir::Value wpe = g.param(name("wpe.weight"), {c.maxPositions, h});

@@ -47,12 +47,12 @@ Value GraphBuilder::embedding(Value table, Value ids) {
 
 Value GraphBuilder::rmsNorm(Value x, Value w) {
   return b_.create<mlir::llmc::RMSNormOp>(loc(), x.getType(), x, w,
-                                    b_.getF64FloatAttr(config_.normEps));
+                                          b_.getF64FloatAttr(config_.normEps));
 }
 
 Value GraphBuilder::layerNorm(Value x, Value w, Value bias) {
-  return b_.create<mlir::llmc::LayerNormOp>(loc(), x.getType(), x, w, bias,
-                                      b_.getF64FloatAttr(config_.normEps));
+  return b_.create<mlir::llmc::LayerNormOp>(
+      loc(), x.getType(), x, w, bias, b_.getF64FloatAttr(config_.normEps));
 }
 
 Value GraphBuilder::linear(Value x, Value w, Value bias) {
@@ -65,8 +65,8 @@ Value GraphBuilder::slice(Value x, int64_t start, int64_t size) {
   auto shape = llvm::to_vector(typeOf(x).getShape());
   shape.back() = size;
   return b_.create<mlir::llmc::SliceOp>(loc(), tensor(shape), x,
-                                  static_cast<uint64_t>(start),
-                                  static_cast<uint64_t>(size));
+                                        static_cast<uint64_t>(start),
+                                        static_cast<uint64_t>(size));
 }
 
 Value GraphBuilder::add(Value a, Value c) {
@@ -83,7 +83,7 @@ Value GraphBuilder::silu(Value x) {
 
 Value GraphBuilder::gelu(Value x, StringRef approximate) {
   return b_.create<mlir::llmc::GeluOp>(loc(), x.getType(), x,
-                                 b_.getStringAttr(approximate));
+                                       b_.getStringAttr(approximate));
 }
 
 Value GraphBuilder::splitHeads(Value x, int64_t heads, int64_t dim) {
@@ -104,14 +104,14 @@ Value GraphBuilder::rope(Value x, Value positions) {
         b_.getNamedAttr("type", b_.getStringAttr(s->type)),
         b_.getNamedAttr("factor", b_.getF64FloatAttr(s->factor))};
     if (s->originalMaxPositions > 0)
-      entries.push_back(b_.getNamedAttr(
-          "original_max_position_embeddings",
-          b_.getI64IntegerAttr(s->originalMaxPositions)));
+      entries.push_back(
+          b_.getNamedAttr("original_max_position_embeddings",
+                          b_.getI64IntegerAttr(s->originalMaxPositions)));
     if (s->type == "llama3") {
-      entries.push_back(b_.getNamedAttr(
-          "low_freq_factor", b_.getF64FloatAttr(s->lowFreqFactor)));
-      entries.push_back(b_.getNamedAttr(
-          "high_freq_factor", b_.getF64FloatAttr(s->highFreqFactor)));
+      entries.push_back(b_.getNamedAttr("low_freq_factor",
+                                        b_.getF64FloatAttr(s->lowFreqFactor)));
+      entries.push_back(b_.getNamedAttr("high_freq_factor",
+                                        b_.getF64FloatAttr(s->highFreqFactor)));
     }
     if (s->type == "yarn") {
       entries.push_back(
@@ -124,10 +124,10 @@ Value GraphBuilder::rope(Value x, Value positions) {
     }
     scaling = b_.getDictionaryAttr(entries);
   }
-  return b_.create<mlir::llmc::RopeOp>(
-      loc(), x.getType(), x, positions, b_.getF64FloatAttr(config_.ropeTheta),
-      b_.getI64IntegerAttr(config_.rotaryDim), b_.getStringAttr("half"),
-      scaling);
+  return b_.create<mlir::llmc::RopeOp>(loc(), x.getType(), x, positions,
+                                       b_.getF64FloatAttr(config_.ropeTheta),
+                                       b_.getI64IntegerAttr(config_.rotaryDim),
+                                       b_.getStringAttr("half"), scaling);
 }
 
 Value GraphBuilder::transpose(Value x, ArrayRef<int64_t> perm) {
@@ -136,7 +136,7 @@ Value GraphBuilder::transpose(Value x, ArrayRef<int64_t> perm) {
   for (int64_t p : perm)
     shape.push_back(in[p]);
   return b_.create<mlir::llmc::TransposeOp>(loc(), tensor(shape), x,
-                                      b_.getDenseI64ArrayAttr(perm));
+                                            b_.getDenseI64ArrayAttr(perm));
 }
 
 Value GraphBuilder::attention(Value q, Value k, Value v, int64_t window) {
@@ -145,23 +145,23 @@ Value GraphBuilder::attention(Value q, Value k, Value v, int64_t window) {
   if (kvHeads != heads) {
     auto repeats = static_cast<uint64_t>(heads / kvHeads);
     k = b_.create<mlir::llmc::RepeatKVOp>(loc(), tensor({kDyn, heads, dim}), k,
-                                    repeats);
+                                          repeats);
     v = b_.create<mlir::llmc::RepeatKVOp>(loc(), tensor({kDyn, heads, dim}), v,
-                                    repeats);
+                                          repeats);
   }
   Value qt = transpose(q, {1, 0, 2}), kt = transpose(k, {1, 0, 2}),
         vt = transpose(v, {1, 0, 2});
   auto scoresType = tensor({heads, kDyn, kDyn});
   Value scores = b_.create<mlir::llmc::MatmulOp>(loc(), scoresType, qt, kt,
-                                           b_.getUnitAttr());
+                                                 b_.getUnitAttr());
   scores = b_.create<mlir::llmc::ScaleOp>(
       loc(), scoresType, scores,
       b_.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(dim))));
   scores = b_.create<mlir::llmc::CausalMaskOp>(loc(), scoresType, scores,
-                                         static_cast<uint64_t>(window));
+                                               static_cast<uint64_t>(window));
   Value probs = b_.create<mlir::llmc::SoftmaxOp>(loc(), scoresType, scores);
   Value out = b_.create<mlir::llmc::MatmulOp>(loc(), tensor({heads, kDyn, dim}),
-                                        probs, vt, UnitAttr());
+                                              probs, vt, UnitAttr());
   return transpose(out, {1, 0, 2});
 }
 

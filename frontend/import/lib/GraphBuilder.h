@@ -27,7 +27,9 @@ public:
   mlir::Value optionalParam(const std::string &name, std::vector<int64_t> shape,
                             bool transposed = false);
 
-  bool hasWeight(const std::string &name) const { return weights_.contains(name); }
+  bool hasWeight(const std::string &name) const {
+    return weights_.contains(name);
+  }
 
   mlir::Value embedding(mlir::Value table, mlir::Value ids);
   mlir::Value rmsNorm(mlir::Value x, mlir::Value w);

@@ -1,4 +1,5 @@
-//===- Importer.cpp - Checkpoint -> llmc IR --------------------------------===//
+//===- Importer.cpp - Checkpoint -> llmc IR
+//--------------------------------===//
 
 #include "llmc/import/Importer.h"
 
@@ -93,12 +94,13 @@ DictionaryAttr configAttr(Builder &b, const ModelConfig &c) {
   e.push_back(b.getNamedAttr("rope_theta", b.getF64FloatAttr(c.ropeTheta)));
   e.push_back(b.getNamedAttr("sliding_window",
                              b.getDenseI64ArrayAttr(c.slidingWindow)));
-  e.push_back(b.getNamedAttr("tied_embeddings", b.getBoolAttr(c.tiedEmbeddings)));
+  e.push_back(
+      b.getNamedAttr("tied_embeddings", b.getBoolAttr(c.tiedEmbeddings)));
   e.push_back(b.getNamedAttr("hidden_act", b.getStringAttr(c.hiddenAct)));
   if (c.bosTokenId)
     i64("bos_token_id", *c.bosTokenId);
-  e.push_back(b.getNamedAttr("eos_token_ids",
-                             b.getDenseI64ArrayAttr(c.eosTokenIds)));
+  e.push_back(
+      b.getNamedAttr("eos_token_ids", b.getDenseI64ArrayAttr(c.eosTokenIds)));
   return b.getDictionaryAttr(e);
 }
 
@@ -135,9 +137,8 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context,
   auto logits = RankedTensorType::get({ShapedType::kDynamic, config.vocabSize},
                                       b.getF32Type());
   b.setInsertionPointToEnd(module->getBody());
-  auto func = b.create<func::FuncOp>(
-      b.getUnknownLoc(), "forward",
-      b.getFunctionType({ids, ids}, {logits}));
+  auto func = b.create<func::FuncOp>(b.getUnknownLoc(), "forward",
+                                     b.getFunctionType({ids, ids}, {logits}));
   func.setArgAttr(0, "llmc.name", b.getStringAttr("tokens"));
   func.setArgAttr(1, "llmc.name", b.getStringAttr("positions"));
   Block *entry = func.addEntryBlock();

@@ -1,4 +1,5 @@
-//===- LlamaBuilder.cpp - Llama, Mistral and Qwen2 graphs ------------------===//
+//===- LlamaBuilder.cpp - Llama, Mistral and Qwen2 graphs
+//------------------===//
 //
 // Mirrors transformers' LlamaDecoderLayer:
 //   h = x + o_proj(attn(rope(q_proj(n)), rope(k_proj(n)), v_proj(n))),
@@ -37,8 +38,9 @@ mlir::Value buildLlama(GraphBuilder &g, const ModelConfig &c,
   const bool unpermute =
       naming == TensorNaming::GGUF && c.architecture == "LlamaForCausalLM";
 
-  mlir::Value embed = g.param(n.top("model.embed_tokens.weight", "token_embd.weight"),
-                              {c.vocabSize, h});
+  mlir::Value embed =
+      g.param(n.top("model.embed_tokens.weight", "token_embd.weight"),
+              {c.vocabSize, h});
   mlir::Value x = g.embedding(embed, ids);
   for (int64_t i = 0; i < c.numLayers; ++i) {
     auto w = [&](const char *hf, const char *gguf, std::vector<int64_t> shape,
@@ -53,24 +55,31 @@ mlir::Value buildLlama(GraphBuilder &g, const ModelConfig &c,
 
     // One statement per op: C++ leaves argument evaluation order open, and
     // the IR must come out in the same order with every compiler.
-    mlir::Value normed = g.rmsNorm(
-        x, w("input_layernorm.weight", "attn_norm.weight", {h}));
-    mlir::Value wq = w("self_attn.q_proj.weight", "attn_q.weight", {qDim, h}, c.numHeads);
-    mlir::Value bq = bias(c.qkvBias, "self_attn.q_proj.bias", "attn_q.bias", qDim);
+    mlir::Value normed =
+        g.rmsNorm(x, w("input_layernorm.weight", "attn_norm.weight", {h}));
+    mlir::Value wq =
+        w("self_attn.q_proj.weight", "attn_q.weight", {qDim, h}, c.numHeads);
+    mlir::Value bq =
+        bias(c.qkvBias, "self_attn.q_proj.bias", "attn_q.bias", qDim);
     mlir::Value q = g.linear(normed, wq, bq);
-    mlir::Value wk = w("self_attn.k_proj.weight", "attn_k.weight", {kvDim, h}, c.numKVHeads);
-    mlir::Value bk = bias(c.qkvBias, "self_attn.k_proj.bias", "attn_k.bias", kvDim);
+    mlir::Value wk =
+        w("self_attn.k_proj.weight", "attn_k.weight", {kvDim, h}, c.numKVHeads);
+    mlir::Value bk =
+        bias(c.qkvBias, "self_attn.k_proj.bias", "attn_k.bias", kvDim);
     mlir::Value k = g.linear(normed, wk, bk);
     mlir::Value wv = w("self_attn.v_proj.weight", "attn_v.weight", {kvDim, h});
-    mlir::Value bv = bias(c.qkvBias, "self_attn.v_proj.bias", "attn_v.bias", kvDim);
+    mlir::Value bv =
+        bias(c.qkvBias, "self_attn.v_proj.bias", "attn_v.bias", kvDim);
     mlir::Value v = g.linear(normed, wv, bv);
     q = g.rope(g.splitHeads(q, c.numHeads, c.headDim), positions);
     k = g.rope(g.splitHeads(k, c.numKVHeads, c.headDim), positions);
     v = g.splitHeads(v, c.numKVHeads, c.headDim);
     mlir::Value attn = g.mergeHeads(
         g.attention(q, k, v, c.slidingWindow[static_cast<size_t>(i)]));
-    mlir::Value wo = w("self_attn.o_proj.weight", "attn_output.weight", {h, qDim});
-    mlir::Value bo = bias(c.outputBias, "self_attn.o_proj.bias", "attn_output.bias", h);
+    mlir::Value wo =
+        w("self_attn.o_proj.weight", "attn_output.weight", {h, qDim});
+    mlir::Value bo =
+        bias(c.outputBias, "self_attn.o_proj.bias", "attn_output.bias", h);
     x = g.add(x, g.linear(attn, wo, bo));
 
     mlir::Value m = g.rmsNorm(
@@ -88,11 +97,12 @@ mlir::Value buildLlama(GraphBuilder &g, const ModelConfig &c,
     mlir::Value down = g.linear(act, wd, bd);
     x = g.add(x, down);
   }
-  x = g.rmsNorm(x, g.param(n.top("model.norm.weight", "output_norm.weight"), {h}));
-  mlir::Value head = c.tiedEmbeddings
-                         ? embed
-                         : g.param(n.top("lm_head.weight", "output.weight"),
-                                   {c.vocabSize, h});
+  x = g.rmsNorm(x,
+                g.param(n.top("model.norm.weight", "output_norm.weight"), {h}));
+  mlir::Value head =
+      c.tiedEmbeddings
+          ? embed
+          : g.param(n.top("lm_head.weight", "output.weight"), {c.vocabSize, h});
   return g.linear(x, head);
 }
 

@@ -60,8 +60,8 @@ WeightSource::require(const std::string &name,
   if (!convertible(t->dtype))
     throw Error("tensor '" + name + "' in " + t->file +
                 " has unsupported dtype " + weights::dtypeName(t->dtype) +
-                " (supported: F32, F16, BF16" +
-                (gguf_ ? ", Q8_0, Q4_0" : "") + ")");
+                " (supported: F32, F16, BF16" + (gguf_ ? ", Q8_0, Q4_0" : "") +
+                ")");
   used_.insert(name);
   return *t;
 }
@@ -70,8 +70,8 @@ void WeightSource::checkAllUsed(const std::string &architecture,
                                 bool (*ignorable)(const std::string &)) const {
   for (const auto &name : names())
     if (!used_.count(name) && !ignorable(name))
-      throw Error("unexpected tensor '" + name + "' in " + location_ +
-                  ": " + architecture + " with this config does not use it");
+      throw Error("unexpected tensor '" + name + "' in " + location_ + ": " +
+                  architecture + " with this config does not use it");
 }
 
 } // namespace llmc::import

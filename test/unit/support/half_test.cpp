@@ -11,7 +11,8 @@ TEST(Half, Bf16RoundTripsExactlyRepresentableValues) {
 }
 
 TEST(Half, Bf16RoundsToNearestEven) {
-  // 1 + 2^-8 lies halfway between two bf16 values; ties go to the even one (1.0).
+  // 1 + 2^-8 lies halfway between two bf16 values; ties go to the even one
+  // (1.0).
   EXPECT_EQ(bf16ToFloat(floatToBf16(1.0f + 1.0f / 256)), 1.0f);
   EXPECT_EQ(bf16ToFloat(floatToBf16(1.0f + 3.0f / 256)), 1.0f + 4.0f / 256);
   EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(NAN))));

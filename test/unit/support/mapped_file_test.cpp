@@ -21,8 +21,9 @@ TEST(MappedFile, MissingFileNamesThePath) {
     MappedFile f("/nonexistent/llmc/file.bin");
     FAIL() << "expected an error";
   } catch (const Error &e) {
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/llmc/file.bin: cannot open"),
-              std::string::npos);
+    EXPECT_NE(
+        std::string(e.what()).find("/nonexistent/llmc/file.bin: cannot open"),
+        std::string::npos);
   }
 }
 

@@ -17,7 +17,7 @@ namespace mlir::llmc {
 
 /// What `llmc compile` and `llmc-opt --llmc-pipeline` run.
 struct PipelineOptions {
-  std::string dtype = "f32"; // f32 | bf16 | f16
+  std::string dtype = "f32";  // f32 | bf16 | f16
   std::string quant = "none"; // none | int8 | int4
   int64_t group = 32;
   std::vector<std::string> disabled; // pass arguments to skip

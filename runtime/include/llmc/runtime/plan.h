@@ -30,13 +30,12 @@ constexpr uint32_t kPlanFormatMinor = 0;
 struct PlanConfig {
   std::string architecture;
   int64_t vocabSize = 0, hiddenSize = 0, numLayers = 0, numHeads = 0,
-          numKVHeads = 0, headDim = 0, intermediateSize = 0,
-          contextLength = 0;
+          numKVHeads = 0, headDim = 0, intermediateSize = 0, contextLength = 0;
   std::optional<int64_t> bosTokenId;
   std::vector<int64_t> eosTokenIds;
-  std::string target;         // ref | cpu | cuda
-  std::string computeDtype;   // f32 | bf16 | f16
-  std::string quantization;   // none | int8 | int4
+  std::string target;       // ref | cpu | cuda
+  std::string computeDtype; // f32 | bf16 | f16
+  std::string quantization; // none | int8 | int4
   llmc_dtype kvDtype = LLMC_F32;
   std::string compilerVersion;
 };
@@ -44,10 +43,10 @@ struct PlanConfig {
 /// The tokenizer as the plan carries it: the file's bytes, so a plan runs
 /// without the checkpoint folder.
 struct PlanTokenizer {
-  std::string kind;           // hf-json | sentencepiece | gguf | none
-  std::string fileBytes;      // tokenizer.json / tokenizer.model / GGUF vocab (JSON)
-  std::string configJson;     // tokenizer_config.json ("" if none)
-  std::string chatTemplate;   // "" if none
+  std::string kind;      // hf-json | sentencepiece | gguf | none
+  std::string fileBytes; // tokenizer.json / tokenizer.model / GGUF vocab (JSON)
+  std::string configJson;   // tokenizer_config.json ("" if none)
+  std::string chatTemplate; // "" if none
 };
 
 struct WeightInfo {

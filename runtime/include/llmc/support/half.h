@@ -13,7 +13,8 @@ inline float bf16ToFloat(uint16_t h) {
   return f;
 }
 
-/// Round-to-nearest-even, as PyTorch's float -> bfloat16 conversion; NaN stays NaN.
+/// Round-to-nearest-even, as PyTorch's float -> bfloat16 conversion; NaN stays
+/// NaN.
 inline uint16_t floatToBf16(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof bits);
