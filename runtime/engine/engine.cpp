@@ -125,6 +125,20 @@ int32_t Engine::forkSequence(int32_t seq) {
 
 int64_t Engine::length(int32_t seq) const { return seqs_.at(seq).length; }
 
+void Engine::truncate(int32_t seq, int64_t length) {
+  SequenceState &s = seqs_.at(seq);
+  if (length < 0 || length > s.length)
+    throw Error("cannot truncate a sequence of " + std::to_string(s.length) +
+                " tokens to " + std::to_string(length));
+  const int64_t bs = options_.blockSize;
+  const auto keep = static_cast<size_t>((length + bs - 1) / bs);
+  while (s.blocks.size() > keep) {
+    blocks_.release(s.blocks.back());
+    s.blocks.pop_back();
+  }
+  s.length = length;
+}
+
 /// Makes room for `newTokens` more tokens; a shared last block that would be
 /// written into is copied first (copy-on-write).
 void Engine::reserve(int32_t seq, int64_t newTokens) {

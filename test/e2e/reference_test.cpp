@@ -19,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -106,7 +107,9 @@ std::string plan(const std::string &model, const std::string &flags) {
     return it->second;
   std::string tag = flags;
   std::replace(tag.begin(), tag.end(), ' ', '_');
-  std::string out = ::testing::TempDir() + "/e2e-" + model + tag + ".plan";
+  // ctest runs test cases in parallel processes: names carry the pid.
+  std::string out = ::testing::TempDir() + "/e2e-" + std::to_string(getpid()) +
+                    "-" + model + tag + ".plan";
   Command c = runCommand(kBin + "/llmc compile " + kData + "/models/" + model +
                          " -o " + out + " " + flags);
   EXPECT_EQ(c.status, 0) << c.out;
@@ -121,7 +124,8 @@ struct RunResult {
 
 RunResult run(const std::string &planPath, const std::string &backend,
               const json &prompt, bool all) {
-  std::string base = ::testing::TempDir() + "/e2e-run";
+  std::string base =
+      ::testing::TempDir() + "/e2e-run-" + std::to_string(getpid());
   std::string cmd = kBin + "/llmc run " + planPath + " --backend " + backend +
                     " --prompt-ids " + ids(prompt["input_ids"]) +
                     " --max-new-tokens 16 --ignore-eos --json --dump-logits " +

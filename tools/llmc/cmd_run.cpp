@@ -1,8 +1,10 @@
-//===- cmd_run.cpp - llmc run PLAN --prompt TEXT ---------------------------===//
+//===- cmd_run.cpp - llmc run PLAN --prompt TEXT
+//---------------------------===//
 
 #include "cli_util.h"
 #include "commands.h"
 #include "llmc/runtime/beam.h"
+#include "llmc/runtime/explain.h"
 #include "llmc/runtime/generate.h"
 #include "llmc/support/error.h"
 
@@ -12,7 +14,8 @@
 namespace llmc::cli {
 namespace {
 
-nlohmann::json statsJson(const GenerationMetrics &m, const std::string &backend) {
+nlohmann::json statsJson(const GenerationMetrics &m,
+                         const std::string &backend) {
   return {{"backend", backend},
           {"prompt_tokens", m.promptTokens},
           {"generated_tokens", m.generatedTokens},
@@ -22,7 +25,8 @@ nlohmann::json statsJson(const GenerationMetrics &m, const std::string &backend)
           {"decode_tokens_per_s", m.decodeTokensPerSecond},
           {"peak_rss_bytes", m.peakRssBytes},
           {"kv_bytes_per_token", m.kvBytesPerToken},
-          {"kv_bytes_used", m.kvBytesUsed}};
+          {"kv_bytes_used", m.kvBytesUsed},
+          {"dropped_prompt_tokens", m.droppedPromptTokens}};
 }
 
 void printStats(const GenerationMetrics &m, const std::string &backend) {
@@ -33,14 +37,16 @@ void printStats(const GenerationMetrics &m, const std::string &backend) {
                "TTFT              %.2f ms (start to first token)\n"
                "TPOT              %.2f ms ((t_N - t_1) / (N - 1))\n"
                "KV cache          %lld bytes/token, %lld bytes used\n"
-               "peak RSS          %.1f MiB\n",
+               "peak RSS          %.1f MiB\n"
+               "truncated         %lld prompt tokens dropped (--truncate)\n",
                backend.c_str(), static_cast<long long>(m.promptTokens),
                m.prefillTokensPerSecond,
                static_cast<long long>(m.generatedTokens),
                m.decodeTokensPerSecond, m.ttftSeconds * 1e3,
                m.tpotSeconds * 1e3, static_cast<long long>(m.kvBytesPerToken),
                static_cast<long long>(m.kvBytesUsed),
-               static_cast<double>(m.peakRssBytes) / (1 << 20));
+               static_cast<double>(m.peakRssBytes) / (1 << 20),
+               static_cast<long long>(m.droppedPromptTokens));
 }
 
 /// --num-beams, --n and friends: several sequences over one prefilled prompt
@@ -143,7 +149,8 @@ int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
 
 Action addRun(CLI::App &app) {
   struct Options {
-    std::string plan, prompt, promptIds, backend, dumpLogits, dumpAllLogits;
+    std::string plan, prompt, promptIds, backend, dumpLogits, dumpAllLogits,
+        truncate, explain;
     int64_t maxNewTokens = 128;
     int threads = 0;
     bool json = false, stats = false, ignoreEos = false;
@@ -157,14 +164,19 @@ Action addRun(CLI::App &app) {
   auto *ids = app.add_option("--prompt-ids", o->promptIds,
                              "Prompt as token ids: 1,2,3");
   text->excludes(ids);
-  app.add_option("--max-new-tokens", o->maxNewTokens, "Tokens to generate at most");
-  app.add_option("--backend", o->backend, "Backend plugin (default: the plan's target, else ref)");
+  app.add_option("--max-new-tokens", o->maxNewTokens,
+                 "Tokens to generate at most");
+  app.add_option("--backend", o->backend,
+                 "Backend plugin (default: the plan's target, else ref)");
   app.add_option("--threads", o->threads, "Threads (default: cores)");
   app.add_option("--temperature", o->sampling.temperature,
                  "0 = greedy (default)");
-  app.add_option("--top-k", o->sampling.topK, "Keep the k most likely tokens (0 = off)");
-  app.add_option("--top-p", o->sampling.topP, "Nucleus sampling mass in (0, 1]");
-  app.add_option("--min-p", o->sampling.minP, "Drop tokens below min-p x the top probability");
+  app.add_option("--top-k", o->sampling.topK,
+                 "Keep the k most likely tokens (0 = off)");
+  app.add_option("--top-p", o->sampling.topP,
+                 "Nucleus sampling mass in (0, 1]");
+  app.add_option("--min-p", o->sampling.minP,
+                 "Drop tokens below min-p x the top probability");
   app.add_option("--repetition-penalty", o->sampling.repetitionPenalty,
                  "HF repetition penalty (1 = off)");
   app.add_option("--presence-penalty", o->sampling.presencePenalty,
@@ -172,7 +184,8 @@ Action addRun(CLI::App &app) {
   app.add_option("--frequency-penalty", o->sampling.frequencyPenalty,
                  "OpenAI frequency penalty in [-2, 2]");
   app.add_option("--seed", o->sampling.seed, "Sampling seed");
-  app.add_option("--stop", o->stops, "Stop when this text appears (repeatable)");
+  app.add_option("--stop", o->stops,
+                 "Stop when this text appears (repeatable)");
   app.add_flag("--ignore-eos", o->ignoreEos, "Do not stop at EOS tokens");
   app.add_flag("--json", o->json, "Print one JSON object instead of text");
   app.add_option("--dump-logits", o->dumpLogits,
@@ -196,6 +209,15 @@ Action addRun(CLI::App &app) {
   app.add_option("--n", many->n,
                  "Draw this many samples (seeds --seed, --seed+1, ...) "
                  "sharing the prompt's KV cache");
+  app.add_option("--truncate", o->truncate,
+                 "left: keep the prompt's last context-1 tokens when it does "
+                 "not fit (default: an error)")
+      ->check(CLI::IsMember({"left"}));
+  app.add_flag("--explain{text}", o->explain,
+               "Print every step: phase, tokens fed, KV positions, top "
+               "candidates before/after each sampling processor, the choice; "
+               "--explain=json for JSON Lines")
+      ->check(CLI::IsMember({"text", "json"}));
   return [o, many]() -> int {
     if (o->prompt.empty() && o->promptIds.empty())
       throw Error("give a prompt: --prompt TEXT or --prompt-ids 1,2,3");
@@ -239,8 +261,20 @@ Action addRun(CLI::App &app) {
       go.eosIds = plan->config().eosTokenIds;
     go.keepPromptLogits = !o->dumpLogits.empty();
     go.keepAllPromptLogits = !o->dumpAllLogits.empty();
+    go.truncateLeft = o->truncate == "left";
+    const bool explain = !o->explain.empty();
+    const bool explainJson = o->explain == "json";
+    if (explain)
+      go.onStep = [&](const StepTrace &s) {
+        std::string out = explainJson
+                              ? explainStepJson(s, tokenizer.get()) + "\n"
+                              : explainStepText(s, tokenizer.get());
+        std::fwrite(out.data(), 1, out.size(), stdout);
+        std::fflush(stdout);
+      };
     auto onText = [&](const std::string &s) {
-      if (!o->json) {
+      // --explain shows each token in its step; the text comes at the end.
+      if (!o->json && !explain) {
         std::fwrite(s.data(), 1, s.size(), stdout);
         std::fflush(stdout);
       }
@@ -252,14 +286,21 @@ Action addRun(CLI::App &app) {
     if (!o->dumpAllLogits.empty())
       writeFile(o->dumpAllLogits, r.allPromptLogits.data(),
                 r.allPromptLogits.size() * sizeof(float));
+    if (explain) {
+      std::string out = explainJson ? explainSummaryJson(r, engine) + "\n"
+                                    : explainSummaryText(r, engine) +
+                                          "  text: " + r.text + "\n";
+      std::fwrite(out.data(), 1, out.size(), stdout);
+    }
     if (o->json) {
-      nlohmann::json j = {{"prompt_ids", prompt},
-                          {"output_ids", r.outputIds},
-                          {"text", r.text},
-                          {"finish_reason", r.finishReason},
-                          {"stats", statsJson(r.metrics, engine.backendName())}};
+      nlohmann::json j = {
+          {"prompt_ids", r.promptIds},
+          {"output_ids", r.outputIds},
+          {"text", r.text},
+          {"finish_reason", r.finishReason},
+          {"stats", statsJson(r.metrics, engine.backendName())}};
       std::printf("%s\n", j.dump().c_str());
-    } else {
+    } else if (!explain) {
       std::printf("\n");
       if (!tokenizer) {
         std::string s;

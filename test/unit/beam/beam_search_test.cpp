@@ -20,6 +20,7 @@
 #include "llmc/support/error.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -36,7 +37,9 @@ const std::string kBin = LLMC_BIN_DIR;
 class BeamTest : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    std::string out = ::testing::TempDir() + "/beam-llama-mqa.plan";
+    // ctest runs cases in parallel processes: the plan name carries the pid.
+    std::string out = ::testing::TempDir() + "/beam-llama-mqa-" +
+                      std::to_string(getpid()) + ".plan";
     std::string cmd = kBin + "/llmc compile " + kData +
                       "/models/llama-mqa -o " + out + " 2>&1";
     FILE *p = popen(cmd.c_str(), "r");

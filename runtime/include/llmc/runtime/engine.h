@@ -54,6 +54,13 @@ public:
   int32_t freeBlocks() const { return blocks_.freeBlocks(); }
   int32_t numBlocks() const { return blocks_.numBlocks(); }
   int32_t blockSize() const { return options_.blockSize; }
+  /// Drops every token of `seq` at position >= `length` and frees the blocks
+  /// past it, so that a caller whose new prompt shares only a prefix with
+  /// the cache (chat templates that rewrite history) re-prefills just the
+  /// rest. A kept, partly filled block that is shared is copied on the next
+  /// write, as usual. Throws llmc::Error if `length` is negative or longer
+  /// than the sequence.
+  void truncate(int32_t seq, int64_t length);
 
   /// Appends `tokens` to `seq` (chunked prefill), returns the logits of the
   /// last one in `logits` [vocab]. `allLogits`, if set, receives [n, vocab]

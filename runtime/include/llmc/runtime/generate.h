@@ -11,22 +11,48 @@
 
 namespace llmc {
 
+/// One step of generation, for --explain: a prefill (the prompt, or the part
+/// of it not already cached) or a decode (the previously chosen token), then
+/// the sampling of the next token.
+struct StepTrace {
+  int64_t step = 0;            // 0 = the prefill
+  std::string phase;           // "prefill" | "decode"
+  std::vector<int32_t> fedIds; // tokens run through the model
+  std::string fedText;         // their text ("" without a tokenizer)
+  int64_t cacheLength = 0;     // tokens in the KV cache after the step
+  std::vector<sample::TraceEntry> topRaw; // raw logits, softmax over vocab
+  std::vector<sample::ProcessorTrace> processors; // the sampler's trace
+  int32_t chosenId = -1;
+  std::string chosenText;
+  std::string finishReason; // set on the last step only
+};
+
 struct GenerateOptions {
   int64_t maxNewTokens = 128;
   sample::SamplingParams sampling;
-  std::vector<std::string> stops;      // --stop, matched on text
-  std::vector<int64_t> eosIds;         // generation stops after one of these
-  bool keepPromptLogits = false;       // fill GenerateResult::promptLogits
-  bool keepAllPromptLogits = false;    // fill allPromptLogits (verify graph)
+  std::vector<std::string> stops;   // --stop, matched on text
+  std::vector<int64_t> eosIds;      // generation stops after one of these
+  bool keepPromptLogits = false;    // fill GenerateResult::promptLogits
+  bool keepAllPromptLogits = false; // fill allPromptLogits (verify graph)
+  /// --truncate left: a prompt that does not fit keeps its last
+  /// contextLength - 1 tokens (room for the one new token); without it such
+  /// a prompt is an error that says both lengths.
+  bool truncateLeft = false;
+  /// Called once per step (prefill, then each decode) after the token is
+  /// chosen; the last call carries the finish reason.
+  std::function<void(const StepTrace &)> onStep;
+  int traceTopN = 5; // candidates per side in StepTrace
 };
 
 struct GenerationMetrics {
   int64_t promptTokens = 0, generatedTokens = 0;
-  double ttftSeconds = 0;   // start -> first token sampled (prefill included)
-  double tpotSeconds = 0;   // (t_N - t_1) / (N - 1): decode time per token
+  double ttftSeconds = 0; // start -> first token sampled (prefill included)
+  double tpotSeconds = 0; // (t_N - t_1) / (N - 1): decode time per token
   double prefillTokensPerSecond = 0, decodeTokensPerSecond = 0;
   int64_t peakRssBytes = 0;
   int64_t kvBytesPerToken = 0, kvBytesUsed = 0;
+  int64_t droppedPromptTokens = 0; // cut by --truncate left
+  int64_t reusedPromptTokens = 0;  // already in the KV cache, not prefilled
 };
 
 struct GenerateResult {
@@ -34,18 +60,31 @@ struct GenerateResult {
   std::string text;
   std::string finishReason; // eos | length | stop | context
   GenerationMetrics metrics;
-  std::vector<float> promptLogits; // last prompt position, if asked
+  std::vector<float> promptLogits;    // last prompt position, if asked
   std::vector<float> allPromptLogits; // [prompt, vocab], if asked
+  std::vector<int32_t> promptIds;     // the prompt as fed (after truncation)
 };
 
 /// Prefills `prompt`, then samples until EOS, a stop string, max new tokens
 /// or the context window. `onText` receives text as it becomes final (never
 /// half a UTF-8 character, never text a stop string may still claim).
 /// `tokenizer` may be null: no text, no stop strings.
-GenerateResult generate(Engine &engine, const tok::Tokenizer *tokenizer,
-                        const std::vector<int32_t> &prompt,
-                        const GenerateOptions &options,
-                        const std::function<void(const std::string &)> &onText = {});
+GenerateResult
+generate(Engine &engine, const tok::Tokenizer *tokenizer,
+         const std::vector<int32_t> &prompt, const GenerateOptions &options,
+         const std::function<void(const std::string &)> &onText = {});
+
+/// Continues `seq`, whose KV cache already holds the first
+/// engine.length(seq) tokens of `prompt` (the caller guarantees they are
+/// the same tokens): prefills only the rest, which must not be empty, then
+/// samples as above. `seq` is kept, holding the prompt and every generated
+/// token but the last (which was sampled, never fed). Chat sessions use it
+/// to reuse the cache across turns. truncateLeft and keepAllPromptLogits
+/// are not supported here.
+GenerateResult
+generateOn(Engine &engine, const tok::Tokenizer *tokenizer, int32_t seq,
+           const std::vector<int32_t> &prompt, const GenerateOptions &options,
+           const std::function<void(const std::string &)> &onText = {});
 
 /// Peak resident set size of this process, in bytes.
 int64_t peakRssBytes();

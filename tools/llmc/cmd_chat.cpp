@@ -1,0 +1,194 @@
+//===- cmd_chat.cpp - llmc chat PLAN: interactive multi-turn chat
+//----------===//
+//
+// Reads user lines from stdin (a terminal or a pipe), renders the whole
+// conversation with the chat template each turn and streams the reply. The
+// KV cache is kept across turns (runtime/include/llmc/runtime/chat.h), so a
+// turn prefills only what the cache does not already hold; --stats shows
+// how much was reused.
+//
+//===----------------------------------------------------------------------===//
+
+#include "commands.h"
+#include "llmc/runtime/chat.h"
+#include "llmc/support/error.h"
+#include "llmc/support/mapped_file.h"
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+namespace llmc::cli {
+namespace {
+
+std::string joinIds(const std::vector<int64_t> &ids) {
+  std::string s;
+  for (int64_t id : ids)
+    s += (s.empty() ? "" : ", ") + std::to_string(id);
+  return s;
+}
+
+void printTurnStats(int turn, const ChatTurn &t) {
+  const GenerationMetrics &m = t.result.metrics;
+  std::fprintf(stderr,
+               "[stats] turn %d: prefilled %lld tokens, reused %lld from "
+               "cache (prompt %lld), generated %lld, TTFT %.2f ms, TPOT "
+               "%.2f ms, finish %s\n",
+               turn, static_cast<long long>(t.prefilled),
+               static_cast<long long>(t.reused),
+               static_cast<long long>(t.promptIds.size()),
+               static_cast<long long>(m.generatedTokens), m.ttftSeconds * 1e3,
+               m.tpotSeconds * 1e3, t.result.finishReason.c_str());
+}
+
+} // namespace
+
+Action addChat(CLI::App &app) {
+  struct Options {
+    std::string plan, system, chatTemplate, backend;
+    int64_t maxNewTokens = 256;
+    int threads = 0;
+    bool stats = false, json = false;
+    sample::SamplingParams sampling;
+    std::vector<std::string> stops;
+  };
+  auto o = std::make_shared<Options>();
+  o->sampling.temperature = 0.0f;
+  app.add_option("PLAN", o->plan, "A plan written by llmc compile")->required();
+  app.add_option("--system", o->system, "The system message");
+  app.add_option("--chat-template", o->chatTemplate,
+                 "A .jinja chat template to use instead of the plan's");
+  app.add_option("--max-new-tokens", o->maxNewTokens,
+                 "Tokens per reply at most");
+  app.add_option("--backend", o->backend,
+                 "Backend plugin (default: the plan's target, else ref)");
+  app.add_option("--threads", o->threads, "Threads (default: cores)");
+  app.add_option("--temperature", o->sampling.temperature,
+                 "0 = greedy (default, as in llmc run)");
+  app.add_option("--top-k", o->sampling.topK,
+                 "Keep the k most likely tokens (0 = off)");
+  app.add_option("--top-p", o->sampling.topP,
+                 "Nucleus sampling mass in (0, 1]");
+  app.add_option("--min-p", o->sampling.minP,
+                 "Drop tokens below min-p x the top probability");
+  app.add_option("--repetition-penalty", o->sampling.repetitionPenalty,
+                 "HF repetition penalty (1 = off)");
+  app.add_option("--presence-penalty", o->sampling.presencePenalty,
+                 "OpenAI presence penalty in [-2, 2]");
+  app.add_option("--frequency-penalty", o->sampling.frequencyPenalty,
+                 "OpenAI frequency penalty in [-2, 2]");
+  app.add_option("--seed", o->sampling.seed, "Sampling seed");
+  app.add_option("--stop", o->stops, "End a reply at this text (repeatable)");
+  app.add_flag("--stats", o->stats,
+               "Per turn: tokens prefilled vs reused from the KV cache, "
+               "TTFT, TPOT");
+  app.add_flag("--json", o->json,
+               "One JSON object per turn instead of streamed text");
+  app.footer("Type a message per line. /reset clears the conversation, "
+             "/exit (or end of input) quits.");
+  return [o]() -> int {
+    o->sampling.validate();
+    auto plan = Plan::load(o->plan);
+    auto tokenizer = tokenizerFromPlan(*plan);
+    if (!tokenizer)
+      throw Error(o->plan + ": the plan has no tokenizer, which chat needs");
+    std::string source, origin;
+    if (!o->chatTemplate.empty()) {
+      source = readFile(o->chatTemplate);
+      origin = o->chatTemplate;
+    } else {
+      source = plan->tokenizer().chatTemplate;
+      origin = o->plan + " (chat template)";
+      if (source.empty())
+        throw Error(o->plan +
+                    ": the plan has no chat template (its checkpoint's "
+                    "tokenizer_config.json had none); give one with "
+                    "--chat-template FILE");
+    }
+    BackendRegistry registry = BackendRegistry::discover();
+    EngineOptions eo;
+    eo.backend = o->backend;
+    eo.threads = o->threads;
+    Engine engine(*plan, registry, eo);
+
+    GenerateOptions go;
+    go.maxNewTokens = o->maxNewTokens;
+    go.sampling = o->sampling;
+    go.stops = o->stops;
+    go.eosIds = chatEosIds(plan->config().eosTokenIds, *tokenizer, source);
+    ChatSession chat(engine, *tokenizer, source, origin, go, o->system);
+    if (o->stats)
+      std::fprintf(stderr, "[stats] backend %s, context %lld, eos ids: %s\n",
+                   engine.backendName().c_str(),
+                   static_cast<long long>(engine.contextLength()),
+                   joinIds(go.eosIds).c_str());
+
+    const bool tty = isatty(STDIN_FILENO);
+    int turnNo = 0;
+    std::string line;
+    while (true) {
+      if (tty && !o->json) {
+        std::fputs("> ", stdout);
+        std::fflush(stdout);
+      }
+      if (!std::getline(std::cin, line))
+        break;
+      if (!line.empty() && line.back() == '\r')
+        line.pop_back();
+      if (line == "/exit" || line == "/quit")
+        break;
+      if (line == "/reset") {
+        chat.reset();
+        turnNo = 0;
+        if (!o->json)
+          std::printf("(conversation cleared)\n");
+        continue;
+      }
+      if (line.empty())
+        continue;
+      ChatTurn t;
+      try {
+        t = chat.send(line, [&](const std::string &s) {
+          if (!o->json) {
+            std::fwrite(s.data(), 1, s.size(), stdout);
+            std::fflush(stdout);
+          }
+        });
+      } catch (const Error &e) {
+        // The conversation outgrowing the window is recoverable with
+        // /reset; a template that cannot render never is.
+        std::string what = e.what();
+        if (what.find("context length") == std::string::npos)
+          throw;
+        std::fprintf(stderr, "error: %s\n", e.what());
+        continue;
+      }
+      ++turnNo;
+      if (o->json) {
+        nlohmann::json j = {{"turn", turnNo},
+                            {"prompt_ids", t.promptIds},
+                            {"output_ids", t.result.outputIds},
+                            {"text", t.result.text},
+                            {"finish_reason", t.result.finishReason},
+                            {"reused_tokens", t.reused},
+                            {"prefilled_tokens", t.prefilled},
+                            {"ttft_ms", t.result.metrics.ttftSeconds * 1e3},
+                            {"tpot_ms", t.result.metrics.tpotSeconds * 1e3}};
+        std::printf("%s\n", j.dump(-1, ' ', false,
+                                   nlohmann::json::error_handler_t::replace)
+                                .c_str());
+      } else {
+        std::printf("\n");
+      }
+      std::fflush(stdout);
+      if (o->stats)
+        printTurnStats(turnNo, t);
+    }
+    if (tty && !o->json)
+      std::printf("\n");
+    return 0;
+  };
+}
+
+} // namespace llmc::cli
