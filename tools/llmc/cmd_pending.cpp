@@ -19,7 +19,6 @@ Action pending(CLI::App &app, const char *what) {
 }
 } // namespace
 
-Action addChat(CLI::App &app) { return pending(app, "planned: interactive chat, server and benchmark come with the generation issues"); }
 Action addServe(CLI::App &app) { return pending(app, "planned: interactive chat, server and benchmark come with the generation issues"); }
 #ifndef LLMC_HAVE_COMPILER
 Action addImport(CLI::App &app) {

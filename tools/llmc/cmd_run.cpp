@@ -239,6 +239,9 @@ Action addRun(CLI::App &app) {
       if (!o->dumpLogits.empty() || !o->dumpAllLogits.empty())
         throw Error("--dump-logits and --dump-prompt-logits are not "
                     "supported with --num-beams or --n");
+      if (!o->explain.empty() || !o->truncate.empty())
+        throw Error("--explain and --truncate are not supported with "
+                    "--num-beams or --n");
       eo.maxSequences = std::max({1, many->beams, many->n});
       Engine engine(*plan, registry, eo);
       ManyRun r{prompt,
