@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <unistd.h>
 
 using nlohmann::json;
 
@@ -23,6 +24,11 @@ namespace {
 
 const std::string kData = LLMC_DATA_DIR;
 const std::string kBin = LLMC_BIN_DIR;
+
+/// ctest runs the cases as parallel processes: every file is per process.
+std::string temp(const std::string &name) {
+  return ::testing::TempDir() + "/gen-" + std::to_string(getpid()) + "-" + name;
+}
 
 struct Command {
   int status;
@@ -46,7 +52,7 @@ std::string plan(const std::string &model) {
   static std::map<std::string, std::string> cache;
   if (auto it = cache.find(model); it != cache.end())
     return it->second;
-  std::string out = ::testing::TempDir() + "/gen-" + model + ".plan";
+  std::string out = temp(model + ".plan");
   Command c = runCommand(kBin + "/llmc compile " + kData + "/models/" + model +
                          " -o " + out);
   EXPECT_EQ(c.status, 0) << c.out;
@@ -168,7 +174,7 @@ TEST(Explain, JsonLinesParseAndAgreeWithTheRun) {
 /// Chat over a pipe, then `llmc run` on each turn's full rendering: greedy,
 /// the outputs must be identical, so the reused cache is exact.
 void chatMatchesRun(const std::string &model, const std::string &tmpl) {
-  std::string in = ::testing::TempDir() + "/chat-in.txt";
+  std::string in = temp("chat-in.txt");
   std::ofstream(in) << "Hello there\nTell me more\n/exit\nnot read\n";
   Command c = runCommand(kBin + "/llmc chat " + plan(model) +
                              " --chat-template " + kData + "/chat-templates/" +
@@ -202,7 +208,7 @@ TEST(Chat, PipeTwoTurnsMatchesRunOnTheRenderingSentencePiece) {
 }
 
 TEST(Chat, StatsShowTheEosUnionAndCacheReuse) {
-  std::string in = ::testing::TempDir() + "/chat-in2.txt";
+  std::string in = temp("chat-in2.txt");
   std::ofstream(in) << "Hi\nAgain\n";
   Command c = runCommand(kBin + "/llmc chat " + plan("gpt2") +
                          " --chat-template " + kData +
@@ -224,7 +230,7 @@ TEST(Chat, WithoutATemplateIsAnError) {
 }
 
 TEST(Chat, ATemplateThatFailsNamesTheConstruct) {
-  std::string t = ::testing::TempDir() + "/bad.jinja";
+  std::string t = temp("bad.jinja");
   std::ofstream(t) << "{{ messages | wordwrap }}";
   Command c = runCommand(kBin + "/llmc chat " + plan("gpt2") +
                          " --chat-template " + t + " < " + t);

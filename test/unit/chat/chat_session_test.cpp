@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdio>
 #include <map>
+#include <unistd.h>
 
 namespace llmc {
 namespace {
@@ -70,7 +71,8 @@ TEST(ChatEos, TemplatesThatWriteEosTokenEndTurnsWithIt) {
 class ChatEngine : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    std::string out = ::testing::TempDir() + "/chat-gpt2.plan";
+    std::string out = ::testing::TempDir() + "/chat-gpt2-" +
+                      std::to_string(getpid()) + ".plan";
     std::string cmd =
         kBin + "/llmc compile " + kData + "/models/gpt2 -o " + out + " 2>&1";
     FILE *p = popen(cmd.c_str(), "r");
