@@ -1,4 +1,5 @@
-//===- engine.cpp - One graph execution per step ----------------------------===//
+//===- engine.cpp - One graph execution per step
+//----------------------------===//
 
 #include "llmc/runtime/engine.h"
 #include "llmc/support/error.h"
@@ -10,7 +11,8 @@ namespace llmc {
 namespace {
 
 int64_t planContext(const Plan &plan, const EngineOptions &o) {
-  int64_t ctx = o.contextLength > 0 ? o.contextLength : plan.config().contextLength;
+  int64_t ctx =
+      o.contextLength > 0 ? o.contextLength : plan.config().contextLength;
   if (ctx <= 0)
     throw Error(plan.path() + ": the plan has no context length");
   return ctx;
@@ -18,7 +20,8 @@ int64_t planContext(const Plan &plan, const EngineOptions &o) {
 
 int32_t poolBlocks(const Plan &plan, const EngineOptions &o) {
   if (o.blockSize <= 0)
-    throw Error("--block-size must be positive, got " + std::to_string(o.blockSize));
+    throw Error("--block-size must be positive, got " +
+                std::to_string(o.blockSize));
   int64_t perSeq = (planContext(plan, o) + o.blockSize - 1) / o.blockSize;
   return static_cast<int32_t>(perSeq * std::max(1, o.maxSequences));
 }
@@ -61,7 +64,8 @@ struct Engine::Step {
 
 Engine::Engine(const Plan &plan, const BackendRegistry &registry,
                EngineOptions options)
-    : plan_(plan), options_(options), contextLength_(planContext(plan, options)),
+    : plan_(plan), options_(options),
+      contextLength_(planContext(plan, options)),
       blocks_(poolBlocks(plan, options)) {
   const LoadedBackend &chosen =
       chooseBackend(registry, options.backend, plan.config().target);
@@ -188,8 +192,9 @@ void Engine::prefill(int32_t seq, std::span<const int32_t> tokens,
   if (allLogits && !prepared_.count("verify"))
     throw Error(plan_.path() + ": the plan has no 'verify' graph");
   const int32_t bs = options_.blockSize;
-  const size_t chunk = allLogits ? tokens.size()
-                                 : static_cast<size_t>(std::max(1, options_.prefillChunk));
+  const size_t chunk =
+      allLogits ? tokens.size()
+                : static_cast<size_t>(std::max(1, options_.prefillChunk));
   for (size_t start = 0; start < tokens.size(); start += chunk) {
     size_t n = std::min(chunk, tokens.size() - start);
     reserve(seq, static_cast<int64_t>(n));
@@ -199,10 +204,12 @@ void Engine::prefill(int32_t seq, std::span<const int32_t> tokens,
       int64_t pos = s.length + static_cast<int64_t>(i);
       step.tokens.push_back(tokens[start + i]);
       step.positions.push_back(static_cast<int32_t>(pos));
-      step.slots.push_back(s.blocks[pos / bs] * bs + static_cast<int32_t>(pos % bs));
+      step.slots.push_back(s.blocks[pos / bs] * bs +
+                           static_cast<int32_t>(pos % bs));
     }
     step.queryStart = {0, static_cast<int32_t>(n)};
-    step.contextLens = {static_cast<int32_t>(s.length + static_cast<int64_t>(n))};
+    step.contextLens = {
+        static_cast<int32_t>(s.length + static_cast<int64_t>(n))};
     step.maxBlocks = static_cast<int32_t>(s.blocks.size());
     step.blockTables = s.blocks;
     bool last = start + n == tokens.size();
@@ -234,8 +241,8 @@ void Engine::decode(std::span<const int32_t> seqs,
   int32_t maxBlocks = 1;
   for (int32_t seq : seqs) {
     reserve(seq, 1);
-    maxBlocks = std::max(maxBlocks,
-                         static_cast<int32_t>(seqs_.at(seq).blocks.size()));
+    maxBlocks =
+        std::max(maxBlocks, static_cast<int32_t>(seqs_.at(seq).blocks.size()));
   }
   step.maxBlocks = maxBlocks;
   step.queryStart.push_back(0);
@@ -244,7 +251,8 @@ void Engine::decode(std::span<const int32_t> seqs,
     int64_t pos = s.length;
     step.tokens.push_back(tokens[i]);
     step.positions.push_back(static_cast<int32_t>(pos));
-    step.slots.push_back(s.blocks[pos / bs] * bs + static_cast<int32_t>(pos % bs));
+    step.slots.push_back(s.blocks[pos / bs] * bs +
+                         static_cast<int32_t>(pos % bs));
     step.queryStart.push_back(static_cast<int32_t>(i + 1));
     step.contextLens.push_back(static_cast<int32_t>(pos + 1));
     std::vector<int32_t> row = s.blocks;

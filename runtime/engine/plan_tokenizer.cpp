@@ -1,4 +1,5 @@
-//===- plan_tokenizer.cpp - The tokenizer a plan carries -------------------===//
+//===- plan_tokenizer.cpp - The tokenizer a plan carries
+//-------------------===//
 
 #include "llmc/runtime/generate.h"
 #include "llmc/support/error.h"

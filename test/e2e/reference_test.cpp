@@ -1,4 +1,5 @@
-//===- reference_test.cpp - llmc compile + run against PyTorch references --===//
+//===- reference_test.cpp - llmc compile + run against PyTorch references
+//--===//
 //
 // For every checkpoint in test/data/models: compile plans with the `llmc`
 // binary, run every reference prompt on every usable backend, and compare
@@ -144,7 +145,8 @@ RunResult run(const std::string &planPath, const std::string &backend,
   return r;
 }
 
-class Reference : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+class Reference
+    : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(Reference, F32LogitsAndGreedyTokensMatch) {
   auto [model, backend] = GetParam();
@@ -153,15 +155,20 @@ TEST_P(Reference, F32LogitsAndGreedyTokensMatch) {
   double tol = ref["tolerance"]["logits_max_abs_diff"].get<double>();
   std::string p = plan(model, "--dtype f32");
   for (const json &prompt : ref["prompts"]) {
-    SCOPED_TRACE(model + " " + backend + " " + prompt["name"].get<std::string>());
+    SCOPED_TRACE(model + " " + backend + " " +
+                 prompt["name"].get<std::string>());
     bool all = prompt.contains("all_logits");
     RunResult r = run(p, backend, prompt, all);
-    EXPECT_LE(maxAbsDiff(r.lastLogits,
-                         readFloats(dir + prompt["last_logits"]["file"].get<std::string>())),
-              tol);
+    EXPECT_LE(
+        maxAbsDiff(
+            r.lastLogits,
+            readFloats(dir + prompt["last_logits"]["file"].get<std::string>())),
+        tol);
     if (all) {
-      EXPECT_LE(maxAbsDiff(r.allLogits,
-                           readFloats(dir + prompt["all_logits"]["file"].get<std::string>())),
+      EXPECT_LE(maxAbsDiff(
+                    r.allLogits,
+                    readFloats(
+                        dir + prompt["all_logits"]["file"].get<std::string>())),
                 tol);
     }
     EXPECT_EQ(r.out["output_ids"], prompt["greedy"]["output_ids"]);
@@ -182,7 +189,8 @@ TEST_P(Reference, EachOptimisationPassCanBeDisabled) {
                    prompt["name"].get<std::string>());
       RunResult r = run(p, backend, prompt, false);
       EXPECT_LE(maxAbsDiff(r.lastLogits,
-                           readFloats(dir + prompt["last_logits"]["file"].get<std::string>())),
+                           readFloats(dir + prompt["last_logits"]["file"]
+                                                .get<std::string>())),
                 tol);
       EXPECT_EQ(r.out["output_ids"], prompt["greedy"]["output_ids"]);
     }
@@ -192,7 +200,9 @@ TEST_P(Reference, EachOptimisationPassCanBeDisabled) {
 /// Index of the largest value in row `r` of [rows, vocab] logits.
 size_t argmaxRow(const std::vector<float> &l, size_t vocab, size_t r) {
   auto begin = l.begin() + static_cast<std::ptrdiff_t>(r * vocab);
-  return static_cast<size_t>(std::max_element(begin, begin + static_cast<std::ptrdiff_t>(vocab)) - begin);
+  return static_cast<size_t>(
+      std::max_element(begin, begin + static_cast<std::ptrdiff_t>(vocab)) -
+      begin);
 }
 
 /// The gap between the two largest logits of `l`.
@@ -211,7 +221,8 @@ TEST_P(Reference, Bf16PlanStaysCloseToReference) {
   json ref = readJson(dir + "reference.json");
   std::string p = plan(model, "--dtype bf16");
   for (const json &prompt : ref["prompts"]) {
-    SCOPED_TRACE(model + " " + backend + " " + prompt["name"].get<std::string>());
+    SCOPED_TRACE(model + " " + backend + " " +
+                 prompt["name"].get<std::string>());
     RunResult r = run(p, backend, prompt, false);
     std::vector<float> expected =
         readFloats(dir + prompt["last_logits"]["file"].get<std::string>());
@@ -242,13 +253,15 @@ TEST_P(Reference, QuantizedPlansAgreeWithF32) {
   ASSERT_NE(longest, nullptr);
   size_t vocab = ref["vocab_size"].get<size_t>();
   RunResult f32 = run(plan(model, "--dtype f32"), backend, *longest, true);
-  for (auto [quant, floor] : {std::pair{"int8", 0.8}, std::pair{"int4", 0.25}}) {
+  for (auto [quant, floor] :
+       {std::pair{"int8", 0.8}, std::pair{"int4", 0.25}}) {
     RunResult q = run(plan(model, std::string("--quant ") + quant), backend,
                       *longest, true);
     size_t rows = f32.allLogits.size() / vocab, same = 0;
     ASSERT_EQ(q.allLogits.size(), f32.allLogits.size());
     for (size_t i = 0; i < rows; ++i)
-      same += argmaxRow(q.allLogits, vocab, i) == argmaxRow(f32.allLogits, vocab, i);
+      same += argmaxRow(q.allLogits, vocab, i) ==
+              argmaxRow(f32.allLogits, vocab, i);
     double agreement = static_cast<double>(same) / static_cast<double>(rows);
     std::printf("[ agreement ] %s %s %s top-1 vs f32: %.3f (%zu/%zu)\n",
                 model.c_str(), backend.c_str(), quant, agreement, same, rows);

@@ -1,4 +1,5 @@
-//===- cmd_pending.cpp - Subcommands that do not exist yet -----------------===//
+//===- cmd_pending.cpp - Subcommands that do not exist yet
+//-----------------===//
 //
 // These are declared so `llmc --help` shows the whole tool, and refuse to run
 // with a message that says so: a command that silently succeeds would lie.
@@ -19,7 +20,10 @@ Action pending(CLI::App &app, const char *what) {
 }
 } // namespace
 
-Action addServe(CLI::App &app) { return pending(app, "planned: interactive chat, server and benchmark come with the generation issues"); }
+Action addServe(CLI::App &app) {
+  return pending(app, "planned: interactive chat, server and benchmark come "
+                      "with the generation issues");
+}
 #ifndef LLMC_HAVE_COMPILER
 Action addImport(CLI::App &app) {
   return pending(app, "this llmc was built without the compiler");

@@ -21,12 +21,12 @@
 namespace llmc {
 
 struct EngineOptions {
-  std::string backend;          // "" = the plan's target if usable, else ref
-  int32_t threads = 0;          // 0 = the backend's default
-  int32_t blockSize = 16;       // tokens per KV block
-  int32_t maxSequences = 1;     // sequences that may be live at once
-  int64_t contextLength = 0;    // 0 = the plan's
-  int32_t prefillChunk = 512;   // new tokens per prefill step
+  std::string backend;        // "" = the plan's target if usable, else ref
+  int32_t threads = 0;        // 0 = the backend's default
+  int32_t blockSize = 16;     // tokens per KV block
+  int32_t maxSequences = 1;   // sequences that may be live at once
+  int64_t contextLength = 0;  // 0 = the plan's
+  int32_t prefillChunk = 512; // new tokens per prefill step
 };
 
 class Engine {
