@@ -18,9 +18,9 @@ GGUFValue signedScalar(GGUFType t, int64_t i) { return {t, i}; }
 class Bytes {
 public:
   template <typename T> void put(T v) {
-    uint8_t bytes[sizeof(T)];
-    std::memcpy(bytes, &v, sizeof(T));
-    out.insert(out.end(), bytes, bytes + sizeof(T));
+    size_t at = out.size();
+    out.resize(at + sizeof(T));
+    std::memcpy(out.data() + at, &v, sizeof(T));
   }
   void putString(const std::string &s) {
     put<uint64_t>(s.size());
