@@ -8,7 +8,7 @@
 
 namespace llmc::cli {
 
-Action addBackends(CLI::App &app) {
+Action addBackends(CLI::App &) {
   return []() -> int {
     BackendRegistry registry = BackendRegistry::discover();
     std::printf("search path:");
