@@ -73,7 +73,11 @@ run_tests() {
   local leaks=1
   [ "$(awk '/TracerPid/ {print $2}' /proc/self/status)" = "0" ] || leaks=0
   [ "$leaks" = 1 ] || echo "running under a tracer: leak detection off"
-  (cd "$build-asan" && ASAN_OPTIONS=detect_leaks=$leaks ctest --output-on-failure -j "$jobs")
+  (cd "$build-asan" && ASAN_OPTIONS=detect_leaks=$leaks ctest --output-on-failure -j "$jobs" -E OpConformance)
+  # LeakSanitizer's stop-the-world step crashes (SIGSEGV in its tracer) when
+  # the cpu plugin's OpenMP threads are alive at exit; the conformance suite
+  # still runs under ASan + UBSan, without the leak check.
+  (cd "$build-asan" && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j "$jobs" -R OpConformance)
 
   if [ "$fuzz_seconds" -gt 0 ]; then
     step "fuzzers (${fuzz_seconds}s each)"
