@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "e2e_util.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -22,42 +24,11 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kData = LLMC_DATA_DIR;
-const std::string kBin = LLMC_BIN_DIR;
+using namespace llmc::e2e;
 
-/// ctest runs the cases as parallel processes: every file is per process.
-std::string temp(const std::string &name) {
-  return ::testing::TempDir() + "/gen-" + std::to_string(getpid()) + "-" + name;
-}
+std::string temp(const std::string &name) { return tempPath("gen-" + name); }
 
-struct Command {
-  int status;
-  std::string out;
-};
-
-/// stdout only unless `mergeStderr`.
-Command runCommand(const std::string &cmd, bool mergeStderr = true) {
-  std::string full = "LLMC_BACKEND_PATH=" + kBin + " " + cmd +
-                     (mergeStderr ? " 2>&1" : " 2>/dev/null");
-  FILE *p = popen(full.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-    out.append(buf.data(), n);
-  return {pclose(p), out};
-}
-
-std::string plan(const std::string &model) {
-  static std::map<std::string, std::string> cache;
-  if (auto it = cache.find(model); it != cache.end())
-    return it->second;
-  std::string out = temp(model + ".plan");
-  Command c = runCommand(kBin + "/llmc compile " + kData + "/models/" + model +
-                         " -o " + out);
-  EXPECT_EQ(c.status, 0) << c.out;
-  return cache[model] = out;
-}
+std::string plan(const std::string &model) { return compilePlan(model); }
 
 std::string repeatIds(int id, int n) {
   std::string s;

@@ -10,42 +10,24 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "e2e_util.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <array>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <sstream>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
-const std::string kData = LLMC_DATA_DIR;
-const std::string kBin = LLMC_BIN_DIR;
-
-struct Command {
-  int status;
-  std::string out;
-};
-
-Command runCommand(const std::string &cmd) {
-  std::string full = "LLMC_BACKEND_PATH=" + kBin + " " + cmd + " 2>&1";
-  FILE *p = popen(full.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-    out.append(buf.data(), n);
-  int status = pclose(p);
-  return {status, out};
-}
+using namespace llmc::e2e;
 
 std::vector<float> readFloats(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -53,11 +35,6 @@ std::vector<float> readFloats(const std::string &path) {
   std::vector<float> v(bytes.size() / 4);
   std::memcpy(v.data(), bytes.data(), v.size() * 4);
   return v;
-}
-
-json readJson(const std::string &path) {
-  std::ifstream in(path);
-  return json::parse(in);
 }
 
 std::string ids(const json &arr) {
@@ -84,40 +61,6 @@ std::vector<std::string> models() {
   return out;
 }
 
-/// Backends this machine can run: ref always; cpu when its plugin loads and
-/// is usable here.
-std::vector<std::string> backends() {
-  std::vector<std::string> out = {"ref"};
-  Command c = runCommand(kBin + "/llmc backends");
-  if (c.out.find("\ncpu ") != std::string::npos ||
-      c.out.rfind("cpu ", 0) == 0) {
-    size_t at = c.out.find("cpu ");
-    size_t line = c.out.find("device 0", at);
-    if (line != std::string::npos &&
-        c.out.compare(c.out.find(": ", line + 10) + 2, 6, "usable") == 0)
-      out.push_back("cpu");
-  }
-  return out;
-}
-
-/// Compiles once per (model, flags) and caches the plan path.
-std::string plan(const std::string &model, const std::string &flags) {
-  static std::map<std::string, std::string> cache;
-  std::string key = model + flags;
-  if (auto it = cache.find(key); it != cache.end())
-    return it->second;
-  std::string tag = flags;
-  std::replace(tag.begin(), tag.end(), ' ', '_');
-  // ctest runs test cases in parallel processes: names carry the pid.
-  std::string out = ::testing::TempDir() + "/e2e-" + std::to_string(getpid()) +
-                    "-" + model + tag + ".plan";
-  Command c = runCommand(kBin + "/llmc compile " + kData + "/models/" + model +
-                         " -o " + out + " " + flags);
-  EXPECT_EQ(c.status, 0) << c.out;
-  cache[key] = out;
-  return out;
-}
-
 struct RunResult {
   json out;
   std::vector<float> lastLogits, allLogits;
@@ -125,8 +68,7 @@ struct RunResult {
 
 RunResult run(const std::string &planPath, const std::string &backend,
               const json &prompt, bool all) {
-  std::string base =
-      ::testing::TempDir() + "/e2e-run-" + std::to_string(getpid());
+  std::string base = tempPath("run");
   std::string cmd = kBin + "/llmc run " + planPath + " --backend " + backend +
                     " --prompt-ids " + ids(prompt["input_ids"]) +
                     " --max-new-tokens 16 --ignore-eos --json --dump-logits " +
@@ -153,7 +95,7 @@ TEST_P(Reference, F32LogitsAndGreedyTokensMatch) {
   std::string dir = kData + "/models/" + model + "/reference/";
   json ref = readJson(dir + "reference.json");
   double tol = ref["tolerance"]["logits_max_abs_diff"].get<double>();
-  std::string p = plan(model, "--dtype f32");
+  std::string p = compilePlan(model, "--dtype f32");
   for (const json &prompt : ref["prompts"]) {
     SCOPED_TRACE(model + " " + backend + " " +
                  prompt["name"].get<std::string>());
@@ -183,7 +125,7 @@ TEST_P(Reference, EachOptimisationPassCanBeDisabled) {
   json ref = readJson(dir + "reference.json");
   double tol = ref["tolerance"]["logits_max_abs_diff"].get<double>();
   for (const char *pass : {"llmc-fuse", "llmc-plan-memory"}) {
-    std::string p = plan(model, std::string("--disable-pass ") + pass);
+    std::string p = compilePlan(model, std::string("--disable-pass ") + pass);
     for (const json &prompt : ref["prompts"]) {
       SCOPED_TRACE(model + " " + backend + " without " + pass + " " +
                    prompt["name"].get<std::string>());
@@ -219,7 +161,7 @@ TEST_P(Reference, Bf16PlanStaysCloseToReference) {
   auto [model, backend] = GetParam();
   std::string dir = kData + "/models/" + model + "/reference/";
   json ref = readJson(dir + "reference.json");
-  std::string p = plan(model, "--dtype bf16");
+  std::string p = compilePlan(model, "--dtype bf16");
   for (const json &prompt : ref["prompts"]) {
     SCOPED_TRACE(model + " " + backend + " " +
                  prompt["name"].get<std::string>());
@@ -252,11 +194,12 @@ TEST_P(Reference, QuantizedPlansAgreeWithF32) {
       longest = &prompt;
   ASSERT_NE(longest, nullptr);
   size_t vocab = ref["vocab_size"].get<size_t>();
-  RunResult f32 = run(plan(model, "--dtype f32"), backend, *longest, true);
+  RunResult f32 =
+      run(compilePlan(model, "--dtype f32"), backend, *longest, true);
   for (auto [quant, floor] :
        {std::pair{"int8", 0.8}, std::pair{"int4", 0.25}}) {
-    RunResult q = run(plan(model, std::string("--quant ") + quant), backend,
-                      *longest, true);
+    RunResult q = run(compilePlan(model, std::string("--quant ") + quant),
+                      backend, *longest, true);
     size_t rows = f32.allLogits.size() / vocab, same = 0;
     ASSERT_EQ(q.allLogits.size(), f32.allLogits.size());
     for (size_t i = 0; i < rows; ++i)
@@ -269,14 +212,14 @@ TEST_P(Reference, QuantizedPlansAgreeWithF32) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, Reference,
-                         ::testing::Combine(::testing::ValuesIn(models()),
-                                            ::testing::ValuesIn(backends())),
-                         [](const auto &info) {
-                           std::string n = std::get<0>(info.param) + "_" +
-                                           std::get<1>(info.param);
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Models, Reference,
+    ::testing::Combine(::testing::ValuesIn(models()),
+                       ::testing::ValuesIn(usableBackends())),
+    [](const auto &info) {
+      std::string n = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+      std::replace(n.begin(), n.end(), '-', '_');
+      return n;
+    });
 
 } // namespace

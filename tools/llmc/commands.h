@@ -24,5 +24,6 @@ Action addChat(CLI::App &app);
 Action addServe(CLI::App &app);
 Action addBench(CLI::App &app);
 Action addChatTemplate(CLI::App &app);
+Action addPerplexity(CLI::App &app);
 
 } // namespace llmc::cli

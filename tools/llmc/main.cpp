@@ -38,6 +38,7 @@ int main(int argc, char **argv) {
   add("chat", "Interactive multi-turn chat with a plan", addChat);
   add("serve", "OpenAI-compatible HTTP server", addServe);
   add("bench", "Measure prefill and decode speed of a plan", addBench);
+  add("perplexity", "Perplexity of a text file under a plan", addPerplexity);
 
   try {
     app.parse(argc, argv);
