@@ -49,7 +49,7 @@ perplexity(Engine &engine, std::span<const int32_t> tokens,
 
   auto t0 = std::chrono::steady_clock::now();
   PerplexityResult r;
-  double nll = 0;
+  double nll = 0, nllSquares = 0;
   std::vector<int32_t> window;
   std::vector<float> logits;
   for (int64_t start = 0; start < static_cast<int64_t>(tokens.size());
@@ -71,8 +71,12 @@ perplexity(Engine &engine, std::span<const int32_t> tokens,
       throw;
     }
     engine.releaseSequence(seq);
-    for (size_t i = 0; i + 1 < window.size(); ++i)
-      nll += negLogLikelihood(logits.data() + i * vocab, vocab, window[i + 1]);
+    for (size_t i = 0; i + 1 < window.size(); ++i) {
+      double x =
+          negLogLikelihood(logits.data() + i * vocab, vocab, window[i + 1]);
+      nll += x;
+      nllSquares += x * x;
+    }
     r.scored += static_cast<int64_t>(window.size()) - 1;
     ++r.windows;
     if (onWindow)
@@ -80,6 +84,12 @@ perplexity(Engine &engine, std::span<const int32_t> tokens,
   }
   r.meanNll = nll / static_cast<double>(r.scored);
   r.perplexity = std::exp(r.meanNll);
+  if (r.scored > 1) {
+    double n = static_cast<double>(r.scored);
+    double variance =
+        std::max(0.0, (nllSquares / n - r.meanNll * r.meanNll) * n / (n - 1));
+    r.nllStdError = std::sqrt(variance / n);
+  }
   r.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();

@@ -86,26 +86,28 @@ Action addPerplexity(CLI::App &app) {
       std::fprintf(stderr, "\n");
     double tokPerSec = r.seconds > 0 ? r.scored / r.seconds : 0;
     if (o->json) {
-      nlohmann::json j = {{"plan", o->plan},
-                          {"file", o->file},
-                          {"backend", engine.backendName()},
-                          {"context", context},
-                          {"tokens", tokens.size()},
-                          {"scored", r.scored},
-                          {"windows", r.windows},
-                          {"mean_nll", r.meanNll},
-                          {"perplexity", r.perplexity},
-                          {"seconds", r.seconds}};
+      nlohmann::json j = {
+          {"plan", o->plan},
+          {"file", o->file},
+          {"backend", engine.backendName()},
+          {"context", context},
+          {"tokens", tokens.size()},
+          {"scored", r.scored},
+          {"windows", r.windows},
+          {"mean_nll", r.meanNll},
+          {"perplexity", r.perplexity},
+          {"perplexity_std_error", r.perplexity * r.nllStdError},
+          {"seconds", r.seconds}};
       std::printf("%s\n", j.dump(2).c_str());
       return 0;
     }
     std::printf("%s: %zu tokens, %lld windows of %lld (%s)\n", o->file.c_str(),
                 tokens.size(), (long long)r.windows, (long long)context,
                 engine.backendName().c_str());
-    std::printf("perplexity %.4f  (mean NLL %.5f nats/token over %lld "
-                "tokens)  %.2f s, %.0f tokens/s\n",
-                r.perplexity, r.meanNll, (long long)r.scored, r.seconds,
-                tokPerSec);
+    std::printf("perplexity %.4f +/- %.4f  (mean NLL %.5f nats/token over "
+                "%lld tokens)  %.2f s, %.0f tokens/s\n",
+                r.perplexity, r.perplexity * r.nllStdError, r.meanNll,
+                (long long)r.scored, r.seconds, tokPerSec);
     return 0;
   };
 }

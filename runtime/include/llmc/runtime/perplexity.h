@@ -20,6 +20,9 @@ namespace llmc {
 struct PerplexityResult {
   double perplexity = 0;
   double meanNll = 0; // nats per scored token
+  /// Standard error of meanNll over the scored tokens (treated as
+  /// independent, as llama.cpp does); PPL's is PPL times it.
+  double nllStdError = 0;
   int64_t scored = 0; // tokens whose likelihood counts
   int64_t windows = 0;
   double seconds = 0;
