@@ -52,14 +52,18 @@ configure_and_build() { # DIR TARGET CMAKE_ARGS...
 
 run_main_job() {
   local llmc=$build/bin/llmc
-  local model=$root/test/data/models/llama-gqa plan=$build/llama-gqa.plan
+  local model=$root/test/data/models/fortune-llama plan=$build/fortune-llama.plan
   "$llmc" --version
   "$llmc" backends
-  step "llmc compile $model -o $plan"
+  step "llmc compile $model -o $plan (a 4.3M-parameter Llama trained on Debian's fortunes: tools/demo-model)"
   "$llmc" compile "$model" -o "$plan" --target cpu
   "$llmc" inspect "$plan" | head -n 12
-  step "llmc run (a random-weight test checkpoint: the text is not meant to read well)"
-  "$llmc" run "$plan" --prompt "The quick brown fox" --max-new-tokens 32 --stats
+  step "llmc run: an English fortune"
+  "$llmc" run "$plan" --prompt "A journey of a thousand miles" --max-new-tokens 64 \
+    --temperature 0.7 --top-p 0.9 --seed 1 --stats
+  step "llmc run: a Tang poem"
+  "$llmc" run "$plan" --prompt "请写一首诗：" --max-new-tokens 64 \
+    --temperature 0.7 --top-p 0.9 --seed 1 --stats
 }
 
 run_tests() {

@@ -95,16 +95,24 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     int64_t n = w.getType().getDimSize(0), k = w.getType().getDimSize(1);
     bool int4 = mode == "int4";
     int64_t g = int4 ? static_cast<int64_t>(group) : k;
-    if (k % g || (int4 && k % 2))
-      return; // leave this linear in f32: its width does not split in groups
+    if (int4 && k % g) {
+      // Like llama.cpp, fall back to the next wider type rather than to f32:
+      // the layer keeps most of the saving and the user is told.
+      l.emitWarning() << "llmc-quantize: '" << w.getName() << "' has " << k
+                      << " input columns, not a multiple of the int4 group "
+                      << g << "; quantized to int8 per row instead";
+      int4 = false;
+      g = k;
+    }
+    StringRef kind = int4 ? "int4" : "int8";
     OpBuilder b(l);
     auto i8 = b.getIntegerType(8);
     ParamOp wq =
-        cloneParam(b, w, RankedTensorType::get({n, int4 ? k / 2 : k}, i8), mode,
+        cloneParam(b, w, RankedTensorType::get({n, int4 ? k / 2 : k}, i8), kind,
                    "weight", g);
     ParamOp scales =
         cloneParam(b, w, RankedTensorType::get({n, k / g}, b.getF32Type()),
-                   mode, "scales", g);
+                   kind, "scales", g);
     auto q = b.create<QuantizedLinearOp>(
         l.getLoc(), l.getType(), l.getInput(), wq, scales, l.getBias(),
         b.getI64IntegerAttr(int4 ? 4 : 8), b.getI64IntegerAttr(g));

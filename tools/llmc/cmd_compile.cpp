@@ -7,6 +7,7 @@
 #include "llmc/import/Importer.h"
 #include "llmc/support/error.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
@@ -68,6 +69,21 @@ Action addCompile(CLI::App &app) {
                  "llmc-quantize, llmc-plan-memory");
   return [o]() -> int {
     mlir::MLIRContext context;
+    // Without a handler MLIR prints errors but drops warnings, and a warning
+    // here matters (a layer the int4 quantizer had to keep in int8).
+    mlir::ScopedDiagnosticHandler diagnostics(
+        &context, [](mlir::Diagnostic &d) -> mlir::LogicalResult {
+          const char *kind =
+              d.getSeverity() == mlir::DiagnosticSeverity::Error     ? "error"
+              : d.getSeverity() == mlir::DiagnosticSeverity::Warning ? "warning"
+                                                                     : nullptr;
+          if (!kind)
+            return mlir::failure();
+          if (!llvm::isa<mlir::UnknownLoc>(d.getLocation()))
+            llvm::errs() << d.getLocation() << ": ";
+          llvm::errs() << kind << ": " << d << "\n";
+          return mlir::success();
+        });
     mlir::DialectRegistry registry;
     auto module = import::importModel(context, o->model);
 

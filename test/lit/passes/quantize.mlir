@@ -1,4 +1,6 @@
 // RUN: llmc-opt %s -split-input-file --llmc-quantize="mode=int4 group=32" | FileCheck %s --check-prefixes=CHECK,INT4
+// RUN: llmc-opt %s -split-input-file --llmc-quantize="mode=int4 group=32" 2>&1 >/dev/null | FileCheck %s --check-prefix=WARN
+// WARN: warning: llmc-quantize: 'w2' has 16 input columns, not a multiple of the int4 group 32; quantized to int8 per row instead
 // RUN: llmc-opt %s -split-input-file --llmc-quantize="mode=int8" | FileCheck %s --check-prefixes=CHECK,INT8
 // RUN: llmc-opt %s -split-input-file --llmc-quantize="mode=bf16" | FileCheck %s --check-prefixes=CHECK,BF16
 // RUN: llmc-opt %s -split-input-file --llmc-quantize="mode=int8 quantize-head=true" | FileCheck %s --check-prefixes=CHECK,HEAD
@@ -14,8 +16,8 @@
 // Tests that linear weights are converted: int4 packs two nibbles per byte
 // with one scale per 32 inputs, int8 keeps one byte per weight with one scale
 // per output row, bf16 only changes the element type; biases stay f32. With
-// int4, a linear whose input width (16) does not split into groups of 32 is
-// left in f32.
+// int4, a linear whose input width (16) does not split into groups of 32
+// falls back to int8 per row, with a warning that names the weight.
 
 // CHECK-LABEL: func.func @linears
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<?x64xf32>)
@@ -24,8 +26,9 @@
 // INT4: %[[S1:.*]] = llmc.param "w1" {group_size = 32 : i64, quant = "int4", quant_part = "scales"} : tensor<16x2xf32>
 // INT4: %[[Y:.*]] = llmc.quantized_linear %[[X]], %[[W1]], %[[S1]] {bits = 4 : i64, group_size = 32 : i64}
 // INT4-SAME: (tensor<?x64xf32>, tensor<16x32xi8>, tensor<16x2xf32>) -> tensor<?x16xf32>
-// INT4: %[[W2:.*]] = llmc.param "w2" : tensor<8x16xf32>
-// INT4: llmc.linear %{{.*}}, %[[W2]], %{{.*}} : (tensor<?x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+// INT4: %[[W2:.*]] = llmc.param "w2" {group_size = 16 : i64, quant = "int8", quant_part = "weight"} : tensor<8x16xi8>
+// INT4: %[[S2:.*]] = llmc.param "w2" {group_size = 16 : i64, quant = "int8", quant_part = "scales"} : tensor<8x1xf32>
+// INT4: llmc.quantized_linear %{{.*}}, %[[W2]], %[[S2]], %{{.*}} {bits = 8 : i64, group_size = 16 : i64}
 
 // INT8: %[[W1:.*]] = llmc.param "w1" {group_size = 64 : i64, quant = "int8", quant_part = "weight"} : tensor<16x64xi8>
 // INT8: %[[S1:.*]] = llmc.param "w1" {group_size = 64 : i64, quant = "int8", quant_part = "scales"} : tensor<16x1xf32>
