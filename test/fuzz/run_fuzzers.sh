@@ -13,7 +13,12 @@ seed() { # seed NAME FILES...
   local dir=$work/$1-corpus
   mkdir -p "$dir"
   shift
-  for f in "$@"; do [ -f "$f" ] && cp "$f" "$dir/" 2>/dev/null || true; done
+  # Seeds keep their folder in the name (every checkpoint's file is called
+  # model.safetensors); files over 2 MB would only be truncated by -max_len.
+  for f in "$@"; do
+    [ -f "$f" ] && [ "$(stat -c %s "$f")" -le 2097152 ] || continue
+    cp "$f" "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
+  done
   echo "$dir"
 }
 
