@@ -12,12 +12,12 @@
 #include "llmc/support/error.h"
 #include "llmc/support/mapped_file.h"
 
+#include "../compiled_plan.h"
+
 #include <gtest/gtest.h>
 
-#include <array>
 #include <cstdio>
 #include <map>
-#include <unistd.h>
 
 namespace llmc {
 namespace {
@@ -71,19 +71,16 @@ TEST(ChatEos, TemplatesThatWriteEosTokenEndTurnsWithIt) {
 class ChatEngine : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    std::string out = ::testing::TempDir() + "/chat-gpt2-" +
-                      std::to_string(getpid()) + ".plan";
-    std::string cmd =
-        kBin + "/llmc compile " + kData + "/models/gpt2 -o " + out + " 2>&1";
-    FILE *p = popen(cmd.c_str(), "r");
-    std::string log;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-      log.append(buf.data(), n);
-    ASSERT_EQ(pclose(p), 0) << cmd << "\n" << log;
-    plan_ = Plan::load(out).release();
+    std::unique_ptr<Plan> plan;
+    test::compileTestPlan("gpt2", plan);
+    if (!plan)
+      return;
+    plan_ = plan.release();
     registry_ = new BackendRegistry(BackendRegistry::discover({kBin}));
+  }
+  void SetUp() override {
+    if (!plan_)
+      GTEST_SKIP() << "no compiled plan (see the suite's set-up)";
   }
   static void TearDownTestSuite() {
     delete plan_;

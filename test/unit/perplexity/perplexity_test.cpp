@@ -10,38 +10,33 @@
 #include "llmc/runtime/perplexity.h"
 #include "llmc/support/error.h"
 
+#include "../compiled_plan.h"
+
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
 
 namespace llmc {
 namespace {
 
-const std::string kData = LLMC_DATA_DIR;
 const std::string kBin = LLMC_BIN_DIR;
 constexpr int32_t kBos = 2047;
 
 class PerplexityTest : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    // ctest runs cases in parallel processes: the plan name carries the pid.
-    std::string out = ::testing::TempDir() + "/ppl-llama-mqa-" +
-                      std::to_string(getpid()) + ".plan";
-    std::string cmd = kBin + "/llmc compile " + kData +
-                      "/models/llama-mqa -o " + out + " 2>&1";
-    FILE *p = popen(cmd.c_str(), "r");
-    std::string log;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-      log.append(buf.data(), n);
-    ASSERT_EQ(pclose(p), 0) << cmd << "\n" << log;
-    plan_ = Plan::load(out).release();
+    std::unique_ptr<Plan> plan;
+    test::compileTestPlan("llama-mqa", plan);
+    if (!plan)
+      return;
+    plan_ = plan.release();
     registry_ = new BackendRegistry(BackendRegistry::discover({kBin}));
+  }
+  void SetUp() override {
+    if (!plan_)
+      GTEST_SKIP() << "no compiled plan (see the suite's set-up)";
   }
   static void TearDownTestSuite() {
     delete plan_;

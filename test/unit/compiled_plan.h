@@ -1,0 +1,51 @@
+//===- compiled_plan.h - A test checkpoint compiled by llmc -----*- C++ -*-===//
+//
+// For unit tests of the engine and what sits on it: compiles
+// test/data/models/MODEL with the llmc binary (per-process file: ctest runs
+// cases in parallel processes) and loads the plan. Call it from
+// SetUpTestSuite, and skip each test in SetUp when the plan is null: it says
+// why in builds without the compiler, and fails if compilation fails.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llmc/runtime/plan.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+namespace llmc::test {
+
+/// Leaves `plan` null when it skips or fails.
+inline void compileTestPlan(const std::string &model,
+                            std::unique_ptr<Plan> &plan) {
+#ifndef LLMC_TEST_HAVE_COMPILER
+  (void)plan;
+  GTEST_SKIP() << "built without the llmc compiler (LLMC_ENABLE_COMPILER=OFF): "
+                  "no plan of "
+               << model << " to run";
+#else
+  std::string out = ::testing::TempDir() + "/" + model + "-" +
+                    std::to_string(getpid()) + ".plan";
+  std::string cmd = std::string(LLMC_BIN_DIR) + "/llmc compile " +
+                    LLMC_DATA_DIR + "/models/" + model + " -o " + out + " 2>&1";
+  FILE *p = popen(cmd.c_str(), "r");
+  std::string log;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
+    log.append(buf.data(), n);
+  if (pclose(p) != 0) {
+    ADD_FAILURE() << cmd << "\n" << log;
+    return;
+  }
+  plan = Plan::load(out);
+#endif
+}
+
+} // namespace llmc::test
