@@ -13,10 +13,10 @@ namespace llmc::cpu {
 Kernel makePrefillAttention(const llmc_op_desc &op, const Graph &, Backend &) {
   return [op](Step &step) {
     AttentionShape s = attentionShape(op);
-    expectCacheFits(step.kv(), s);
+    expectCacheFits(step.kv().desc, s);
     Matrix q = step.operand(op, 0), out = step.result(op, 0);
-    ref::expectRows(q, step.args.num_tokens, "q");
-    ref::expectRows(out, q.rows, "the result");
+    expectRows(q, step.args.num_tokens, "q");
+    expectRows(out, q.rows, "the result");
     const int32_t *start = step.args.query_start;
     int64_t G = s.heads / s.kvHeads;
     // About 64 query vectors per tile share each converted chunk of keys.

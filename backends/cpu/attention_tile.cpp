@@ -82,7 +82,7 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
   const int64_t D = s.headDim, G = s.heads / s.kvHeads, R = count * G;
   const int64_t bs = cache.desc.block_size;
   const uint32_t dtype = cache.desc.dtype;
-  const size_t esize = ref::dtypeSize(dtype);
+  const size_t esize = common::dtypeSize(dtype);
   const float ninf = -std::numeric_limits<float>::infinity();
 
   thread_local Scratch sc;

@@ -1,9 +1,8 @@
 //===- cpu.h - The fast CPU backend's internals ----------------*- C++ -*-===//
 //
-// The cpu backend validates graphs and steps with the ref backend's own
-// checks (compiled into this plugin from backends/ref), so both refuse
-// exactly the same inputs, and replaces every ref kernel with a vectorized,
-// OpenMP-parallel one. Weights are converted or packed once at prepare and
+// The cpu backend validates graphs and steps with backends/common's checks,
+// as every backend does, so all refuse exactly the same inputs, and has a
+// vectorized, OpenMP-parallel kernel for every op. Weights are converted or packed once at prepare and
 // shared, keyed by their data pointer, between the graphs of one plan.
 //
 // Our kernels use AVX2 + FMA + F16C, which every x86 server of the last
@@ -13,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "../ref/ref.h"
+#include "common/host.h"
 
 #include <cstdint>
 #include <functional>
@@ -25,11 +24,16 @@
 
 namespace llmc::cpu {
 
-using ref::Graph;
-using ref::InvalidArgument;
-using ref::KvCache;
-using ref::Matrix;
-using ref::Step;
+using common::AttentionShape;
+using common::attentionShape;
+using common::expectCacheFits;
+using common::expectCols;
+using common::expectRows;
+using common::Graph;
+using common::InvalidArgument;
+using common::KvCache;
+using common::Matrix;
+using common::Step;
 
 /// A compiled op: everything prepare could decide is captured.
 using Kernel = std::function<void(Step &)>;
@@ -60,7 +64,6 @@ private:
 
 struct Backend {
   int threads = 1;
-  std::string error;
   WeightCache weights;
   std::shared_ptr<MatmulEngine> matmul; // created on first pack
 };
@@ -122,12 +125,6 @@ bool runMatmul(PackedMatmul &p, const float *x, int64_t M, const float *bias,
 
 //===-- Attention ---------------------------------------------------------===//
 
-struct AttentionShape {
-  int64_t layer, heads, kvHeads, headDim, window;
-  float scale;
-};
-AttentionShape attentionShape(const llmc_op_desc &op);
-void expectCacheFits(const KvCache &cache, const AttentionShape &s);
 
 /// Attention of `count` query rows (starting at row `first` of q) of
 /// sequence b over its `len` cached positions, for kv heads [kv0, kv1) and

@@ -40,8 +40,8 @@ Kernel makeBinary(const llmc_op_desc &op) {
   return [op, add](Step &step) {
     Matrix a = step.operand(op, 0), b = step.operand(op, 1);
     Matrix out = step.result(op, 0);
-    ref::expectRows(b, a.rows, "operand 1");
-    ref::expectRows(out, a.rows, "the result");
+    expectRows(b, a.rows, "operand 1");
+    expectRows(out, a.rows, "the result");
     mapRows(
         a.rows, a.cols,
         [&](int64_t r, int64_t c) {
@@ -60,7 +60,7 @@ Kernel makeBinary(const llmc_op_desc &op) {
 Kernel makeSilu(const llmc_op_desc &op) {
   return [op](Step &step) {
     Matrix x = step.operand(op, 0), out = step.result(op, 0);
-    ref::expectRows(out, x.rows, "the result");
+    expectRows(out, x.rows, "the result");
     mapRows(
         x.rows, x.cols,
         [&](int64_t r, int64_t c) {
@@ -77,7 +77,7 @@ Kernel makeGelu(const llmc_op_desc &op) {
   bool tanhApprox = op.i[0] == 1;
   return [op, tanhApprox](Step &step) {
     Matrix x = step.operand(op, 0), out = step.result(op, 0);
-    ref::expectRows(out, x.rows, "the result");
+    expectRows(out, x.rows, "the result");
     int64_t n = x.rows * x.cols;
     const float *in = x.data;
     float *o = out.data;
@@ -97,7 +97,7 @@ Kernel makeGelu(const llmc_op_desc &op) {
 Kernel makeSwiglu(const llmc_op_desc &op) {
   return [op](Step &step) {
     Matrix x = step.operand(op, 0), out = step.result(op, 0);
-    ref::expectRows(out, x.rows, "the result");
+    expectRows(out, x.rows, "the result");
     int64_t I = out.cols;
     mapRows(
         x.rows, I,
@@ -115,7 +115,7 @@ Kernel makeSwiglu(const llmc_op_desc &op) {
 Kernel makeSlice(const llmc_op_desc &op) {
   return [op](Step &step) {
     Matrix x = step.operand(op, 0), out = step.result(op, 0);
-    ref::expectRows(out, x.rows, "the result");
+    expectRows(out, x.rows, "the result");
     for (int64_t r = 0; r < x.rows; ++r)
       std::memcpy(out.row(r), x.row(r) + op.i[0], size_t(out.cols) * 4);
   };
@@ -172,7 +172,7 @@ Kernel makeEmbedding(const llmc_op_desc &op, const Graph &g, Backend &) {
     const int32_t *ids = step.input(op, 1);
     Matrix out = step.result(op, 0);
     int64_t rows = table.shape[0], dim = table.shape[1];
-    ref::expectRows(out, step.args.num_tokens, "the result");
+    expectRows(out, step.args.num_tokens, "the result");
     for (int64_t t = 0; t < out.rows; ++t)
       if (ids[t] < 0 || ids[t] >= rows)
         throw InvalidArgument("id " + std::to_string(ids[t]) + " at row " +
@@ -193,7 +193,7 @@ Kernel makeEmbedding(const llmc_op_desc &op, const Graph &g, Backend &) {
         _mm256_storeu_ps(o + c,
                          bf ? simd::loadBf16(h + c) : simd::loadF16(h + c));
       if (c < dim)
-        ref::loadWeight(table, e + c, dim - c, o + c);
+        common::loadWeight(table, e + c, dim - c, o + c);
     }
   };
 }

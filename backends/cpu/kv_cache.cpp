@@ -1,6 +1,6 @@
 //===- kv_cache.cpp - KV_WRITE into the paged pool ------------------------===//
 //
-// The pool is ref's (per layer K and V [num_blocks, block_size, kv_heads,
+// The pool is backends/common's (per layer K and V [num_blocks, block_size, kv_heads,
 // head_dim] in the cache dtype), so copy-on-write and validation are shared.
 //
 //===----------------------------------------------------------------------===//
@@ -30,32 +30,16 @@ void storeRow(const KvCache &cache, std::vector<uint8_t> &layer, int64_t slot,
 
 } // namespace
 
-AttentionShape attentionShape(const llmc_op_desc &op) {
-  return {op.i[0], op.i[1], op.i[2], op.i[3], op.i[4], float(op.f[0])};
-}
-
-void expectCacheFits(const KvCache &cache, const AttentionShape &s) {
-  if (s.layer >= int64_t(cache.desc.layers))
-    throw InvalidArgument("layer " + std::to_string(s.layer) +
-                          " is not in the cache's " +
-                          std::to_string(cache.desc.layers) + " layers");
-  if (s.kvHeads != cache.desc.kv_heads || s.headDim != cache.desc.head_dim)
-    throw InvalidArgument("the op has " + std::to_string(s.kvHeads) +
-                          " kv heads of " + std::to_string(s.headDim) +
-                          ", the cache " + std::to_string(cache.desc.kv_heads) +
-                          " of " + std::to_string(cache.desc.head_dim));
-}
-
 Kernel makeKvWrite(const llmc_op_desc &op, const Graph &, Backend &) {
   return [op](Step &step) {
     KvCache &cache = step.kv();
     Matrix k = step.operand(op, 0), v = step.operand(op, 1);
     AttentionShape s{op.i[0], 0,   cache.desc.kv_heads, cache.desc.head_dim,
                      0,       0.0f};
-    expectCacheFits(cache, s);
-    ref::expectCols(k.cols, cache.rowElements(), "k");
-    ref::expectRows(k, step.args.num_tokens, "k");
-    ref::expectRows(v, step.args.num_tokens, "v");
+    expectCacheFits(cache.desc, s);
+    expectCols(k.cols, cache.rowElements(), "k");
+    expectRows(k, step.args.num_tokens, "k");
+    expectRows(v, step.args.num_tokens, "v");
     auto &kl = cache.k[size_t(s.layer)], &vl = cache.v[size_t(s.layer)];
 #pragma omp parallel for if (k.rows >= 64)
     for (int64_t t = 0; t < k.rows; ++t) {

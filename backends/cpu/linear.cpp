@@ -54,7 +54,7 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
     // Owned copies: plan memory is only byte-aligned.
     scales = b.weights.get<std::vector<float>>(s.data, s.nbytes, 1, [&] {
       return std::make_shared<std::vector<float>>(
-          toF32(s, ref::weightElements(s)));
+          toF32(s, common::weightElements(s)));
     });
   }
   if (present(op, Bias)) {
@@ -77,7 +77,7 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
 
   return [op, w, scales, bias, packed](Step &step) {
     Matrix x = step.operand(op, X), out = step.result(op, 0);
-    ref::expectRows(out, x.rows, "the result");
+    expectRows(out, x.rows, "the result");
     const float *bp = bias ? bias->data() : nullptr;
     if (x.rows > kGemvMaxRows && packed &&
         runMatmul(*packed, x.data, x.rows, bp, out.data))

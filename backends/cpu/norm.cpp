@@ -84,7 +84,7 @@ Kernel makeNorm(const llmc_op_desc &op, const Graph &g, Backend &) {
         toF32(g.weights[op.operands[1].index], n));
     return [op, w, eps](Step &step) {
       Matrix x = step.operand(op, 0), out = step.result(op, 0);
-      ref::expectRows(out, x.rows, "the result");
+      expectRows(out, x.rows, "the result");
 #pragma omp parallel for if (x.rows * x.cols >= kParallelValues)
       for (int64_t r = 0; r < x.rows; ++r)
         rmsnorm(out.row(r), x.row(r), w->data(), x.cols, eps);
@@ -96,9 +96,9 @@ Kernel makeNorm(const llmc_op_desc &op, const Graph &g, Backend &) {
     return [op, w, eps](Step &step) {
       Matrix x = step.operand(op, 0), res = step.operand(op, 1);
       Matrix sum = step.result(op, 0), out = step.result(op, 1);
-      ref::expectRows(res, x.rows, "the residual");
-      ref::expectRows(sum, x.rows, "the sum");
-      ref::expectRows(out, x.rows, "the normed result");
+      expectRows(res, x.rows, "the residual");
+      expectRows(sum, x.rows, "the sum");
+      expectRows(out, x.rows, "the normed result");
 #pragma omp parallel for if (x.rows * x.cols >= kParallelValues)
       for (int64_t r = 0; r < x.rows; ++r) {
         const float *a = x.row(r), *b = res.row(r);
@@ -119,7 +119,7 @@ Kernel makeNorm(const llmc_op_desc &op, const Graph &g, Backend &) {
       toF32(g.weights[op.operands[2].index], n));
   return [op, w, b, eps](Step &step) {
     Matrix x = step.operand(op, 0), out = step.result(op, 0);
-    ref::expectRows(out, x.rows, "the result");
+    expectRows(out, x.rows, "the result");
 #pragma omp parallel for if (x.rows * x.cols >= kParallelValues)
     for (int64_t r = 0; r < x.rows; ++r)
       layernorm(out.row(r), x.row(r), w->data(), b->data(), x.cols, eps);

@@ -21,8 +21,8 @@ Kernel makeRope(const llmc_op_desc &op, const Graph &g, Backend &) {
     int64_t heads = op.i[0], headDim = op.i[1], rot = op.i[2];
     bool half = op.i[3] == 0;
     float scaling = float(op.f[0]);
-    ref::expectRows(x, step.args.num_tokens, "x");
-    ref::expectRows(out, x.rows, "the result");
+    expectRows(x, step.args.num_tokens, "x");
+    expectRows(out, x.rows, "the result");
     int64_t pairs = rot / 2;
 #pragma omp parallel if (x.rows * x.cols >= (1 << 15))
     {

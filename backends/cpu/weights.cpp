@@ -7,7 +7,7 @@ namespace llmc::cpu {
 
 std::vector<float> toF32(const llmc_weight_desc &w, int64_t count) {
   std::vector<float> out(static_cast<size_t>(count));
-  ref::loadWeight(w, 0, count, out.data());
+  common::loadWeight(w, 0, count, out.data());
   return out;
 }
 

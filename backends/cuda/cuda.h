@@ -1,8 +1,7 @@
 //===- cuda.h - The CUDA backend's host-side internals ---------*- C++ -*-===//
 //
-// Graphs and steps are validated with the ref backend's own checks
-// (compiled into this plugin from backends/ref), so every backend refuses
-// the same inputs with the same messages. Prepare uploads each weight once
+// Graphs and steps are validated with backends/common's checks, as in
+// every backend, so all refuse the same inputs with the same messages. Prepare uploads each weight once
 // (shared between the graphs of a plan by host pointer) and compiles every
 // op into a closure that enqueues its kernels on the backend's stream.
 //
@@ -16,7 +15,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "../ref/ref.h"
+#include "common/graph.h"
+#include "common/plugin.h"
+#include "common/step.h"
 #include "kernels.h"
 
 #include <cublasLt.h>
@@ -32,15 +33,12 @@
 
 namespace llmc::cuda {
 
-using ref::Graph;
-using ref::InvalidArgument;
+using common::Graph;
+using common::InvalidArgument;
+using common::OutOfMemory;
 
 /// A CUDA or cuBLASLt failure: LLMC_ERROR with the library's message.
 struct CudaError : Error {
-  using Error::Error;
-};
-/// Device memory exhausted or over the memory_fraction budget.
-struct OutOfMemory : Error {
   using Error::Error;
 };
 
@@ -107,7 +105,6 @@ using LtKey = std::tuple<int64_t, int64_t, int64_t, int, int, int, int>;
 
 struct Backend {
   int device = 0;
-  std::string error;
   std::shared_ptr<MemoryBudget> budget;
   cudaStream_t stream = nullptr;
   cublasLtHandle_t lt = nullptr;
@@ -132,7 +129,7 @@ struct Backend {
 
 /// The paged KV pool: per layer K then V, each [slots, kv_heads, head_dim].
 struct KvPool {
-  ref::KvCache shape; // the descriptor only (ref's step checks read it)
+  llmc_kv_cache_desc desc{};
   DeviceBuffer memory;
   size_t layerBytes = 0;
   uint64_t id = 0;

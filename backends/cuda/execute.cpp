@@ -1,6 +1,6 @@
 //===- execute.cpp - Preparing a graph and running steps ------------------===//
 //
-// A step: ref's step checks and each op's host checks, then the step's
+// A step: backends/common's step checks and each op's host checks, then the step's
 // arrays are packed into a pinned staging buffer and copied with one
 // cudaMemcpyAsync into fixed device buffers (DevStep + arrays at fixed
 // capacity offsets), the ops are enqueued, the logits copied back.
@@ -29,89 +29,14 @@ namespace {
 
 constexpr int64_t kMaxBucket = 256;
 
-int64_t evalRows(const llmc_rows &r, int64_t T, int64_t B) {
-  return r.t_coef * T + r.b_coef * B + r.constant;
-}
-
-bool hasMemoryPlan(const Graph &g) {
-  return g.workspaceT || g.workspaceB || g.workspaceC;
-}
-
 size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
-// Row-wise ops read all of a row before writing it (as in ref).
-bool mayRunInPlace(uint32_t kind) {
-  switch (kind) {
-  case LLMC_OP_RMS_NORM:
-  case LLMC_OP_ADD_RMS_NORM:
-  case LLMC_OP_LAYER_NORM:
-  case LLMC_OP_ROPE:
-  case LLMC_OP_ADD:
-  case LLMC_OP_MUL:
-  case LLMC_OP_SILU:
-  case LLMC_OP_GELU:
-    return true;
-  default:
-    return false;
-  }
-}
-
-struct Span {
-  int64_t offset, rows, cols;
-  int64_t end() const { return offset + rows * cols * 4; }
-};
-
-bool overlap(const Span &a, const Span &b) {
-  return a.rows * a.cols > 0 && b.rows * b.cols > 0 && a.offset < b.end() &&
-         b.offset < a.end();
-}
-
-bool same(const Span &a, const Span &b) {
-  return a.offset == b.offset && a.rows == b.rows && a.cols == b.cols;
-}
-
-void checkAliasing(const llmc_op_desc &op, const std::vector<Span> &spans) {
-  for (uint32_t r = 0; r < op.num_results; ++r) {
-    const Span &res = spans[op.results[r]];
-    for (uint32_t r2 = r + 1; r2 < op.num_results; ++r2)
-      if (overlap(res, spans[op.results[r2]]))
-        throw InvalidArgument("results overlap in the workspace");
-    for (uint32_t i = 0; i < op.num_operands; ++i) {
-      if (op.operands[i].kind != LLMC_OPERAND_BUFFER)
-        continue;
-      const Span &in = spans[op.operands[i].index];
-      if (overlap(res, in) && !(mayRunInPlace(op.kind) && same(res, in)))
-        throw InvalidArgument("result " + std::to_string(r) +
-                              " overlaps operand " + std::to_string(i) +
-                              " in the workspace");
-    }
-  }
-}
+using common::Span;
 
 // Byte offsets of every buffer at (T, B) and the workspace size.
 std::vector<Span> layout(const Graph &g, int64_t T, int64_t B, size_t &bytes) {
-  std::vector<Span> spans(g.buffers.size());
-  if (!hasMemoryPlan(g)) { // one region each, as ref's separate vectors
-    size_t at = 0;
-    for (size_t i = 0; i < g.buffers.size(); ++i) {
-      const llmc_buffer_desc &b = g.buffers[i];
-      spans[i] = {int64_t(at), evalRows(b.rows, T, B), b.cols};
-      at += align256(size_t(spans[i].rows * b.cols) * 4);
-    }
-    bytes = at;
-    return spans;
-  }
-  int64_t total = g.workspaceT * T + g.workspaceB * B + g.workspaceC;
-  for (size_t i = 0; i < g.buffers.size(); ++i) {
-    const llmc_buffer_desc &b = g.buffers[i];
-    spans[i] = {b.offset_t * T + b.offset_b * B + b.offset_const,
-                evalRows(b.rows, T, B), b.cols};
-    if (spans[i].end() > total)
-      throw InvalidArgument("graph '" + g.name + "': buffer " +
-                            std::to_string(i) +
-                            " does not fit in the workspace of " +
-                            std::to_string(total) + " bytes");
-  }
+  int64_t total = 0;
+  std::vector<Span> spans = common::placeBuffers(g, T, B, 256, total);
   bytes = size_t(total);
   return spans;
 }
@@ -181,16 +106,15 @@ int32_t decodeSplits(const Backend &b, const Prepared &p, int64_t B) {
 } // namespace
 
 void prepareGraph(Backend &b, const llmc_graph_desc &desc, Prepared &p) {
-  p.graph = ref::loadGraph(desc); // every check ref makes, with its messages
+  p.graph = common::loadGraph(desc);
   bool decode = false, prefill = false;
   for (size_t i = 0; i < p.graph.ops.size(); ++i) {
     const llmc_op_desc &op = p.graph.ops[i];
     if (!supportsOp(op))
-      throw InvalidArgument(
-          "graph '" + p.graph.name + "' op " + std::to_string(i) + " (" +
-          ref::findKernel(op.kind)->name + "): head_dim above " +
-          std::to_string(kAttentionMaxHeadDim) +
-          " is not supported by the cuda backend");
+      throw InvalidArgument(common::opWhere(p.graph, i) +
+                            ": head_dim above " +
+                            std::to_string(kAttentionMaxHeadDim) +
+                            " is not supported by the cuda backend");
     decode |= op.kind == LLMC_OP_DECODE_ATTENTION;
     prefill |= op.kind == LLMC_OP_PREFILL_ATTENTION;
   }
@@ -205,7 +129,7 @@ void prepareGraph(Backend &b, const llmc_graph_desc &desc, Prepared &p) {
 void executeGraph(Backend &b, Prepared &p, KvPool *kv,
                   const llmc_step_args &a) {
   const Graph &g = p.graph;
-  ref::checkStepArgs(g, kv ? &kv->shape : nullptr, a);
+  common::checkStepArgs(g, kv ? &kv->desc : nullptr, a);
   const int64_t T = a.num_tokens, B = a.num_seqs;
 
   // The launch size: a decode bucket, or the step itself.
@@ -225,18 +149,13 @@ void executeGraph(Backend &b, Prepared &p, KvPool *kv,
     std::vector<int64_t> rows(spans.size());
     for (size_t i = 0; i < spans.size(); ++i)
       rows[i] = spans[i].rows;
-    if (a.num_logits > rows[g.logitsBuffer])
-      throw InvalidArgument("step: num_logits " + std::to_string(a.num_logits) +
-                            " exceeds the logits buffer's " +
-                            std::to_string(rows[g.logitsBuffer]) + " rows");
+    common::checkLogitRows(g, spans, a);
     for (size_t i = 0; i < g.ops.size(); ++i) {
       try {
-        checkAliasing(g.ops[i], spans);
+        common::checkAliasing(g.ops[i], spans);
         p.checks[i](a, kv, rows);
       } catch (const InvalidArgument &e) {
-        throw InvalidArgument("graph '" + g.name + "' op " + std::to_string(i) +
-                              " (" + ref::findKernel(g.ops[i].kind)->name +
-                              "): " + e.what());
+        throw InvalidArgument(common::opWhere(g, i) + ": " + e.what());
       }
     }
   }
@@ -330,8 +249,7 @@ void executeGraph(Backend &b, Prepared &p, KvPool *kv,
 
   auto enqueueAll = [&](bool capturing) {
     for (size_t i = 0; i < g.ops.size(); ++i) {
-      std::string where = "graph '" + g.name + "' op " + std::to_string(i) +
-                          " (" + ref::findKernel(g.ops[i].kind)->name + ")";
+      std::string where = common::opWhere(g, i);
       try {
         p.kernels[i](c);
       } catch (const CudaError &e) {

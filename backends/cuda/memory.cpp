@@ -110,7 +110,7 @@ std::shared_ptr<DeviceBuffer>
 uploadWeightF32(Backend &b, const llmc_weight_desc &w, int64_t count) {
   return b.weights.get(w.data, w.nbytes, 1, [&] {
     std::vector<float> host(static_cast<size_t>(count));
-    ref::loadWeight(w, 0, count, host.data());
+    common::loadWeight(w, 0, count, host.data());
     auto d = std::make_shared<DeviceBuffer>(b.budget, host.size() * 4,
                                             std::string("weight '") +
                                                 (w.name ? w.name : "?") + "'");
@@ -122,16 +122,10 @@ uploadWeightF32(Backend &b, const llmc_weight_desc &w, int64_t count) {
 }
 
 void initKvPool(Backend &b, KvPool &pool, const llmc_kv_cache_desc &desc) {
-  // ref's checks and messages; its host vectors are not kept, only desc.
-  llmc_kv_cache_desc oneBlock = desc;
-  if (oneBlock.num_blocks > 0)
-    oneBlock.num_blocks = 1;
-  ref::initKvCache(pool.shape, oneBlock);
-  pool.shape.desc = desc;
-  pool.shape.k.clear();
-  pool.shape.v.clear();
+  common::checkKvCacheDesc(desc);
+  pool.desc = desc;
   pool.layerBytes = size_t(desc.num_blocks) * desc.block_size * desc.kv_heads *
-                    desc.head_dim * ref::dtypeSize(desc.dtype);
+                    desc.head_dim * common::dtypeSize(desc.dtype);
   size_t total = pool.layerBytes * 2 * desc.layers;
   try {
     pool.memory = DeviceBuffer(b.budget, total, "the KV pool");
@@ -149,7 +143,7 @@ void initKvPool(Backend &b, KvPool &pool, const llmc_kv_cache_desc &desc) {
 }
 
 void copyKvBlock(Backend &b, KvPool &pool, int32_t src, int32_t dst) {
-  int64_t blocks = pool.shape.desc.num_blocks;
+  int64_t blocks = pool.desc.num_blocks;
   if (src < 0 || src >= blocks || dst < 0 || dst >= blocks)
     throw InvalidArgument("kv_copy_block: block " +
                           std::to_string(src < 0 || src >= blocks ? src : dst) +
@@ -157,9 +151,9 @@ void copyKvBlock(Backend &b, KvPool &pool, int32_t src, int32_t dst) {
                           " blocks");
   if (src == dst)
     return;
-  const llmc_kv_cache_desc &d = pool.shape.desc;
+  const llmc_kv_cache_desc &d = pool.desc;
   size_t blockBytes =
-      size_t(d.block_size) * d.kv_heads * d.head_dim * ref::dtypeSize(d.dtype);
+      size_t(d.block_size) * d.kv_heads * d.head_dim * common::dtypeSize(d.dtype);
   for (uint32_t l = 0; l < d.layers; ++l)
     for (void *base : {pool.k(l), pool.v(l)})
       check(cudaMemcpyAsync(static_cast<char *>(base) + dst * blockBytes,

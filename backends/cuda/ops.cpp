@@ -4,39 +4,22 @@
 // counts, attributes. A closure reads only the step's buffer addresses and
 // rows and the fixed device step arguments, so the same closures serve
 // direct launches and graph capture. Each op also gets a host check with
-// ref's run-time checks, made before anything is enqueued.
+// the run-time checks every backend makes, before anything is enqueued.
 //
 //===----------------------------------------------------------------------===//
 #include "cuda.h"
 
+#include "common/op_checks.h"
+
 namespace llmc::cuda {
 namespace {
 
-void expectRows(int64_t actual, int64_t expected, const char *what) {
-  if (actual != expected)
-    throw InvalidArgument(std::string(what) + " has " + std::to_string(actual) +
-                          " rows in this step, expected " +
-                          std::to_string(expected));
-}
+using common::expectRows;
 
 const KvPool &needKv(const KvPool *kv) {
   if (!kv)
     throw InvalidArgument("this graph uses the KV cache but none was given");
   return *kv;
-}
-
-void expectCacheFits(const KvPool &kv, int64_t layer, int64_t kvHeads,
-                     int64_t headDim) {
-  const llmc_kv_cache_desc &d = kv.shape.desc;
-  if (layer >= int64_t(d.layers))
-    throw InvalidArgument("layer " + std::to_string(layer) +
-                          " is not in the cache's " + std::to_string(d.layers) +
-                          " layers");
-  if (kvHeads != d.kv_heads || headDim != d.head_dim)
-    throw InvalidArgument("the op has " + std::to_string(kvHeads) +
-                          " kv heads of " + std::to_string(headDim) +
-                          ", the cache " + std::to_string(d.kv_heads) + " of " +
-                          std::to_string(d.head_dim));
 }
 
 const int32_t *inputOf(const StepCtx &c, const llmc_operand &o) {
@@ -207,20 +190,16 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     uint32_t k = bufOf(0), v = bufOf(1);
     int64_t layer = op.i[0], kCols = g.buffers[k].cols;
     kernel = [=](StepCtx &c) {
-      const llmc_kv_cache_desc &d = c.kv->shape.desc;
+      const llmc_kv_cache_desc &d = c.kv->desc;
       launchKvWrite(c.stream, c.buf[k], c.buf[v], c.args.slots, c.kv->k(layer),
                     c.kv->v(layer), d.dtype, c.rows[k],
                     int64_t(d.kv_heads) * d.head_dim);
     };
     check = [=](const llmc_step_args &a, const KvPool *kv,
                 const std::vector<int64_t> &rows) {
-      const KvPool &pool = needKv(kv);
-      const llmc_kv_cache_desc &d = pool.shape.desc;
-      expectCacheFits(pool, layer, d.kv_heads, d.head_dim);
-      if (kCols != int64_t(d.kv_heads) * d.head_dim)
-        throw InvalidArgument("k has " + std::to_string(kCols) +
-                              " columns, expected " +
-                              std::to_string(int64_t(d.kv_heads) * d.head_dim));
+      const llmc_kv_cache_desc &d = needKv(kv).desc;
+      common::expectCacheFits(d, {layer, 0, d.kv_heads, d.head_dim, 0, 0.0f});
+      common::expectCols(kCols, int64_t(d.kv_heads) * d.head_dim, "k");
       expectRows(rows[k], a.num_tokens, "k");
       expectRows(rows[v], a.num_tokens, "v");
     };
@@ -247,7 +226,7 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
       a.out = c.buf[r0];
       a.kCache = c.kv->k(layer);
       a.vCache = c.kv->v(layer);
-      a.cacheDtype = c.kv->shape.desc.dtype;
+      a.cacheDtype = c.kv->desc.dtype;
       a.blockTables = c.args.blockTables;
       a.contextLens = c.args.contextLens;
       a.queryStart = c.args.queryStart;
@@ -255,7 +234,7 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
       a.step = c.args.step;
       a.heads = heads, a.kvHeads = kvHeads, a.headDim = headDim;
       a.window = window;
-      a.blockSize = int32_t(c.kv->shape.desc.block_size);
+      a.blockSize = int32_t(c.kv->desc.block_size);
       a.scale = scale;
       a.decode = decode;
       a.gridX = decode ? int32_t(c.rows[q]) : c.tiles;
@@ -265,7 +244,8 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     };
     check = [=](const llmc_step_args &a, const KvPool *kv,
                 const std::vector<int64_t> &rows) {
-      expectCacheFits(needKv(kv), layer, kvHeads, headDim);
+      common::expectCacheFits(needKv(kv).desc,
+                              {layer, heads, kvHeads, headDim, window, scale});
       expectRows(rows[q], decode ? a.num_seqs : a.num_tokens, "q");
       expectRows(rows[r0], rows[q], "the result");
     };

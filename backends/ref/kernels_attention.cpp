@@ -15,28 +15,6 @@
 namespace llmc::ref {
 namespace {
 
-struct AttentionShape {
-  int64_t layer, heads, kvHeads, headDim, window;
-  float scale;
-};
-
-AttentionShape attentionShape(const llmc_op_desc &op) {
-  return {op.i[0], op.i[1], op.i[2], op.i[3], op.i[4], float(op.f[0])};
-}
-
-void expectCacheFits(const KvCache &cache, int64_t layer, int64_t kvHeads,
-                     int64_t headDim) {
-  if (layer >= int64_t(cache.desc.layers))
-    throw InvalidArgument("layer " + std::to_string(layer) +
-                          " is not in the cache's " +
-                          std::to_string(cache.desc.layers) + " layers");
-  if (kvHeads != cache.desc.kv_heads || headDim != cache.desc.head_dim)
-    throw InvalidArgument("the op has " + std::to_string(kvHeads) +
-                          " kv heads of " + std::to_string(headDim) +
-                          ", the cache " + std::to_string(cache.desc.kv_heads) +
-                          " of " + std::to_string(cache.desc.head_dim));
-}
-
 // Position j of sequence b lives in block block_tables[b][j / block_size],
 // at offset j % block_size.
 int64_t slotOf(const Step &step, int64_t b, int64_t j) {
@@ -104,19 +82,11 @@ void attendSequence(const AttentionShape &s, Step &step, const Matrix &q,
 } // namespace
 
 // KV_WRITE. in: k, v [T, kv_heads * head_dim]. i0 = layer.
-void checkKvWrite(const llmc_op_desc &op, const Graph &g) {
-  expectArity(op, g, 2, 0);
-  int64_t cols = expectBuffer(op, g, 0).cols;
-  expectCols(expectBuffer(op, g, 1).cols, cols, "v");
-  if (op.i[0] < 0)
-    throw InvalidArgument("layer must not be negative");
-}
-
 void runKvWrite(const llmc_op_desc &op, Step &step) {
   KvCache &cache = step.kv();
   Matrix k = step.operand(op, 0), v = step.operand(op, 1);
   int64_t layer = op.i[0];
-  expectCacheFits(cache, layer, cache.desc.kv_heads, cache.desc.head_dim);
+  expectCacheFits(cache.desc, {layer, 0, cache.desc.kv_heads, cache.desc.head_dim, 0, 0.0f});
   expectCols(k.cols, cache.rowElements(), "k");
   expectRows(k, step.args.num_tokens, "k");
   expectRows(v, step.args.num_tokens, "v");
@@ -128,24 +98,9 @@ void runKvWrite(const llmc_op_desc &op, Step &step) {
 
 // PREFILL_ATTENTION, DECODE_ATTENTION. in: q [rows, heads * head_dim].
 // i0 layer, i1 heads, i2 kv_heads, i3 head_dim, i4 window; f0 scale.
-void checkAttention(const llmc_op_desc &op, const Graph &g) {
-  expectArity(op, g, 1, 1);
-  AttentionShape s = attentionShape(op);
-  if (s.layer < 0 || s.heads <= 0 || s.kvHeads <= 0 || s.headDim <= 0 ||
-      s.window < 0)
-    throw InvalidArgument("layer, heads, kv_heads, head_dim and window must "
-                          "be positive (window and layer may be 0)");
-  if (s.heads % s.kvHeads != 0)
-    throw InvalidArgument(std::to_string(s.heads) +
-                          " heads are not a multiple of " +
-                          std::to_string(s.kvHeads) + " kv heads");
-  expectCols(expectBuffer(op, g, 0).cols, s.heads * s.headDim, "q");
-  expectCols(resultDesc(op, g, 0).cols, s.heads * s.headDim, "the result");
-}
-
 void runPrefillAttention(const llmc_op_desc &op, Step &step) {
   AttentionShape s = attentionShape(op);
-  expectCacheFits(step.kv(), s.layer, s.kvHeads, s.headDim);
+  expectCacheFits(step.kv().desc, s);
   Matrix q = step.operand(op, 0), out = step.result(op, 0);
   expectRows(q, step.args.num_tokens, "q");
   expectRows(out, q.rows, "the result");
@@ -157,7 +112,7 @@ void runPrefillAttention(const llmc_op_desc &op, Step &step) {
 
 void runDecodeAttention(const llmc_op_desc &op, Step &step) {
   AttentionShape s = attentionShape(op);
-  expectCacheFits(step.kv(), s.layer, s.kvHeads, s.headDim);
+  expectCacheFits(step.kv().desc, s);
   Matrix q = step.operand(op, 0), out = step.result(op, 0);
   expectRows(q, step.args.num_seqs, "q");
   expectRows(out, q.rows, "the result");

@@ -40,13 +40,6 @@ template <typename F> void unary(const llmc_op_desc &op, Step &step, F f) {
 } // namespace
 
 // ADD, MUL: a and b of one shape.
-void checkBinary(const llmc_op_desc &op, const Graph &g) {
-  expectArity(op, g, 2, 1);
-  int64_t n = expectBuffer(op, g, 0).cols;
-  expectCols(expectBuffer(op, g, 1).cols, n, "operand 1");
-  expectCols(resultDesc(op, g, 0).cols, n, "the result");
-}
-
 void runAdd(const llmc_op_desc &op, Step &step) {
   binary(op, step, [](float a, float b) { return a + b; });
 }
@@ -56,14 +49,6 @@ void runMul(const llmc_op_desc &op, Step &step) {
 }
 
 // SILU, GELU (i0 = 1: tanh approximation).
-void checkUnary(const llmc_op_desc &op, const Graph &g) {
-  expectArity(op, g, 1, 1);
-  expectCols(resultDesc(op, g, 0).cols, expectBuffer(op, g, 0).cols,
-             "the result");
-  if (op.kind == LLMC_OP_GELU && op.i[0] != 0 && op.i[0] != 1)
-    throw InvalidArgument("i0 must be 0 (erf) or 1 (tanh)");
-}
-
 void runSilu(const llmc_op_desc &op, Step &step) { unary(op, step, silu); }
 
 void runGelu(const llmc_op_desc &op, Step &step) {
@@ -72,11 +57,6 @@ void runGelu(const llmc_op_desc &op, Step &step) {
 }
 
 // SWIGLU: [rows, 2I] -> [rows, I], silu(gate) * up with gate first.
-void checkSwiglu(const llmc_op_desc &op, const Graph &g) {
-  expectArity(op, g, 1, 1);
-  expectCols(expectBuffer(op, g, 0).cols, 2 * resultDesc(op, g, 0).cols, "x");
-}
-
 void runSwiglu(const llmc_op_desc &op, Step &step) {
   Matrix x = step.operand(op, 0), out = step.result(op, 0);
   expectRows(out, x.rows, "the result");
@@ -88,15 +68,6 @@ void runSwiglu(const llmc_op_desc &op, Step &step) {
 }
 
 // SLICE: out = x[:, i0 : i0 + out.cols].
-void checkSlice(const llmc_op_desc &op, const Graph &g) {
-  expectArity(op, g, 1, 1);
-  int64_t cols = expectBuffer(op, g, 0).cols;
-  if (op.i[0] < 0 || op.i[0] + resultDesc(op, g, 0).cols > cols)
-    throw InvalidArgument("columns [" + std::to_string(op.i[0]) + ", " +
-                          std::to_string(op.i[0] + resultDesc(op, g, 0).cols) +
-                          ") are not inside x's " + std::to_string(cols));
-}
-
 void runSlice(const llmc_op_desc &op, Step &step) {
   Matrix x = step.operand(op, 0), out = step.result(op, 0);
   expectRows(out, x.rows, "the result");
@@ -106,12 +77,6 @@ void runSlice(const llmc_op_desc &op, Step &step) {
 
 // TAKE_ROWS: out[i] = x[logits_rows[i]] for the step's num_logits rows; the
 // result may have more rows (say B) than a step asks for, and those stay 0.
-void checkTakeRows(const llmc_op_desc &op, const Graph &g) {
-  expectArity(op, g, 1, 1);
-  expectCols(resultDesc(op, g, 0).cols, expectBuffer(op, g, 0).cols,
-             "the result");
-}
-
 void runTakeRows(const llmc_op_desc &op, Step &step) {
   Matrix x = step.operand(op, 0), out = step.result(op, 0);
   int64_t n = step.args.num_logits;

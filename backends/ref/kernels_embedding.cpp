@@ -6,16 +6,6 @@ namespace llmc::ref {
 
 // EMBEDDING: out[t] = table[ids[t]], ids being the step's tokens or
 // positions (GPT-2's learned position table uses the latter).
-void checkEmbedding(const llmc_op_desc &op, const Graph &g) {
-  expectArity(op, g, 2, 1);
-  const llmc_weight_desc &table = expectWeight(op, g, 0);
-  expectInput(op, 1);
-  if (table.rank != 2)
-    throw InvalidArgument("the table must be [vocab, dim]");
-  expectFloatWeight(table, table.shape[0] * table.shape[1], "the table");
-  expectCols(resultDesc(op, g, 0).cols, table.shape[1], "the result");
-}
-
 void runEmbedding(const llmc_op_desc &op, Step &step) {
   const llmc_weight_desc &table = step.weight(op, 0);
   const int32_t *ids = step.input(op, 1);

@@ -8,18 +8,19 @@
 //===----------------------------------------------------------------------===//
 #include "ref.h"
 
+#include "common/op_checks.h"
+
 #include <cstring>
 
 namespace llmc::ref {
 namespace {
 
-enum Slot { X = 0, W = 1, Scales = 2, Bias = 3 };
-
-const llmc_operand kNone = {LLMC_OPERAND_NONE, 0};
-
-const llmc_operand &slot(const llmc_op_desc &op, int s) {
-  return uint32_t(s) < op.num_operands ? op.operands[s] : kNone;
-}
+enum Slot {
+  X = common::LinearX,
+  W = common::LinearW,
+  Scales = common::LinearScales,
+  Bias = common::LinearBias
+};
 
 // Row n of an i8 [N, K] or i4 [N, K/2] weight, dequantized.
 void dequantRow(const llmc_weight_desc &w, const float *scales, int64_t n,
@@ -52,44 +53,6 @@ float dot(const float *a, const float *b, int64_t n) {
 // LINEAR: [0] x [rows, K], [1] W [N, K], [2] scales (i8/i4) or NONE,
 // [3] bias [N] or NONE; i0 = group size. Trailing NONE slots may be left
 // out of num_operands.
-void checkLinear(const llmc_op_desc &op, const Graph &g) {
-  if (op.num_operands < 2 || op.num_operands > 4 || op.num_results != 1)
-    throw InvalidArgument("expects x, W, scales, bias and one result");
-  expectArity(op, g, op.num_operands, 1);
-  int64_t K = expectBuffer(op, g, X).cols;
-  int64_t N = resultDesc(op, g, 0).cols;
-  const llmc_weight_desc &w = expectWeight(op, g, W);
-
-  if (w.dtype == LLMC_I8 || w.dtype == LLMC_I4) {
-    int64_t group = op.i[0];
-    if (group <= 0 || K % group != 0)
-      throw InvalidArgument("group size " + std::to_string(group) +
-                            " does not divide K = " + std::to_string(K));
-    if (w.dtype == LLMC_I4 && (K % 2 != 0 || group % 2 != 0))
-      throw InvalidArgument("i4 needs an even K and group size");
-    int64_t bytes = w.dtype == LLMC_I8 ? N * K : N * K / 2;
-    if (w.shape[0] != N || int64_t(w.nbytes) < bytes)
-      throw InvalidArgument("the quantized weight must hold " +
-                            std::to_string(N) + " rows in " +
-                            std::to_string(bytes) + " bytes");
-    if (slot(op, Scales).kind != LLMC_OPERAND_WEIGHT)
-      throw InvalidArgument("operand 2 must be the scales weight");
-    const llmc_weight_desc &s = expectWeight(op, g, Scales);
-    if (s.dtype != LLMC_F32)
-      throw InvalidArgument("the scales must be f32");
-    expectFloatWeight(s, N * (K / group), "the scales");
-  } else {
-    if (w.rank != 2 || w.shape[0] != N || w.shape[1] != K)
-      throw InvalidArgument("W must be [" + std::to_string(N) + ", " +
-                            std::to_string(K) + "]");
-    expectFloatWeight(w, N * K, "W");
-    if (slot(op, Scales).kind != LLMC_OPERAND_NONE)
-      throw InvalidArgument("a float W takes no scales");
-  }
-  if (slot(op, Bias).kind != LLMC_OPERAND_NONE)
-    expectFloatWeight(expectWeight(op, g, Bias), N, "the bias");
-}
-
 void runLinear(const llmc_op_desc &op, Step &step) {
   Matrix x = step.operand(op, X), out = step.result(op, 0);
   expectRows(out, x.rows, "the result");
@@ -104,7 +67,7 @@ void runLinear(const llmc_op_desc &op, Step &step) {
     loadWeight(s, 0, int64_t(scales.size()), scales.data());
   }
   std::vector<float> bias(size_t(N), 0.0f);
-  if (slot(op, Bias).kind == LLMC_OPERAND_WEIGHT)
+  if (common::linearSlot(op, Bias).kind == LLMC_OPERAND_WEIGHT)
     loadWeight(step.weight(op, Bias), 0, N, bias.data());
 
   std::vector<float> wrow(static_cast<size_t>(K));

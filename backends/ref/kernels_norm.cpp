@@ -47,13 +47,6 @@ std::vector<float> loadVector(const llmc_weight_desc &w, int64_t n) {
 } // namespace
 
 // RMS_NORM. in: x, w. f0 = eps.
-void checkRmsNorm(const llmc_op_desc &op, const Graph &g) {
-  expectArity(op, g, 2, 1);
-  int64_t n = expectBuffer(op, g, 0).cols;
-  expectFloatWeight(expectWeight(op, g, 1), n, "the weight");
-  expectCols(resultDesc(op, g, 0).cols, n, "the result");
-}
-
 void runRmsNorm(const llmc_op_desc &op, Step &step) {
   Matrix x = step.operand(op, 0), out = step.result(op, 0);
   expectRows(out, x.rows, "the result");
@@ -63,15 +56,6 @@ void runRmsNorm(const llmc_op_desc &op, Step &step) {
 }
 
 // ADD_RMS_NORM. in: x, r, w. out: sum = x + r, normed = rms_norm(sum) * w.
-void checkAddRmsNorm(const llmc_op_desc &op, const Graph &g) {
-  expectArity(op, g, 3, 2);
-  int64_t n = expectBuffer(op, g, 0).cols;
-  expectCols(expectBuffer(op, g, 1).cols, n, "the residual");
-  expectFloatWeight(expectWeight(op, g, 2), n, "the weight");
-  expectCols(resultDesc(op, g, 0).cols, n, "the sum");
-  expectCols(resultDesc(op, g, 1).cols, n, "the normed result");
-}
-
 void runAddRmsNorm(const llmc_op_desc &op, Step &step) {
   Matrix x = step.operand(op, 0), res = step.operand(op, 1);
   Matrix sum = step.result(op, 0), out = step.result(op, 1);
@@ -87,14 +71,6 @@ void runAddRmsNorm(const llmc_op_desc &op, Step &step) {
 }
 
 // LAYER_NORM. in: x, w, b. f0 = eps.
-void checkLayerNorm(const llmc_op_desc &op, const Graph &g) {
-  expectArity(op, g, 3, 1);
-  int64_t n = expectBuffer(op, g, 0).cols;
-  expectFloatWeight(expectWeight(op, g, 1), n, "the weight");
-  expectFloatWeight(expectWeight(op, g, 2), n, "the bias");
-  expectCols(resultDesc(op, g, 0).cols, n, "the result");
-}
-
 void runLayerNorm(const llmc_op_desc &op, Step &step) {
   Matrix x = step.operand(op, 0), out = step.result(op, 0);
   expectRows(out, x.rows, "the result");

@@ -39,21 +39,6 @@ void rope(float *out, const float *x, int64_t headDim, int64_t rot,
 
 // ROPE. in: x, positions, inv_freq. i0 heads, i1 head_dim, i2 rotary_dim,
 // i3 style; f0 attention scaling.
-void checkRope(const llmc_op_desc &op, const Graph &g) {
-  expectArity(op, g, 3, 1);
-  int64_t heads = op.i[0], headDim = op.i[1], rot = op.i[2];
-  if (heads <= 0 || headDim <= 0)
-    throw InvalidArgument("heads and head_dim must be positive");
-  if (rot <= 0 || rot > headDim || rot % 2 != 0)
-    throw InvalidArgument("rotary_dim must be even and in (0, head_dim]");
-  if (op.i[3] != Half && op.i[3] != Interleaved)
-    throw InvalidArgument("style must be 0 (half) or 1 (interleaved)");
-  expectCols(expectBuffer(op, g, 0).cols, heads * headDim, "x");
-  expectInput(op, 1);
-  expectFloatWeight(expectWeight(op, g, 2), rot / 2, "inv_freq");
-  expectCols(resultDesc(op, g, 0).cols, heads * headDim, "the result");
-}
-
 void runRope(const llmc_op_desc &op, Step &step) {
   Matrix x = step.operand(op, 0), out = step.result(op, 0);
   const int32_t *positions = step.input(op, 1);

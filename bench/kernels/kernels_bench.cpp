@@ -135,7 +135,7 @@ void BM_DecodeAttention(benchmark::State &state) {
   int64_t ctx = state.range(0), heads = 32, kvHeads = 4, D = 64, bs = 16;
   int64_t blocks = (ctx + bs - 1) / bs;
   KvCache cache;
-  ref::initKvCache(cache, {1, uint32_t(kvHeads), uint32_t(D), LLMC_BF16,
+  common::initKvCache(cache, {1, uint32_t(kvHeads), uint32_t(D), LLMC_BF16,
                            uint32_t(bs), uint32_t(blocks)});
   for (auto *layer : {&cache.k[0], &cache.v[0]})
     for (size_t i = 0; i < layer->size(); i += 2)

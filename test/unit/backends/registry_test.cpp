@@ -96,7 +96,7 @@ TEST(Registry, NullBackendRefusesToCreateWithAMessage) {
     FAIL() << "the null backend created an instance";
   } catch (const BackendError &e) {
     EXPECT_EQ(e.status(), LLMC_UNIMPLEMENTED);
-    EXPECT_THAT(e.what(), HasSubstr("null backend: create is not implemented"));
+    EXPECT_THAT(e.what(), HasSubstr("null: create is not implemented"));
   }
 }
 

@@ -1,37 +1,44 @@
 //===- graph.cpp - Validating a graph descriptor at prepare time ----------===//
-//
-// Everything a graph says about itself is checked once here, so the kernels
-// can index buffers and weights without asking again.
-//
-//===----------------------------------------------------------------------===//
-#include "ref.h"
+#include "common/graph.h"
+#include "common/op_checks.h"
 
-namespace llmc::ref {
+#include "llmc/support/half.h"
+
+#include <cstring>
+
+namespace llmc::common {
 namespace {
 
-const OpKernel kKernels[LLMC_OP_COUNT] = {
-    {"embedding", checkEmbedding, runEmbedding},
-    {"rms_norm", checkRmsNorm, runRmsNorm},
-    {"add_rms_norm", checkAddRmsNorm, runAddRmsNorm},
-    {"layer_norm", checkLayerNorm, runLayerNorm},
-    {"linear", checkLinear, runLinear},
-    {"rope", checkRope, runRope},
-    {"add", checkBinary, runAdd},
-    {"mul", checkBinary, runMul},
-    {"silu", checkUnary, runSilu},
-    {"gelu", checkUnary, runGelu},
-    {"swiglu", checkSwiglu, runSwiglu},
-    {"slice", checkSlice, runSlice},
-    {"kv_write", checkKvWrite, runKvWrite},
-    {"prefill_attention", checkAttention, runPrefillAttention},
-    {"decode_attention", checkAttention, runDecodeAttention},
-    {"take_rows", checkTakeRows, runTakeRows},
+using CheckFn = void (*)(const llmc_op_desc &, const Graph &);
+
+struct OpInfo {
+  const char *name;
+  CheckFn check;
+};
+
+const OpInfo kOps[LLMC_OP_COUNT] = {
+    {"embedding", checkEmbedding},
+    {"rms_norm", checkRmsNorm},
+    {"add_rms_norm", checkAddRmsNorm},
+    {"layer_norm", checkLayerNorm},
+    {"linear", checkLinear},
+    {"rope", checkRope},
+    {"add", checkBinary},
+    {"mul", checkBinary},
+    {"silu", checkUnary},
+    {"gelu", checkUnary},
+    {"swiglu", checkSwiglu},
+    {"slice", checkSlice},
+    {"kv_write", checkKvWrite},
+    {"prefill_attention", checkAttention},
+    {"decode_attention", checkAttention},
+    {"take_rows", checkTakeRows},
 };
 
 void checkBufferDesc(const llmc_buffer_desc &b, uint32_t index) {
   std::string where = "buffer " + std::to_string(index);
   if (b.dtype != LLMC_F32)
-    throw InvalidArgument(where + ": the ref backend keeps activations in f32");
+    throw InvalidArgument(where + ": activations must be f32");
   if (b.cols <= 0)
     throw InvalidArgument(where + ": cols must be positive");
   if (b.rows.t_coef < 0 || b.rows.b_coef < 0 || b.rows.constant < 0)
@@ -59,8 +66,14 @@ void checkWeightDesc(const llmc_weight_desc &w, uint32_t index) {
 
 } // namespace
 
-const OpKernel *findKernel(uint32_t kind) {
-  return kind < LLMC_OP_COUNT ? &kKernels[kind] : nullptr;
+const char *opName(uint32_t kind) {
+  return kind < LLMC_OP_COUNT ? kOps[kind].name : nullptr;
+}
+
+std::string opWhere(const Graph &g, size_t index) {
+  const char *name = opName(g.ops[index].kind);
+  return "graph '" + g.name + "' op " + std::to_string(index) + " (" +
+         (name ? name : "unknown") + ")";
 }
 
 Graph loadGraph(const llmc_graph_desc &desc) {
@@ -91,21 +104,38 @@ Graph loadGraph(const llmc_graph_desc &desc) {
                             " is not a buffer");
     for (size_t i = 0; i < g.ops.size(); ++i) {
       const llmc_op_desc &op = g.ops[i];
-      const OpKernel *kernel = findKernel(op.kind);
-      if (!kernel)
+      if (op.kind >= LLMC_OP_COUNT)
         throw InvalidArgument("op " + std::to_string(i) + ": unknown kind " +
                               std::to_string(op.kind));
       try {
-        kernel->check(op, g);
+        kOps[op.kind].check(op, g);
       } catch (const InvalidArgument &e) {
-        throw InvalidArgument("op " + std::to_string(i) + " (" + kernel->name +
-                              "): " + e.what());
+        throw InvalidArgument("op " + std::to_string(i) + " (" +
+                              kOps[op.kind].name + "): " + e.what());
       }
     }
   } catch (const InvalidArgument &e) {
     throw InvalidArgument("graph '" + g.name + "': " + e.what());
   }
   return g;
+}
+
+bool checksPass(const llmc_op_desc &op, const llmc_graph_desc &graph) {
+  if (op.kind >= LLMC_OP_COUNT)
+    return false;
+  try {
+    // Only the descriptors matter to the checks; weights are not copied.
+    Graph g;
+    g.buffers.assign(graph.buffers, graph.buffers + graph.num_buffers);
+    g.weights.assign(graph.weights, graph.weights + graph.num_weights);
+    for (const llmc_buffer_desc &b : g.buffers)
+      if (b.dtype != LLMC_F32)
+        return false;
+    kOps[op.kind].check(op, g);
+    return true;
+  } catch (...) {
+    return false;
+  }
 }
 
 void expectArity(const llmc_op_desc &op, const Graph &g, uint32_t operands,
@@ -152,28 +182,58 @@ void expectInput(const llmc_op_desc &op, int slot) {
                           " must be INPUT 0 (tokens) or 1 (positions)");
 }
 
-void expectNone(const llmc_op_desc &op, int slot) {
-  if (op.operands[slot].kind != LLMC_OPERAND_NONE)
-    throw InvalidArgument("operand " + std::to_string(slot) + " must be NONE");
-}
-
 void expectCols(int64_t actual, int64_t expected, const char *what) {
   if (actual != expected)
     throw InvalidArgument(std::string(what) + " has " + std::to_string(actual) +
                           " columns, expected " + std::to_string(expected));
 }
 
-void expectRows(const Matrix &m, int64_t rows, const char *what) {
-  if (m.rows != rows)
-    throw InvalidArgument(std::string(what) + " has " + std::to_string(m.rows) +
-                          " rows in this step, expected " +
-                          std::to_string(rows));
+size_t dtypeSize(uint32_t dtype) {
+  switch (dtype) {
+  case LLMC_F32:
+  case LLMC_I32:
+    return 4;
+  case LLMC_F16:
+  case LLMC_BF16:
+    return 2;
+  default:
+    return 0;
+  }
 }
 
-KvCache &Step::kv() const {
-  if (!cache)
-    throw InvalidArgument("this graph uses the KV cache but none was given");
-  return *cache;
+int64_t weightElements(const llmc_weight_desc &w) {
+  int64_t n = 1;
+  for (uint32_t d = 0; d < w.rank; ++d)
+    n *= w.shape[d];
+  return n;
 }
 
-} // namespace llmc::ref
+void expectFloatWeight(const llmc_weight_desc &w, int64_t elements,
+                       const char *what) {
+  if (w.dtype != LLMC_F32 && w.dtype != LLMC_BF16 && w.dtype != LLMC_F16)
+    throw InvalidArgument(std::string(what) + " must be f32, bf16 or f16");
+  if (weightElements(w) != elements)
+    throw InvalidArgument(std::string(what) + " has " +
+                          std::to_string(weightElements(w)) +
+                          " values, expected " + std::to_string(elements));
+  if (w.nbytes < size_t(elements) * dtypeSize(w.dtype))
+    throw InvalidArgument(std::string(what) + " is truncated");
+}
+
+void loadWeight(const llmc_weight_desc &w, int64_t offset, int64_t count,
+                float *out) {
+  const auto *bytes = static_cast<const uint8_t *>(w.data);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t e = offset + i;
+    // memcpy: plan weights are only guaranteed to be byte-addressable here.
+    if (w.dtype == LLMC_F32) {
+      std::memcpy(&out[i], bytes + e * 4, 4);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, bytes + e * 2, 2);
+      out[i] = w.dtype == LLMC_BF16 ? bf16ToFloat(h) : f16ToFloat(h);
+    }
+  }
+}
+
+} // namespace llmc::common

@@ -1,27 +1,15 @@
-//===- kv_cache.cpp - The paged KV pool in host memory
-//---------------------===//
-//
-// vLLM's layout: a slot is block * block_size + offset, and a row of K (or V)
-// at a slot is kv_heads * head_dim values in the cache dtype. Values are
-// converted to and from f32 at the edges; attention always computes in f32.
-//
-//===----------------------------------------------------------------------===//
-#include "ref.h"
+//===- host.cpp - Steps in host memory ------------------------------------===//
+#include "common/host.h"
 
 #include "llmc/support/half.h"
 
 #include <cstring>
+#include <new>
 
-namespace llmc::ref {
+namespace llmc::common {
 
 void initKvCache(KvCache &cache, const llmc_kv_cache_desc &desc) {
-  if (desc.layers == 0 || desc.kv_heads == 0 || desc.head_dim == 0 ||
-      desc.block_size == 0 || desc.num_blocks == 0)
-    throw InvalidArgument("kv cache: layers, kv_heads, head_dim, block_size "
-                          "and num_blocks must be positive");
-  if (desc.dtype != LLMC_F32 && desc.dtype != LLMC_BF16 &&
-      desc.dtype != LLMC_F16)
-    throw InvalidArgument("kv cache: dtype must be f32, bf16 or f16");
+  checkKvCacheDesc(desc);
   cache.desc = desc;
   size_t bytes = size_t(cache.slots()) * size_t(cache.rowElements()) *
                  dtypeSize(desc.dtype);
@@ -77,4 +65,52 @@ void loadKvRow(const KvCache &cache, const std::vector<uint8_t> &layer,
   }
 }
 
-} // namespace llmc::ref
+KvCache &Step::kv() const {
+  if (!cache)
+    throw InvalidArgument("this graph uses the KV cache but none was given");
+  return *cache;
+}
+
+float *AlignedBuffer::reserve(size_t n) {
+  if (n > floats || !data) {
+    size_t bytes = (std::max<size_t>(n, 1) * 4 + 63) / 64 * 64;
+    void *p = std::aligned_alloc(64, bytes);
+    if (!p)
+      throw std::bad_alloc();
+    data.reset(static_cast<float *>(p));
+    floats = n;
+  }
+  return data.get();
+}
+
+void runHostStep(const Graph &g, AlignedBuffer &workspace, KvCache *cache,
+                 const llmc_step_args &args,
+                 const std::function<void(size_t, Step &)> &runOp) {
+  checkStepArgs(g, cache ? &cache->desc : nullptr, args);
+  int64_t bytes = 0;
+  std::vector<Span> spans =
+      placeBuffers(g, args.num_tokens, args.num_seqs, 64, bytes);
+  checkLogitRows(g, spans, args);
+  float *base = workspace.reserve(size_t(bytes + 3) / 4);
+  Step step{g, args, cache, {}};
+  step.buffers.resize(spans.size());
+  for (size_t i = 0; i < spans.size(); ++i)
+    step.buffers[i] = {base + spans[i].offset / 4, spans[i].rows,
+                       spans[i].cols};
+
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    try {
+      checkAliasing(g.ops[i], spans);
+      runOp(i, step);
+    } catch (const InvalidArgument &e) {
+      throw InvalidArgument(opWhere(g, i) + ": " + e.what());
+    }
+  }
+
+  const Matrix &logits = step.buffers[g.logitsBuffer];
+  if (args.num_logits > 0)
+    std::memcpy(args.logits, logits.data,
+                size_t(args.num_logits * logits.cols) * sizeof(float));
+}
+
+} // namespace llmc::common

@@ -1,0 +1,96 @@
+//===- host.h - Steps in host memory (the ref and cpu backends) -*- C++ -*-===//
+//
+// The paged KV pool in host memory, the aligned workspace, and the step
+// loop both host backends share: check the step's metadata, place the
+// buffers, run each op (after its aliasing check) and copy the logits out.
+// A backend supplies only how one op runs.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "common/op_checks.h"
+#include "common/step.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace llmc::common {
+
+/// The paged KV pool: per layer, K and V each [num_blocks, block_size,
+/// kv_heads, head_dim] in the cache dtype (f32, bf16 or f16). A slot is
+/// block * block_size + offset (vLLM's layout).
+struct KvCache {
+  llmc_kv_cache_desc desc{};
+  std::vector<std::vector<uint8_t>> k, v; // one per layer
+
+  int64_t slots() const { return int64_t(desc.num_blocks) * desc.block_size; }
+  int64_t rowElements() const { return int64_t(desc.kv_heads) * desc.head_dim; }
+};
+
+void initKvCache(KvCache &cache, const llmc_kv_cache_desc &desc);
+/// Copies block src to dst in every layer (copy-on-write).
+void copyKvBlock(KvCache &cache, int32_t src, int32_t dst);
+/// One K or V row (kv_heads * head_dim values) at a slot of a layer,
+/// converted from / to f32.
+void storeKvRow(const KvCache &cache, std::vector<uint8_t> &layer, int64_t slot,
+                const float *row);
+void loadKvRow(const KvCache &cache, const std::vector<uint8_t> &layer,
+               int64_t slot, float *row);
+
+/// An f32 activation, rows x cols, row-major and contiguous.
+struct Matrix {
+  float *data = nullptr;
+  int64_t rows = 0, cols = 0;
+  float *row(int64_t r) const { return data + r * cols; }
+};
+
+/// Everything an op sees while one step runs.
+struct Step {
+  const Graph &graph;
+  const llmc_step_args &args;
+  KvCache *cache;
+  std::vector<Matrix> buffers; // placed for this step's T and B
+
+  Matrix operand(const llmc_op_desc &op, int slot) const {
+    return buffers[op.operands[slot].index];
+  }
+  Matrix result(const llmc_op_desc &op, int slot) const {
+    return buffers[op.results[slot]];
+  }
+  const llmc_weight_desc &weight(const llmc_op_desc &op, int slot) const {
+    return graph.weights[op.operands[slot].index];
+  }
+  /// tokens (INPUT 0) or positions (INPUT 1), T values.
+  const int32_t *input(const llmc_op_desc &op, int slot) const {
+    return op.operands[slot].index == 0 ? args.tokens : args.positions;
+  }
+  /// The pool; throws InvalidArgument when the step was given none.
+  KvCache &kv() const;
+};
+
+struct AlignedFree {
+  void operator()(void *p) const { std::free(p); }
+};
+
+/// Cache-line aligned f32 storage that only grows.
+struct AlignedBuffer {
+  std::unique_ptr<float, AlignedFree> data;
+  size_t floats = 0;
+  float *reserve(size_t n);
+};
+
+/// A step-time check: `m` has `rows` rows in this step.
+inline void expectRows(const Matrix &m, int64_t rows, const char *what) {
+  expectRows(m.rows, rows, what);
+}
+
+/// Runs one step of `g` in `workspace`: `runOp(i, step)` runs op i. Errors
+/// from an op are prefixed with where it is ("graph 'x' op 3 (rope): ").
+void runHostStep(const Graph &g, AlignedBuffer &workspace, KvCache *cache,
+                 const llmc_step_args &args,
+                 const std::function<void(size_t, Step &)> &runOp);
+
+} // namespace llmc::common

@@ -1,0 +1,176 @@
+//===- op_checks.cpp - What prepare checks of each op ---------------------===//
+#include "common/op_checks.h"
+
+namespace llmc::common {
+
+// EMBEDDING: out[t] = table[ids[t]], ids being the step's tokens or
+// positions (GPT-2's learned position table uses the latter).
+void checkEmbedding(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 2, 1);
+  const llmc_weight_desc &table = expectWeight(op, g, 0);
+  expectInput(op, 1);
+  if (table.rank != 2)
+    throw InvalidArgument("the table must be [vocab, dim]");
+  expectFloatWeight(table, table.shape[0] * table.shape[1], "the table");
+  expectCols(resultDesc(op, g, 0).cols, table.shape[1], "the result");
+}
+
+// RMS_NORM. in: x, w. f0 = eps.
+void checkRmsNorm(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 2, 1);
+  int64_t n = expectBuffer(op, g, 0).cols;
+  expectFloatWeight(expectWeight(op, g, 1), n, "the weight");
+  expectCols(resultDesc(op, g, 0).cols, n, "the result");
+}
+
+// ADD_RMS_NORM. in: x, r, w. out: sum = x + r, normed = rms_norm(sum) * w.
+void checkAddRmsNorm(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 3, 2);
+  int64_t n = expectBuffer(op, g, 0).cols;
+  expectCols(expectBuffer(op, g, 1).cols, n, "the residual");
+  expectFloatWeight(expectWeight(op, g, 2), n, "the weight");
+  expectCols(resultDesc(op, g, 0).cols, n, "the sum");
+  expectCols(resultDesc(op, g, 1).cols, n, "the normed result");
+}
+
+// LAYER_NORM. in: x, w, b. f0 = eps.
+void checkLayerNorm(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 3, 1);
+  int64_t n = expectBuffer(op, g, 0).cols;
+  expectFloatWeight(expectWeight(op, g, 1), n, "the weight");
+  expectFloatWeight(expectWeight(op, g, 2), n, "the bias");
+  expectCols(resultDesc(op, g, 0).cols, n, "the result");
+}
+
+const llmc_operand &linearSlot(const llmc_op_desc &op, int s) {
+  static const llmc_operand kNone = {LLMC_OPERAND_NONE, 0};
+  return uint32_t(s) < op.num_operands ? op.operands[s] : kNone;
+}
+
+// LINEAR: [0] x [rows, K], [1] W [N, K], [2] scales (i8/i4) or NONE,
+// [3] bias [N] or NONE; i0 = group size.
+void checkLinear(const llmc_op_desc &op, const Graph &g) {
+  if (op.num_operands < 2 || op.num_operands > 4 || op.num_results != 1)
+    throw InvalidArgument("expects x, W, scales, bias and one result");
+  expectArity(op, g, op.num_operands, 1);
+  int64_t K = expectBuffer(op, g, LinearX).cols;
+  int64_t N = resultDesc(op, g, 0).cols;
+  const llmc_weight_desc &w = expectWeight(op, g, LinearW);
+
+  if (w.dtype == LLMC_I8 || w.dtype == LLMC_I4) {
+    int64_t group = op.i[0];
+    if (group <= 0 || K % group != 0)
+      throw InvalidArgument("group size " + std::to_string(group) +
+                            " does not divide K = " + std::to_string(K));
+    if (w.dtype == LLMC_I4 && (K % 2 != 0 || group % 2 != 0))
+      throw InvalidArgument("i4 needs an even K and group size");
+    int64_t bytes = w.dtype == LLMC_I8 ? N * K : N * K / 2;
+    if (w.shape[0] != N || int64_t(w.nbytes) < bytes)
+      throw InvalidArgument("the quantized weight must hold " +
+                            std::to_string(N) + " rows in " +
+                            std::to_string(bytes) + " bytes");
+    if (linearSlot(op, LinearScales).kind != LLMC_OPERAND_WEIGHT)
+      throw InvalidArgument("operand 2 must be the scales weight");
+    const llmc_weight_desc &s = expectWeight(op, g, LinearScales);
+    if (s.dtype != LLMC_F32)
+      throw InvalidArgument("the scales must be f32");
+    expectFloatWeight(s, N * (K / group), "the scales");
+  } else {
+    if (w.rank != 2 || w.shape[0] != N || w.shape[1] != K)
+      throw InvalidArgument("W must be [" + std::to_string(N) + ", " +
+                            std::to_string(K) + "]");
+    expectFloatWeight(w, N * K, "W");
+    if (linearSlot(op, LinearScales).kind != LLMC_OPERAND_NONE)
+      throw InvalidArgument("a float W takes no scales");
+  }
+  if (linearSlot(op, LinearBias).kind != LLMC_OPERAND_NONE)
+    expectFloatWeight(expectWeight(op, g, LinearBias), N, "the bias");
+}
+
+// ROPE. in: x, positions, inv_freq. i0 heads, i1 head_dim, i2 rotary_dim,
+// i3 style (0 half, 1 interleaved); f0 attention scaling.
+void checkRope(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 3, 1);
+  int64_t heads = op.i[0], headDim = op.i[1], rot = op.i[2];
+  if (heads <= 0 || headDim <= 0)
+    throw InvalidArgument("heads and head_dim must be positive");
+  if (rot <= 0 || rot > headDim || rot % 2 != 0)
+    throw InvalidArgument("rotary_dim must be even and in (0, head_dim]");
+  if (op.i[3] != 0 && op.i[3] != 1)
+    throw InvalidArgument("style must be 0 (half) or 1 (interleaved)");
+  expectCols(expectBuffer(op, g, 0).cols, heads * headDim, "x");
+  expectInput(op, 1);
+  expectFloatWeight(expectWeight(op, g, 2), rot / 2, "inv_freq");
+  expectCols(resultDesc(op, g, 0).cols, heads * headDim, "the result");
+}
+
+// ADD, MUL: a and b of one shape.
+void checkBinary(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 2, 1);
+  int64_t n = expectBuffer(op, g, 0).cols;
+  expectCols(expectBuffer(op, g, 1).cols, n, "operand 1");
+  expectCols(resultDesc(op, g, 0).cols, n, "the result");
+}
+
+// SILU, GELU (i0 = 1: tanh approximation).
+void checkUnary(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 1, 1);
+  expectCols(resultDesc(op, g, 0).cols, expectBuffer(op, g, 0).cols,
+             "the result");
+  if (op.kind == LLMC_OP_GELU && op.i[0] != 0 && op.i[0] != 1)
+    throw InvalidArgument("i0 must be 0 (erf) or 1 (tanh)");
+}
+
+// SWIGLU: [rows, 2I] -> [rows, I], silu(gate) * up with gate first.
+void checkSwiglu(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 1, 1);
+  expectCols(expectBuffer(op, g, 0).cols, 2 * resultDesc(op, g, 0).cols, "x");
+}
+
+// SLICE: out = x[:, i0 : i0 + out.cols].
+void checkSlice(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 1, 1);
+  int64_t cols = expectBuffer(op, g, 0).cols;
+  if (op.i[0] < 0 || op.i[0] + resultDesc(op, g, 0).cols > cols)
+    throw InvalidArgument("columns [" + std::to_string(op.i[0]) + ", " +
+                          std::to_string(op.i[0] + resultDesc(op, g, 0).cols) +
+                          ") are not inside x's " + std::to_string(cols));
+}
+
+// TAKE_ROWS: out[i] = x[logits_rows[i]] for the step's num_logits rows.
+void checkTakeRows(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 1, 1);
+  expectCols(resultDesc(op, g, 0).cols, expectBuffer(op, g, 0).cols,
+             "the result");
+}
+
+// KV_WRITE. in: k, v [T, kv_heads * head_dim]. i0 = layer.
+void checkKvWrite(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 2, 0);
+  int64_t cols = expectBuffer(op, g, 0).cols;
+  expectCols(expectBuffer(op, g, 1).cols, cols, "v");
+  if (op.i[0] < 0)
+    throw InvalidArgument("layer must not be negative");
+}
+
+AttentionShape attentionShape(const llmc_op_desc &op) {
+  return {op.i[0], op.i[1], op.i[2], op.i[3], op.i[4], float(op.f[0])};
+}
+
+// PREFILL_ATTENTION, DECODE_ATTENTION. in: q [rows, heads * head_dim].
+void checkAttention(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 1, 1);
+  AttentionShape s = attentionShape(op);
+  if (s.layer < 0 || s.heads <= 0 || s.kvHeads <= 0 || s.headDim <= 0 ||
+      s.window < 0)
+    throw InvalidArgument("layer, heads, kv_heads, head_dim and window must "
+                          "be positive (window and layer may be 0)");
+  if (s.heads % s.kvHeads != 0)
+    throw InvalidArgument(std::to_string(s.heads) +
+                          " heads are not a multiple of " +
+                          std::to_string(s.kvHeads) + " kv heads");
+  expectCols(expectBuffer(op, g, 0).cols, s.heads * s.headDim, "q");
+  expectCols(resultDesc(op, g, 0).cols, s.heads * s.headDim, "the result");
+}
+
+} // namespace llmc::common

@@ -1,0 +1,42 @@
+//===- op_checks.h - What prepare checks of each op -------------*- C++ -*-===//
+//
+// One function per op family: operand kinds, dtypes, columns and
+// attributes, everything a graph states before any step runs. loadGraph
+// runs them; a backend that supports an op relies on them and checks at
+// step time only what a step decides (rows, ids, cache slots).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "common/graph.h"
+
+namespace llmc::common {
+
+void checkEmbedding(const llmc_op_desc &, const Graph &);
+void checkRmsNorm(const llmc_op_desc &, const Graph &);
+void checkAddRmsNorm(const llmc_op_desc &, const Graph &);
+void checkLayerNorm(const llmc_op_desc &, const Graph &);
+void checkLinear(const llmc_op_desc &, const Graph &);
+void checkRope(const llmc_op_desc &, const Graph &);
+void checkBinary(const llmc_op_desc &, const Graph &);
+void checkUnary(const llmc_op_desc &, const Graph &);
+void checkSwiglu(const llmc_op_desc &, const Graph &);
+void checkSlice(const llmc_op_desc &, const Graph &);
+void checkTakeRows(const llmc_op_desc &, const Graph &);
+void checkKvWrite(const llmc_op_desc &, const Graph &);
+void checkAttention(const llmc_op_desc &, const Graph &);
+
+/// LINEAR's operand slots; trailing NONE slots may be left out of
+/// num_operands, and linearSlot reads them as NONE.
+enum LinearSlot { LinearX = 0, LinearW = 1, LinearScales = 2, LinearBias = 3 };
+const llmc_operand &linearSlot(const llmc_op_desc &op, int slot);
+
+/// Attention attributes: i0 layer, i1 heads, i2 kv_heads, i3 head_dim,
+/// i4 window; f0 scale.
+struct AttentionShape {
+  int64_t layer, heads, kvHeads, headDim, window;
+  float scale;
+};
+AttentionShape attentionShape(const llmc_op_desc &op);
+
+} // namespace llmc::common

@@ -1,0 +1,228 @@
+//===- step.cpp - Checking a step's metadata and placing its buffers ------===//
+#include "common/step.h"
+#include "common/op_checks.h"
+
+namespace llmc::common {
+namespace {
+
+struct Uses {
+  bool tokens = false, positions = false, kvWrite = false, prefill = false,
+       decode = false, takeRows = false;
+};
+
+Uses scan(const Graph &g) {
+  Uses u;
+  for (const llmc_op_desc &op : g.ops) {
+    for (uint32_t i = 0; i < op.num_operands; ++i)
+      if (op.operands[i].kind == LLMC_OPERAND_INPUT)
+        (op.operands[i].index == 0 ? u.tokens : u.positions) = true;
+    u.kvWrite |= op.kind == LLMC_OP_KV_WRITE;
+    u.prefill |= op.kind == LLMC_OP_PREFILL_ATTENTION;
+    u.decode |= op.kind == LLMC_OP_DECODE_ATTENTION;
+    u.takeRows |= op.kind == LLMC_OP_TAKE_ROWS;
+  }
+  return u;
+}
+
+void require(bool ok, const std::string &message) {
+  if (!ok)
+    throw InvalidArgument("step: " + message);
+}
+
+bool overlap(const Span &a, const Span &b) {
+  return a.rows * a.cols > 0 && b.rows * b.cols > 0 && a.offset < b.end() &&
+         b.offset < a.end();
+}
+
+bool same(const Span &a, const Span &b) {
+  return a.offset == b.offset && a.rows == b.rows && a.cols == b.cols;
+}
+
+} // namespace
+
+// Only what the graph uses is required.
+void checkStepArgs(const Graph &g, const llmc_kv_cache_desc *kv,
+                   const llmc_step_args &a) {
+  Uses u = scan(g);
+  int64_t T = a.num_tokens, B = a.num_seqs;
+  require(T > 0, "num_tokens must be positive");
+  require(B > 0, "num_seqs must be positive");
+  require(!u.tokens || a.tokens, "tokens is NULL");
+  require(!u.positions || a.positions, "positions is NULL");
+  if (u.positions)
+    for (int64_t t = 0; t < T; ++t)
+      require(a.positions[t] >= 0, "positions[" + std::to_string(t) +
+                                       "] = " + std::to_string(a.positions[t]) +
+                                       " is negative");
+
+  if (u.kvWrite || u.prefill || u.decode)
+    require(kv, "the graph uses the KV cache but none was given");
+  if (u.kvWrite) {
+    int64_t slots = int64_t(kv->num_blocks) * kv->block_size;
+    require(a.slot_mapping, "slot_mapping is NULL");
+    for (int64_t t = 0; t < T; ++t)
+      require(a.slot_mapping[t] >= 0 && a.slot_mapping[t] < slots,
+              "slot_mapping[" + std::to_string(t) + "] = " +
+                  std::to_string(a.slot_mapping[t]) + " is outside the " +
+                  std::to_string(slots) + " slots of the pool");
+  }
+
+  require(!u.prefill || a.query_start, "query_start is NULL");
+  if (a.query_start) {
+    require(a.query_start[0] == 0, "query_start[0] must be 0");
+    for (int64_t b = 0; b < B; ++b)
+      require(a.query_start[b + 1] >= a.query_start[b],
+              "query_start is not monotonic at sequence " + std::to_string(b));
+    require(a.query_start[B] == T,
+            "query_start[num_seqs] = " + std::to_string(a.query_start[B]) +
+                " but num_tokens = " + std::to_string(T));
+  }
+
+  if (u.prefill || u.decode) {
+    require(a.context_lens, "context_lens is NULL");
+    require(a.block_tables, "block_tables is NULL");
+    require(a.max_blocks > 0, "max_blocks must be positive");
+    int64_t bs = kv->block_size;
+    for (int64_t b = 0; b < B; ++b) {
+      std::string seq = "sequence " + std::to_string(b);
+      // A decode step has one new token per sequence.
+      int64_t fresh =
+          u.prefill ? int64_t(a.query_start[b + 1]) - a.query_start[b] : 1;
+      int64_t len = a.context_lens[b];
+      require(len >= fresh, seq + ": context_lens " + std::to_string(len) +
+                                " is less than its " + std::to_string(fresh) +
+                                " new tokens");
+      int64_t blocks = (len + bs - 1) / bs;
+      require(blocks <= a.max_blocks,
+              seq + ": " + std::to_string(len) + " tokens need " +
+                  std::to_string(blocks) + " blocks, max_blocks is " +
+                  std::to_string(a.max_blocks));
+      for (int64_t j = 0; j < blocks; ++j) {
+        int32_t block = a.block_tables[b * a.max_blocks + j];
+        require(block >= 0 && block < int64_t(kv->num_blocks),
+                seq + ": block_tables entry " + std::to_string(j) + " = " +
+                    std::to_string(block) + " is outside the pool of " +
+                    std::to_string(kv->num_blocks) + " blocks");
+      }
+    }
+  }
+
+  require(a.num_logits >= 0, "num_logits is negative");
+  if (a.num_logits > 0) {
+    require(a.logits, "logits is NULL");
+    if (u.takeRows) {
+      require(a.logits_rows, "logits_rows is NULL");
+      for (int64_t i = 0; i < a.num_logits; ++i)
+        require(a.logits_rows[i] >= 0 && a.logits_rows[i] < T,
+                "logits_rows[" + std::to_string(i) +
+                    "] = " + std::to_string(a.logits_rows[i]) +
+                    " is not a row of the " + std::to_string(T) + " tokens");
+    }
+  }
+}
+
+void checkKvCacheDesc(const llmc_kv_cache_desc &desc) {
+  if (desc.layers == 0 || desc.kv_heads == 0 || desc.head_dim == 0 ||
+      desc.block_size == 0 || desc.num_blocks == 0)
+    throw InvalidArgument("kv cache: layers, kv_heads, head_dim, block_size "
+                          "and num_blocks must be positive");
+  if (desc.dtype != LLMC_F32 && desc.dtype != LLMC_BF16 &&
+      desc.dtype != LLMC_F16)
+    throw InvalidArgument("kv cache: dtype must be f32, bf16 or f16");
+}
+
+void expectRows(int64_t actual, int64_t rows, const char *what) {
+  if (actual != rows)
+    throw InvalidArgument(std::string(what) + " has " + std::to_string(actual) +
+                          " rows in this step, expected " +
+                          std::to_string(rows));
+}
+
+void expectCacheFits(const llmc_kv_cache_desc &kv, const AttentionShape &s) {
+  if (s.layer >= int64_t(kv.layers))
+    throw InvalidArgument("layer " + std::to_string(s.layer) +
+                          " is not in the cache's " +
+                          std::to_string(kv.layers) + " layers");
+  if (s.kvHeads != kv.kv_heads || s.headDim != kv.head_dim)
+    throw InvalidArgument("the op has " + std::to_string(s.kvHeads) +
+                          " kv heads of " + std::to_string(s.headDim) +
+                          ", the cache " + std::to_string(kv.kv_heads) +
+                          " of " + std::to_string(kv.head_dim));
+}
+
+int64_t evalRows(const llmc_rows &r, int64_t T, int64_t B) {
+  return r.t_coef * T + r.b_coef * B + r.constant;
+}
+
+std::vector<Span> placeBuffers(const Graph &g, int64_t T, int64_t B,
+                               int64_t align, int64_t &bytes) {
+  std::vector<Span> spans(g.buffers.size());
+  if (!g.hasMemoryPlan()) {
+    int64_t at = 0;
+    for (size_t i = 0; i < g.buffers.size(); ++i) {
+      const llmc_buffer_desc &b = g.buffers[i];
+      spans[i] = {at, evalRows(b.rows, T, B), b.cols};
+      at += (spans[i].rows * b.cols * 4 + align - 1) / align * align;
+    }
+    bytes = at;
+    return spans;
+  }
+  bytes = g.workspaceT * T + g.workspaceB * B + g.workspaceC;
+  for (size_t i = 0; i < g.buffers.size(); ++i) {
+    const llmc_buffer_desc &b = g.buffers[i];
+    spans[i] = {b.offset_t * T + b.offset_b * B + b.offset_const,
+                evalRows(b.rows, T, B), b.cols};
+    if (spans[i].end() > bytes)
+      throw InvalidArgument("graph '" + g.name + "': buffer " +
+                            std::to_string(i) +
+                            " does not fit in the workspace of " +
+                            std::to_string(bytes) + " bytes");
+  }
+  return spans;
+}
+
+bool mayRunInPlace(uint32_t kind) {
+  switch (kind) {
+  case LLMC_OP_RMS_NORM:
+  case LLMC_OP_ADD_RMS_NORM:
+  case LLMC_OP_LAYER_NORM:
+  case LLMC_OP_ROPE:
+  case LLMC_OP_ADD:
+  case LLMC_OP_MUL:
+  case LLMC_OP_SILU:
+  case LLMC_OP_GELU:
+    return true;
+  default:
+    return false;
+  }
+}
+
+void checkAliasing(const llmc_op_desc &op, const std::vector<Span> &spans) {
+  for (uint32_t r = 0; r < op.num_results; ++r) {
+    const Span &res = spans[op.results[r]];
+    for (uint32_t r2 = r + 1; r2 < op.num_results; ++r2)
+      if (overlap(res, spans[op.results[r2]]))
+        throw InvalidArgument("results overlap in the workspace");
+    for (uint32_t i = 0; i < op.num_operands; ++i) {
+      if (op.operands[i].kind != LLMC_OPERAND_BUFFER)
+        continue;
+      const Span &in = spans[op.operands[i].index];
+      if (overlap(res, in) && !(mayRunInPlace(op.kind) && same(res, in)))
+        throw InvalidArgument("result " + std::to_string(r) +
+                              " overlaps operand " + std::to_string(i) +
+                              " in the workspace");
+    }
+  }
+}
+
+void checkLogitRows(const Graph &g, const std::vector<Span> &spans,
+                    const llmc_step_args &args) {
+  int64_t rows = spans[g.logitsBuffer].rows;
+  if (args.num_logits > rows)
+    throw InvalidArgument("step: num_logits " +
+                          std::to_string(args.num_logits) +
+                          " exceeds the logits buffer's " +
+                          std::to_string(rows) + " rows");
+}
+
+} // namespace llmc::common
