@@ -3,18 +3,51 @@
 
 #include "llmc/support/half.h"
 
+#include <sys/mman.h>
+
 #include <cstring>
 #include <new>
 
 namespace llmc::common {
+
+HostMemory::HostMemory(size_t bytes) : size_(bytes) {
+  if (bytes == 0)
+    return;
+  void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    throw std::bad_alloc();
+  data_ = static_cast<uint8_t *>(p);
+}
+
+HostMemory::~HostMemory() {
+  if (data_)
+    munmap(data_, size_);
+}
+
+HostMemory &HostMemory::operator=(HostMemory &&o) noexcept {
+  if (this != &o) {
+    if (data_)
+      munmap(data_, size_);
+    data_ = o.data_;
+    size_ = o.size_;
+    o.data_ = nullptr;
+    o.size_ = 0;
+  }
+  return *this;
+}
 
 void initKvCache(KvCache &cache, const llmc_kv_cache_desc &desc) {
   checkKvCacheDesc(desc);
   cache.desc = desc;
   size_t bytes = size_t(cache.slots()) * size_t(cache.rowElements()) *
                  dtypeSize(desc.dtype);
-  cache.k.assign(desc.layers, std::vector<uint8_t>(bytes));
-  cache.v.assign(desc.layers, std::vector<uint8_t>(bytes));
+  cache.k.clear();
+  cache.v.clear();
+  for (uint32_t l = 0; l < desc.layers; ++l) {
+    cache.k.emplace_back(bytes);
+    cache.v.emplace_back(bytes);
+  }
 }
 
 void copyKvBlock(KvCache &cache, int32_t src, int32_t dst) {
@@ -35,7 +68,7 @@ void copyKvBlock(KvCache &cache, int32_t src, int32_t dst) {
   }
 }
 
-void storeKvRow(const KvCache &cache, std::vector<uint8_t> &layer, int64_t slot,
+void storeKvRow(const KvCache &cache, HostMemory &layer, int64_t slot,
                 const float *row) {
   int64_t n = cache.rowElements();
   uint8_t *dst = layer.data() + slot * n * dtypeSize(cache.desc.dtype);
@@ -50,7 +83,7 @@ void storeKvRow(const KvCache &cache, std::vector<uint8_t> &layer, int64_t slot,
   }
 }
 
-void loadKvRow(const KvCache &cache, const std::vector<uint8_t> &layer,
+void loadKvRow(const KvCache &cache, const HostMemory &layer,
                int64_t slot, float *row) {
   int64_t n = cache.rowElements();
   const uint8_t *src = layer.data() + slot * n * dtypeSize(cache.desc.dtype);

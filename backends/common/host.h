@@ -19,12 +19,34 @@
 
 namespace llmc::common {
 
+/// Zeroed host memory that costs no resident memory until it is touched
+/// (an anonymous mapping): a KV pool sized for many sequences grows the
+/// process only as blocks are used. Move-only.
+class HostMemory {
+public:
+  HostMemory() = default;
+  explicit HostMemory(size_t bytes);
+  ~HostMemory();
+  HostMemory(HostMemory &&o) noexcept { *this = std::move(o); }
+  HostMemory &operator=(HostMemory &&o) noexcept;
+  HostMemory(const HostMemory &) = delete;
+  HostMemory &operator=(const HostMemory &) = delete;
+
+  uint8_t *data() const { return data_; }
+  size_t size() const { return size_; }
+  uint8_t &operator[](size_t i) const { return data_[i]; }
+
+private:
+  uint8_t *data_ = nullptr;
+  size_t size_ = 0;
+};
+
 /// The paged KV pool: per layer, K and V each [num_blocks, block_size,
 /// kv_heads, head_dim] in the cache dtype (f32, bf16 or f16). A slot is
 /// block * block_size + offset (vLLM's layout).
 struct KvCache {
   llmc_kv_cache_desc desc{};
-  std::vector<std::vector<uint8_t>> k, v; // one per layer
+  std::vector<HostMemory> k, v; // one per layer
 
   int64_t slots() const { return int64_t(desc.num_blocks) * desc.block_size; }
   int64_t rowElements() const { return int64_t(desc.kv_heads) * desc.head_dim; }
@@ -35,9 +57,9 @@ void initKvCache(KvCache &cache, const llmc_kv_cache_desc &desc);
 void copyKvBlock(KvCache &cache, int32_t src, int32_t dst);
 /// One K or V row (kv_heads * head_dim values) at a slot of a layer,
 /// converted from / to f32.
-void storeKvRow(const KvCache &cache, std::vector<uint8_t> &layer, int64_t slot,
+void storeKvRow(const KvCache &cache, HostMemory &layer, int64_t slot,
                 const float *row);
-void loadKvRow(const KvCache &cache, const std::vector<uint8_t> &layer,
+void loadKvRow(const KvCache &cache, const HostMemory &layer,
                int64_t slot, float *row);
 
 /// An f32 activation, rows x cols, row-major and contiguous.

@@ -13,7 +13,7 @@
 namespace llmc::cpu {
 namespace {
 
-void storeRow(const KvCache &cache, std::vector<uint8_t> &layer, int64_t slot,
+void storeRow(const KvCache &cache, common::HostMemory &layer, int64_t slot,
               const float *row) {
   int64_t n = cache.rowElements();
   if (cache.desc.dtype == LLMC_F32) {

@@ -1,10 +1,11 @@
-//===- engine.cpp - One graph execution per step
-//----------------------------===//
-
+//===- engine.cpp - One graph execution per step --------------------------===//
 #include "llmc/runtime/engine.h"
+
 #include "llmc/support/error.h"
+#include "llmc/support/memory.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace llmc {
 
@@ -18,12 +19,37 @@ int64_t planContext(const Plan &plan, const EngineOptions &o) {
   return ctx;
 }
 
-int32_t poolBlocks(const Plan &plan, const EngineOptions &o) {
+int64_t kvBytesPerToken(const PlanConfig &c) {
+  return 2 * c.numLayers * c.numKVHeads * c.headDim *
+         static_cast<int64_t>(dtypeBytes(c.kvDtype, 1));
+}
+
+KvManager::Options poolOptions(const Plan &plan, const EngineOptions &o) {
   if (o.blockSize <= 0)
     throw Error("--block-size must be positive, got " +
                 std::to_string(o.blockSize));
-  int64_t perSeq = (planContext(plan, o) + o.blockSize - 1) / o.blockSize;
-  return static_cast<int32_t>(perSeq * std::max(1, o.maxSequences));
+  const int64_t bs = o.blockSize;
+  const int64_t blockBytes = kvBytesPerToken(plan.config()) * bs;
+  int64_t blocks;
+  if (o.kvCacheBlocks > 0) {
+    blocks = o.kvCacheBlocks;
+  } else if (o.kvCacheBytes > 0) {
+    blocks = o.kvCacheBytes / std::max<int64_t>(blockBytes, 1);
+    if (blocks < 1)
+      throw Error("--kv-cache-memory " + std::to_string(o.kvCacheBytes) +
+                  " bytes holds no KV block: one block of " +
+                  std::to_string(bs) + " tokens takes " +
+                  std::to_string(blockBytes) + " bytes with this plan");
+  } else {
+    int64_t perSeq = (planContext(plan, o) + bs - 1) / bs;
+    blocks = perSeq * std::max(1, o.maxSequences);
+  }
+  if (blocks > INT32_MAX / bs)
+    throw Error("the KV cache of " + std::to_string(blocks) +
+                " blocks is larger than llmc can address (" +
+                std::to_string(INT32_MAX / bs) + " blocks of " +
+                std::to_string(bs) + " tokens)");
+  return {static_cast<int32_t>(blocks), o.blockSize, o.prefixCaching};
 }
 
 } // namespace
@@ -56,17 +82,11 @@ const LoadedBackend &chooseBackend(const BackendRegistry &registry,
   throw Error("no usable backend found (found: " + names() + ")");
 }
 
-struct Engine::Step {
-  std::vector<int32_t> tokens, positions, slots, queryStart, contextLens,
-      blockTables, logitsRows;
-  int32_t maxBlocks = 1;
-};
-
 Engine::Engine(const Plan &plan, const BackendRegistry &registry,
                EngineOptions options)
     : plan_(plan), options_(options),
       contextLength_(planContext(plan, options)),
-      blocks_(poolBlocks(plan, options)) {
+      kv_(poolOptions(plan, options)) {
   const LoadedBackend &chosen =
       chooseBackend(registry, options.backend, plan.config().target);
   llmc_backend_options bo{};
@@ -87,102 +107,70 @@ Engine::Engine(const Plan &plan, const BackendRegistry &registry,
   kv.head_dim = static_cast<uint32_t>(c.headDim);
   kv.dtype = c.kvDtype;
   kv.block_size = static_cast<uint32_t>(options.blockSize);
-  kv.num_blocks = static_cast<uint32_t>(blocks_.numBlocks());
+  kv.num_blocks = static_cast<uint32_t>(kv_.numBlocks());
   cache_ = std::make_unique<DeviceKvCache>(backend_->createKvCache(kv));
 }
 
 Engine::~Engine() = default;
 
 int64_t Engine::kvBytesPerToken() const {
-  const PlanConfig &c = plan_.config();
-  return 2 * c.numLayers * c.numKVHeads * c.headDim *
-         static_cast<int64_t>(dtypeBytes(c.kvDtype, 1));
+  return llmc::kvBytesPerToken(plan_.config());
 }
 
 int64_t Engine::kvPoolBytes() const {
-  return kvBytesPerToken() * blocks_.numBlocks() * options_.blockSize;
+  return kvBytesPerToken() * kv_.numBlocks() * kv_.blockSize();
 }
 
-int32_t Engine::newSequence() {
-  int32_t id = nextSeq_++;
-  seqs_[id] = SequenceState{};
-  return id;
+bool Engine::fits(std::span<const StepWork> work) const {
+  int64_t need = 0;
+  for (const StepWork &w : work)
+    need += kv_.blocksNeeded(w.seq, static_cast<int64_t>(w.tokens.size()));
+  return need <= kv_.availableBlocks();
 }
 
-void Engine::releaseSequence(int32_t seq) {
-  auto it = seqs_.find(seq);
-  if (it == seqs_.end())
-    return;
-  for (int32_t b : it->second.blocks)
-    blocks_.release(b);
-  seqs_.erase(it);
-}
-
-int32_t Engine::forkSequence(int32_t seq) {
-  SequenceState copy = seqs_.at(seq);
-  for (int32_t b : copy.blocks)
-    blocks_.retain(b);
-  int32_t id = nextSeq_++;
-  seqs_[id] = std::move(copy);
-  return id;
-}
-
-int64_t Engine::length(int32_t seq) const { return seqs_.at(seq).length; }
-
-void Engine::truncate(int32_t seq, int64_t length) {
-  SequenceState &s = seqs_.at(seq);
-  if (length < 0 || length > s.length)
-    throw Error("cannot truncate a sequence of " + std::to_string(s.length) +
-                " tokens to " + std::to_string(length));
-  const int64_t bs = options_.blockSize;
-  const auto keep = static_cast<size_t>((length + bs - 1) / bs);
-  while (s.blocks.size() > keep) {
-    blocks_.release(s.blocks.back());
-    s.blocks.pop_back();
+void Engine::step(std::span<const StepWork> work, float *logits) {
+  for (const StepWork &w : work) {
+    int64_t end = kv_.length(w.seq) + static_cast<int64_t>(w.tokens.size());
+    if (end > contextLength_)
+      throw Error("sequence needs " + std::to_string(end) +
+                  " positions but the context length is " +
+                  std::to_string(contextLength_));
   }
-  s.length = length;
-}
+  if (!fits(work))
+    throw Error("KV cache is full: all " + std::to_string(kv_.numBlocks()) +
+                " blocks of " + std::to_string(kv_.blockSize()) +
+                " tokens are in use (give it more with --kv-cache-memory or "
+                "--kv-cache-blocks, or shorten the prompt)");
+  std::vector<BlockCopy> copies;
+  for (const StepWork &w : work)
+    if (!kv_.reserve(w.seq, static_cast<int64_t>(w.tokens.size()), copies))
+      throw Error("internal error: a KV reservation failed after fits()");
+  for (const BlockCopy &c : copies)
+    cache_->copyBlock(c.src, c.dst);
 
-/// Makes room for `newTokens` more tokens; a shared last block that would be
-/// written into is copied first (copy-on-write).
-void Engine::reserve(int32_t seq, int64_t newTokens) {
-  SequenceState &s = seqs_.at(seq);
-  int64_t end = s.length + newTokens;
-  if (end > contextLength_)
-    throw Error("sequence needs " + std::to_string(end) +
-                " positions but the context length is " +
-                std::to_string(contextLength_));
-  const int32_t bs = options_.blockSize;
-  int64_t firstWritten = s.length / bs;
-  if (s.length % bs != 0 &&
-      firstWritten < static_cast<int64_t>(s.blocks.size())) {
-    int32_t &b = s.blocks[firstWritten];
-    if (blocks_.refcount(b) > 1) {
-      int32_t fresh = blocks_.allocate(bs);
-      cache_->copyBlock(b, fresh);
-      blocks_.release(b);
-      b = fresh;
+  StepBatch batch = buildStep(kv_, work);
+  const size_t V = static_cast<size_t>(vocabSize());
+  if (batch.graph == "verify") {
+    if (!prepared_.count("verify"))
+      throw Error(plan_.path() + ": the plan has no 'verify' graph");
+    // Every row comes back; keep the ones each sequence asked for.
+    scratch_.resize(batch.tokens.size() * V);
+    backend_->execute(prepared_.at("verify"), cache_.get(),
+                      batch.args(scratch_.data()));
+    size_t out = 0;
+    for (size_t i = 0; i < work.size(); ++i) {
+      const auto end = static_cast<size_t>(batch.queryStart[i + 1]);
+      const auto rows = static_cast<size_t>(work[i].logitRows);
+      std::memcpy(logits + out * V, scratch_.data() + (end - rows) * V,
+                  rows * V * sizeof(float));
+      out += rows;
     }
+  } else {
+    backend_->execute(prepared_.at(batch.graph), cache_.get(),
+                      batch.args(logits));
   }
-  while (static_cast<int64_t>(s.blocks.size()) * bs < end)
-    s.blocks.push_back(blocks_.allocate(bs));
-}
-
-void Engine::run(const std::string &graph, const Step &step, float *logits) {
-  llmc_step_args a{};
-  a.num_tokens = static_cast<int32_t>(step.tokens.size());
-  a.num_seqs = static_cast<int32_t>(step.contextLens.size());
-  a.tokens = step.tokens.data();
-  a.positions = step.positions.data();
-  a.slot_mapping = step.slots.data();
-  a.query_start = step.queryStart.data();
-  a.context_lens = step.contextLens.data();
-  a.block_tables = step.blockTables.data();
-  a.max_blocks = step.maxBlocks;
-  a.num_logits = static_cast<int32_t>(step.logitsRows.size());
-  a.logits_rows = step.logitsRows.data();
-  a.logits = logits;
-  backend_->execute(prepared_.at(graph), cache_.get(), a);
+  for (const StepWork &w : work)
+    kv_.append(w.seq, w.tokens);
 }
 
 void Engine::prefill(int32_t seq, std::span<const int32_t> tokens,
@@ -191,44 +179,15 @@ void Engine::prefill(int32_t seq, std::span<const int32_t> tokens,
     throw Error("prefill needs at least one token");
   if (allLogits && !prepared_.count("verify"))
     throw Error(plan_.path() + ": the plan has no 'verify' graph");
-  const int32_t bs = options_.blockSize;
   const size_t chunk =
       allLogits ? tokens.size()
                 : static_cast<size_t>(std::max(1, options_.prefillChunk));
   for (size_t start = 0; start < tokens.size(); start += chunk) {
     size_t n = std::min(chunk, tokens.size() - start);
-    reserve(seq, static_cast<int64_t>(n));
-    SequenceState &s = seqs_.at(seq);
-    Step step;
-    for (size_t i = 0; i < n; ++i) {
-      int64_t pos = s.length + static_cast<int64_t>(i);
-      step.tokens.push_back(tokens[start + i]);
-      step.positions.push_back(static_cast<int32_t>(pos));
-      step.slots.push_back(s.blocks[pos / bs] * bs +
-                           static_cast<int32_t>(pos % bs));
-    }
-    step.queryStart = {0, static_cast<int32_t>(n)};
-    step.contextLens = {
-        static_cast<int32_t>(s.length + static_cast<int64_t>(n))};
-    step.maxBlocks = static_cast<int32_t>(s.blocks.size());
-    step.blockTables = s.blocks;
     bool last = start + n == tokens.size();
-    if (allLogits) {
-      for (size_t i = 0; i < n; ++i)
-        step.logitsRows.push_back(static_cast<int32_t>(i));
-      run("verify", step, logits);
-    } else {
-      // Intermediate chunks still produce one row, which is simply dropped.
-      step.logitsRows = {static_cast<int32_t>(n - 1)};
-      std::vector<float> scratch;
-      float *out = logits;
-      if (!last) {
-        scratch.resize(static_cast<size_t>(vocabSize()));
-        out = scratch.data();
-      }
-      run("prefill", step, out);
-    }
-    s.length += static_cast<int64_t>(n);
+    StepWork w{seq, tokens.subspan(start, n),
+               allLogits ? static_cast<int32_t>(n) : (last ? 1 : 0)};
+    step(std::span<const StepWork>(&w, 1), logits);
   }
 }
 
@@ -236,33 +195,10 @@ void Engine::decode(std::span<const int32_t> seqs,
                     std::span<const int32_t> tokens, float *logits) {
   if (seqs.size() != tokens.size() || seqs.empty())
     throw Error("decode needs one token per sequence");
-  const int32_t bs = options_.blockSize;
-  Step step;
-  int32_t maxBlocks = 1;
-  for (int32_t seq : seqs) {
-    reserve(seq, 1);
-    maxBlocks =
-        std::max(maxBlocks, static_cast<int32_t>(seqs_.at(seq).blocks.size()));
-  }
-  step.maxBlocks = maxBlocks;
-  step.queryStart.push_back(0);
-  for (size_t i = 0; i < seqs.size(); ++i) {
-    SequenceState &s = seqs_.at(seqs[i]);
-    int64_t pos = s.length;
-    step.tokens.push_back(tokens[i]);
-    step.positions.push_back(static_cast<int32_t>(pos));
-    step.slots.push_back(s.blocks[pos / bs] * bs +
-                         static_cast<int32_t>(pos % bs));
-    step.queryStart.push_back(static_cast<int32_t>(i + 1));
-    step.contextLens.push_back(static_cast<int32_t>(pos + 1));
-    std::vector<int32_t> row = s.blocks;
-    row.resize(static_cast<size_t>(maxBlocks), 0);
-    step.blockTables.insert(step.blockTables.end(), row.begin(), row.end());
-    step.logitsRows.push_back(static_cast<int32_t>(i));
-  }
-  run("decode", step, logits);
-  for (int32_t seq : seqs)
-    seqs_.at(seq).length += 1;
+  std::vector<StepWork> work(seqs.size());
+  for (size_t i = 0; i < seqs.size(); ++i)
+    work[i] = {seqs[i], tokens.subspan(i, 1), 1};
+  step(work, logits);
 }
 
 } // namespace llmc

@@ -1,4 +1,4 @@
-#include "llmc/runtime/stop.h"
+#include "llmc/text/stop.h"
 #include "llmc/support/error.h"
 
 namespace llmc::text {

@@ -1,4 +1,7 @@
+//===- cli_util.cpp - What the subcommands share --------------------------===//
 #include "cli_util.h"
+
+#include "llmc/runtime/plan_tokenizer.h"
 #include "llmc/support/error.h"
 
 #include <cerrno>
@@ -41,6 +44,55 @@ void writeFile(const std::string &path, const void *bytes, size_t size) {
             static_cast<std::streamsize>(size));
   if (!out)
     throw Error(path + ": write failed");
+}
+
+void addEngineFlags(CLI::App &app, EngineFlags &flags) {
+  app.add_option("--backend", flags.backend,
+                 "Backend plugin (default: the plan's target if usable "
+                 "here, else ref)");
+  app.add_option("--threads", flags.threads,
+                 "Threads (default: the backend's, for cpu one per core)");
+}
+
+void addSamplingFlags(CLI::App &app, sample::SamplingParams &p) {
+  app.add_option("--temperature", p.temperature, "0 = greedy")
+      ->capture_default_str();
+  app.add_option("--top-k", p.topK, "Keep the k most likely tokens (0 = off)");
+  app.add_option("--top-p", p.topP, "Nucleus sampling mass in (0, 1]");
+  app.add_option("--min-p", p.minP,
+                 "Drop tokens below min-p x the top probability");
+  app.add_option("--repetition-penalty", p.repetitionPenalty,
+                 "HF repetition penalty (1 = off)");
+  app.add_option("--presence-penalty", p.presencePenalty,
+                 "OpenAI presence penalty in [-2, 2]");
+  app.add_option("--frequency-penalty", p.frequencyPenalty,
+                 "OpenAI frequency penalty in [-2, 2]");
+  app.add_option("--seed", p.seed, "Sampling seed");
+}
+
+OpenedPlan openPlan(const std::string &path) {
+  OpenedPlan o;
+  o.plan = Plan::load(path);
+  o.tokenizer = tokenizerFromPlan(*o.plan);
+  o.registry = BackendRegistry::discover();
+  return o;
+}
+
+std::unique_ptr<Engine> OpenedPlan::engine(const EngineFlags &flags,
+                                           EngineOptions options) const {
+  if (flags.threads < 0)
+    throw Error("--threads must not be negative, got " +
+                std::to_string(flags.threads));
+  options.backend = flags.backend;
+  options.threads = flags.threads;
+  return std::make_unique<Engine>(*plan, registry, options);
+}
+
+const tok::Tokenizer &OpenedPlan::requireTokenizer(const std::string &why) const {
+  if (!tokenizer)
+    throw Error(plan->path() + ": the plan has no tokenizer, which " + why +
+                " needs");
+  return *tokenizer;
 }
 
 } // namespace llmc::cli

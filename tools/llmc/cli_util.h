@@ -1,7 +1,21 @@
-//===- cli_util.h - Small helpers shared by subcommands --------*- C++ -*-===//
+//===- cli_util.h - What the subcommands share -----------------*- C++ -*-===//
+//
+// One definition of each flag that several subcommands take (the engine
+// flags, the sampling flags) and of the set-up every subcommand that runs
+// a plan starts with: open the plan, rebuild its tokenizer, discover the
+// backends, make the engine.
+//
+//===----------------------------------------------------------------------===//
 #pragma once
 
+#include "llmc/runtime/engine.h"
+#include "llmc/runtime/sampler.h"
+#include "llmc/tokenizer/tokenizer.h"
+
+#include <CLI/CLI.hpp>
+
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,5 +26,31 @@ std::vector<int32_t> parseIds(const std::string &text, const std::string &flag);
 
 /// Writes `bytes` to `path`, naming it in errors.
 void writeFile(const std::string &path, const void *bytes, size_t size);
+
+/// --backend and --threads.
+struct EngineFlags {
+  std::string backend;
+  int threads = 0;
+};
+void addEngineFlags(CLI::App &app, EngineFlags &flags);
+
+/// --temperature, --top-k, --top-p, --min-p, the three penalties, --seed.
+/// The defaults are `params`' own (llmc run and chat default to greedy).
+void addSamplingFlags(CLI::App &app, sample::SamplingParams &params);
+
+/// A plan opened for running: the plan, its tokenizer (null when it has
+/// none) and the backends found.
+struct OpenedPlan {
+  std::unique_ptr<Plan> plan;
+  std::unique_ptr<tok::Tokenizer> tokenizer;
+  BackendRegistry registry;
+
+  /// An engine on the flags' backend and threads (the rest from `options`).
+  std::unique_ptr<Engine> engine(const EngineFlags &flags,
+                                 EngineOptions options = {}) const;
+  /// The tokenizer, or an error naming the plan and saying `why`.
+  const tok::Tokenizer &requireTokenizer(const std::string &why) const;
+};
+OpenedPlan openPlan(const std::string &path);
 
 } // namespace llmc::cli

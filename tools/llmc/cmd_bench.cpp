@@ -1,9 +1,9 @@
-//===- cmd_bench.cpp - llmc bench PLAN: prefill/decode speed
-//---------------===//
+//===- cmd_bench.cpp - llmc bench PLAN: prefill/decode speed ---------------===//
 //
 // Times the Engine directly (no tokenizer, no sampler policy) so the numbers
-// are the backend's: prefill of random prompts, then greedy decode steps over
-// B sequences at once. One warm-up repetition is dropped (first-touch page
+// are the backend's: prefill of random prompts, which gives each sequence's
+// first token, then greedy decode steps over B sequences at once for the
+// other --gen-len - 1 tokens. TPOT is (t_N - t_1) / (N - 1), as in llmc run. One warm-up repetition is dropped (first-touch page
 // faults on the mapped weights, oneDNN primitive creation) and the median of
 // the rest is reported, because shared machines are noisy and a median
 // ignores the odd descheduled run where a mean would not.
@@ -12,8 +12,9 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "llmc/runtime/generate.h"
+#include "llmc/runtime/engine.h"
 #include "llmc/support/error.h"
+#include "llmc/support/memory.h"
 
 #include <algorithm>
 #include <chrono>
@@ -111,9 +112,10 @@ struct BatchResult {
 
 Action addBench(CLI::App &app) {
   struct Options {
-    std::string plan, backend, batch = "1";
+    std::string plan, batch = "1";
     int64_t promptLen = 512, genLen = 128;
-    int threads = 0, reps = 3;
+    int reps = 3;
+    EngineFlags engine;
     uint32_t seed = 1;
     bool json = false;
   };
@@ -122,14 +124,13 @@ Action addBench(CLI::App &app) {
   app.add_option("--prompt-len", o->promptLen,
                  "Prompt tokens per sequence (default 512)");
   app.add_option("--gen-len", o->genLen,
-                 "Decode steps per sequence (default 128)");
+                 "Tokens generated per sequence, the first by the prefill "
+                 "(default 128)");
   app.add_option(
       "--batch", o->batch,
       "Sequences decoded at once; a list like 1,8 runs each (default 1). "
       "Their prompts are prefilled one after another");
-  app.add_option("--threads", o->threads, "Threads (default: the backend's)");
-  app.add_option("--backend", o->backend,
-                 "Backend plugin (default: the plan's target, else ref)");
+  addEngineFlags(app, o->engine);
   app.add_option("--reps", o->reps,
                  "Timed repetitions after one warm-up (default 3)");
   app.add_option("--seed", o->seed, "Seed of the random prompt token ids");
@@ -138,14 +139,12 @@ Action addBench(CLI::App &app) {
     if (o->promptLen < 1)
       throw Error("--prompt-len must be at least 1, got " +
                   std::to_string(o->promptLen));
-    if (o->genLen < 1)
-      throw Error("--gen-len must be at least 1, got " +
+    if (o->genLen < 2)
+      throw Error("--gen-len must be at least 2 (TPOT needs two tokens), "
+                  "got " +
                   std::to_string(o->genLen));
     if (o->reps < 1)
       throw Error("--reps must be at least 1, got " + std::to_string(o->reps));
-    if (o->threads < 0)
-      throw Error("--threads must not be negative, got " +
-                  std::to_string(o->threads));
     std::vector<int32_t> batches;
     try {
       batches = parseIds(o->batch, "--batch");
@@ -158,27 +157,27 @@ Action addBench(CLI::App &app) {
         throw Error("--batch: every batch size must be at least 1, got " +
                     std::to_string(b));
 
-    auto plan = Plan::load(o->plan);
+    OpenedPlan opened = openPlan(o->plan);
+    const Plan *plan = opened.plan.get();
     const PlanConfig &cfg = plan->config();
-    int64_t need = o->promptLen + o->genLen;
+    // The last token is sampled, never fed.
+    int64_t need = o->promptLen + o->genLen - 1;
     if (need > cfg.contextLength)
       throw Error("--prompt-len " + std::to_string(o->promptLen) +
-                  " + --gen-len " + std::to_string(o->genLen) + " = " +
+                  " + --gen-len " + std::to_string(o->genLen) + " - 1 = " +
                   std::to_string(need) +
                   " tokens, more than the plan's context length " +
                   std::to_string(cfg.contextLength));
     if (cfg.vocabSize < 1)
       throw Error(o->plan + ": the plan has no vocabulary size");
 
-    BackendRegistry registry = BackendRegistry::discover();
     EngineOptions eo;
-    eo.backend = o->backend;
-    eo.threads = o->threads;
     eo.maxSequences = *std::max_element(batches.begin(), batches.end());
     // A pool sized to what the bench uses, not the plan's full context,
     // keeps peak RSS about the model rather than about unused KV blocks.
     eo.contextLength = need;
-    Engine engine(*plan, registry, eo);
+    std::unique_ptr<Engine> enginePtr = opened.engine(o->engine, eo);
+    Engine &engine = *enginePtr;
     const int64_t vocab = engine.vocabSize();
 
     std::mt19937 rng(o->seed);
@@ -210,7 +209,7 @@ Action addBench(CLI::App &app) {
               argmax(logits.data() + b * vocab, vocab);
         double ttftS = secondsSince(t0);
         auto t1 = Clock::now();
-        for (int64_t step = 0; step < o->genLen; ++step) {
+        for (int64_t step = 1; step < o->genLen; ++step) {
           engine.decode(seqs, next, logits.data());
           for (int32_t b = 0; b < B; ++b)
             next[static_cast<size_t>(b)] =
@@ -221,13 +220,13 @@ Action addBench(CLI::App &app) {
           engine.releaseSequence(s);
         if (rep == 0)
           continue; // warm-up
-        double genTokens =
-            static_cast<double>(B) * static_cast<double>(o->genLen);
+        double decodeSteps = static_cast<double>(o->genLen - 1);
+        double genTokens = static_cast<double>(B) * decodeSteps;
         r.prefillTokS.push_back(static_cast<double>(B) *
                                 static_cast<double>(o->promptLen) / prefillS);
         r.decodeTokS.push_back(genTokens / decodeS);
         r.ttftMs.push_back(ttftS * 1e3);
-        r.tpotMs.push_back(decodeS * 1e3 / static_cast<double>(o->genLen));
+        r.tpotMs.push_back(decodeS * 1e3 / decodeSteps);
       }
       results.push_back(std::move(r));
     }
@@ -257,7 +256,7 @@ Action addBench(CLI::App &app) {
                         {"decode_tok_s_reps", r.decodeTokS}});
       nlohmann::json j = {{"plan", o->plan},
                           {"backend", engine.backendName()},
-                          {"threads", o->threads},
+                          {"threads", o->engine.threads},
                           {"compute_dtype", cfg.computeDtype},
                           {"quantization", cfg.quantization},
                           {"prompt_len", o->promptLen},
@@ -274,17 +273,18 @@ Action addBench(CLI::App &app) {
       std::printf("%s\n", j.dump().c_str());
       return 0;
     }
-    std::string threads = o->threads ? std::to_string(o->threads) : "default";
+    std::string threads =
+        o->engine.threads ? std::to_string(o->engine.threads) : "default";
     std::printf(
         "llmc bench %s: %s backend, %s threads, %s compute, quantization %s\n"
-        "prompt %lld tokens, %lld decode steps, median of %d reps after 1 "
-        "warm-up\n"
+        "prompt %lld tokens, %lld generated (1 by the prefill, %lld decode "
+        "steps), median of %d reps after 1 warm-up\n"
         "weights %.1f MiB in the plan, %.1f MiB read per decode step; "
         "prefill %.2f GFLOP per token\n\n",
         o->plan.c_str(), engine.backendName().c_str(), threads.c_str(),
         cfg.computeDtype.c_str(), cfg.quantization.c_str(),
         static_cast<long long>(o->promptLen), static_cast<long long>(o->genLen),
-        o->reps, static_cast<double>(weightBytes) / (1 << 20),
+        static_cast<long long>(o->genLen - 1), o->reps, static_cast<double>(weightBytes) / (1 << 20),
         static_cast<double>(decodeBytes) / (1 << 20), flopsPerToken / 1e9);
     std::printf("%5s  %14s  %10s  %13s  %9s  %12s\n", "batch", "prefill tok/s",
                 "TTFT ms", "decode tok/s", "TPOT ms", "weight GB/s");
@@ -294,7 +294,8 @@ Action addBench(CLI::App &app) {
                   median(r.tpotMs), impliedGBs(r));
     std::printf(
         "\npeak RSS %.1f MiB; TTFT = prefill of all the batch's prompts + "
-        "first token; TPOT = decode time per step\n",
+        "first token; TPOT = (t_N - t_1) / (N - 1), the time of a decode "
+        "step\n",
         static_cast<double>(rss) / (1 << 20));
     return 0;
   };

@@ -1,5 +1,4 @@
-//===- cmd_chat.cpp - llmc chat PLAN: interactive multi-turn chat
-//----------===//
+//===- cmd_chat.cpp - llmc chat PLAN: interactive multi-turn chat ----------===//
 //
 // Reads user lines from stdin (a terminal or a pipe), renders the whole
 // conversation with the chat template each turn and streams the reply. The
@@ -9,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cli_util.h"
 #include "commands.h"
 #include "llmc/runtime/chat.h"
 #include "llmc/support/error.h"
@@ -39,16 +39,16 @@ void printTurnStats(int turn, const ChatTurn &t) {
                static_cast<long long>(t.reused),
                static_cast<long long>(t.promptIds.size()),
                static_cast<long long>(m.generatedTokens), m.ttftSeconds * 1e3,
-               m.tpotSeconds * 1e3, t.result.finishReason.c_str());
+               m.tpotSeconds * 1e3, finishReasonName(t.result.finishReason));
 }
 
 } // namespace
 
 Action addChat(CLI::App &app) {
   struct Options {
-    std::string plan, system, chatTemplate, backend;
+    std::string plan, system, chatTemplate;
     int64_t maxNewTokens = 256;
-    int threads = 0;
+    EngineFlags engine;
     bool stats = false, json = false;
     sample::SamplingParams sampling;
     std::vector<std::string> stops;
@@ -61,24 +61,8 @@ Action addChat(CLI::App &app) {
                  "A .jinja chat template to use instead of the plan's");
   app.add_option("--max-new-tokens", o->maxNewTokens,
                  "Tokens per reply at most");
-  app.add_option("--backend", o->backend,
-                 "Backend plugin (default: the plan's target, else ref)");
-  app.add_option("--threads", o->threads, "Threads (default: cores)");
-  app.add_option("--temperature", o->sampling.temperature,
-                 "0 = greedy (default, as in llmc run)");
-  app.add_option("--top-k", o->sampling.topK,
-                 "Keep the k most likely tokens (0 = off)");
-  app.add_option("--top-p", o->sampling.topP,
-                 "Nucleus sampling mass in (0, 1]");
-  app.add_option("--min-p", o->sampling.minP,
-                 "Drop tokens below min-p x the top probability");
-  app.add_option("--repetition-penalty", o->sampling.repetitionPenalty,
-                 "HF repetition penalty (1 = off)");
-  app.add_option("--presence-penalty", o->sampling.presencePenalty,
-                 "OpenAI presence penalty in [-2, 2]");
-  app.add_option("--frequency-penalty", o->sampling.frequencyPenalty,
-                 "OpenAI frequency penalty in [-2, 2]");
-  app.add_option("--seed", o->sampling.seed, "Sampling seed");
+  addEngineFlags(app, o->engine);
+  addSamplingFlags(app, o->sampling);
   app.add_option("--stop", o->stops, "End a reply at this text (repeatable)");
   app.add_flag("--stats", o->stats,
                "Per turn: tokens prefilled vs reused from the KV cache, "
@@ -89,10 +73,9 @@ Action addChat(CLI::App &app) {
              "/exit (or end of input) quits.");
   return [o]() -> int {
     o->sampling.validate();
-    auto plan = Plan::load(o->plan);
-    auto tokenizer = tokenizerFromPlan(*plan);
-    if (!tokenizer)
-      throw Error(o->plan + ": the plan has no tokenizer, which chat needs");
+    OpenedPlan opened = openPlan(o->plan);
+    const Plan *plan = opened.plan.get();
+    const tok::Tokenizer *tokenizer = &opened.requireTokenizer("chat");
     std::string source, origin;
     if (!o->chatTemplate.empty()) {
       source = readFile(o->chatTemplate);
@@ -106,11 +89,8 @@ Action addChat(CLI::App &app) {
                     "tokenizer_config.json had none); give one with "
                     "--chat-template FILE");
     }
-    BackendRegistry registry = BackendRegistry::discover();
-    EngineOptions eo;
-    eo.backend = o->backend;
-    eo.threads = o->threads;
-    Engine engine(*plan, registry, eo);
+    std::unique_ptr<Engine> enginePtr = opened.engine(o->engine);
+    Engine &engine = *enginePtr;
 
     GenerateOptions go;
     go.maxNewTokens = o->maxNewTokens;
@@ -170,7 +150,8 @@ Action addChat(CLI::App &app) {
                             {"prompt_ids", t.promptIds},
                             {"output_ids", t.result.outputIds},
                             {"text", t.result.text},
-                            {"finish_reason", t.result.finishReason},
+                            {"finish_reason",
+                             finishReasonName(t.result.finishReason)},
                             {"reused_tokens", t.reused},
                             {"prefilled_tokens", t.prefilled},
                             {"ttft_ms", t.result.metrics.ttftSeconds * 1e3},

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cli_util.h"
 #include "commands.h"
-#include "llmc/runtime/generate.h"
 #include "llmc/runtime/perplexity.h"
 #include "llmc/support/error.h"
 #include "llmc/support/mapped_file.h"
@@ -21,9 +21,9 @@ namespace llmc::cli {
 
 Action addPerplexity(CLI::App &app) {
   struct Options {
-    std::string plan, file, backend;
+    std::string plan, file;
     int64_t context = 0, maxTokens = 0;
-    int threads = 0;
+    EngineFlags engine;
     bool json = false;
   };
   auto o = std::make_shared<Options>();
@@ -34,9 +34,7 @@ Action addPerplexity(CLI::App &app) {
                  "plan's context length if shorter)");
   app.add_option("--max-tokens", o->maxTokens,
                  "Score only the first N tokens of the file (default: all)");
-  app.add_option("--backend", o->backend,
-                 "Backend plugin (default: the plan's target, else ref)");
-  app.add_option("--threads", o->threads, "Threads (default: the backend's)");
+  addEngineFlags(app, o->engine);
   app.add_flag("--json", o->json, "Print one JSON object");
   return [o]() -> int {
     if (o->context < 0 || o->context == 1)
@@ -45,13 +43,10 @@ Action addPerplexity(CLI::App &app) {
     if (o->maxTokens < 0)
       throw Error("--max-tokens must not be negative, got " +
                   std::to_string(o->maxTokens));
-    if (o->threads < 0)
-      throw Error("--threads must not be negative, got " +
-                  std::to_string(o->threads));
-    auto plan = Plan::load(o->plan);
-    auto tokenizer = tokenizerFromPlan(*plan);
-    if (!tokenizer)
-      throw Error(o->plan + ": the plan has no tokenizer to encode " + o->file);
+    OpenedPlan opened = openPlan(o->plan);
+    const Plan *plan = opened.plan.get();
+    const tok::Tokenizer *tokenizer =
+        &opened.requireTokenizer("encoding " + o->file);
     std::string text = readFile(o->file);
     std::vector<int32_t> tokens = tokenizer->encode(text, /*addSpecial=*/false);
     if (tokens.empty())
@@ -67,12 +62,10 @@ Action addPerplexity(CLI::App &app) {
                   " is longer than the plan's context length " +
                   std::to_string(planContext));
 
-    BackendRegistry registry = BackendRegistry::discover();
     EngineOptions eo;
-    eo.backend = o->backend;
-    eo.threads = o->threads;
     eo.contextLength = context;
-    Engine engine(*plan, registry, eo);
+    std::unique_ptr<Engine> enginePtr = opened.engine(o->engine, eo);
+    Engine &engine = *enginePtr;
 
     bool progress = !o->json && isatty(STDERR_FILENO);
     PerplexityResult r =

@@ -1,5 +1,4 @@
-//===- cmd_run.cpp - llmc run PLAN --prompt TEXT
-//---------------------------===//
+//===- cmd_run.cpp - llmc run PLAN --prompt TEXT ---------------------------===//
 
 #include "cli_util.h"
 #include "commands.h"
@@ -91,7 +90,7 @@ int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
     for (const GenerateResult &g : results)
       outputs.push_back({{"output_ids", g.outputIds},
                          {"text", g.text},
-                         {"finish_reason", g.finishReason},
+                         {"finish_reason", finishReasonName(g.finishReason)},
                          {"seed", go.sampling.seed + outputs.size()}});
     metrics = results[0].metrics;
   } else {
@@ -111,7 +110,7 @@ int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
     for (const BeamHypothesis &h : b.hypotheses)
       outputs.push_back({{"output_ids", h.outputIds},
                          {"text", h.text},
-                         {"finish_reason", h.finishReason},
+                         {"finish_reason", finishReasonName(h.finishReason)},
                          {"score", h.score},
                          {"sum_logprobs", h.sumLogprobs}});
     metrics = b.metrics;
@@ -149,10 +148,10 @@ int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
 
 Action addRun(CLI::App &app) {
   struct Options {
-    std::string plan, prompt, promptIds, backend, dumpLogits, dumpAllLogits,
-        truncate, explain;
+    std::string plan, prompt, promptIds, dumpLogits, dumpAllLogits, truncate,
+        explain;
     int64_t maxNewTokens = 128;
-    int threads = 0;
+    EngineFlags engine;
     bool json = false, stats = false, ignoreEos = false;
     sample::SamplingParams sampling;
     std::vector<std::string> stops;
@@ -166,24 +165,8 @@ Action addRun(CLI::App &app) {
   text->excludes(ids);
   app.add_option("--max-new-tokens", o->maxNewTokens,
                  "Tokens to generate at most");
-  app.add_option("--backend", o->backend,
-                 "Backend plugin (default: the plan's target, else ref)");
-  app.add_option("--threads", o->threads, "Threads (default: cores)");
-  app.add_option("--temperature", o->sampling.temperature,
-                 "0 = greedy (default)");
-  app.add_option("--top-k", o->sampling.topK,
-                 "Keep the k most likely tokens (0 = off)");
-  app.add_option("--top-p", o->sampling.topP,
-                 "Nucleus sampling mass in (0, 1]");
-  app.add_option("--min-p", o->sampling.minP,
-                 "Drop tokens below min-p x the top probability");
-  app.add_option("--repetition-penalty", o->sampling.repetitionPenalty,
-                 "HF repetition penalty (1 = off)");
-  app.add_option("--presence-penalty", o->sampling.presencePenalty,
-                 "OpenAI presence penalty in [-2, 2]");
-  app.add_option("--frequency-penalty", o->sampling.frequencyPenalty,
-                 "OpenAI frequency penalty in [-2, 2]");
-  app.add_option("--seed", o->sampling.seed, "Sampling seed");
+  addEngineFlags(app, o->engine);
+  addSamplingFlags(app, o->sampling);
   app.add_option("--stop", o->stops,
                  "Stop when this text appears (repeatable)");
   app.add_flag("--ignore-eos", o->ignoreEos, "Do not stop at EOS tokens");
@@ -221,8 +204,9 @@ Action addRun(CLI::App &app) {
   return [o, many]() -> int {
     if (o->prompt.empty() && o->promptIds.empty())
       throw Error("give a prompt: --prompt TEXT or --prompt-ids 1,2,3");
-    auto plan = Plan::load(o->plan);
-    auto tokenizer = tokenizerFromPlan(*plan);
+    OpenedPlan opened = openPlan(o->plan);
+    const Plan *plan = opened.plan.get();
+    const tok::Tokenizer *tokenizer = opened.tokenizer.get();
     std::vector<int32_t> prompt;
     if (!o->promptIds.empty()) {
       prompt = parseIds(o->promptIds, "--prompt-ids");
@@ -231,10 +215,7 @@ Action addRun(CLI::App &app) {
         throw Error(o->plan + ": the plan has no tokenizer; use --prompt-ids");
       prompt = tokenizer->encode(o->prompt, /*addSpecial=*/true);
     }
-    BackendRegistry registry = BackendRegistry::discover();
     EngineOptions eo;
-    eo.backend = o->backend;
-    eo.threads = o->threads;
     if (many->wanted()) {
       if (!o->dumpLogits.empty() || !o->dumpAllLogits.empty())
         throw Error("--dump-logits and --dump-prompt-logits are not "
@@ -243,7 +224,7 @@ Action addRun(CLI::App &app) {
         throw Error("--explain and --truncate are not supported with "
                     "--num-beams or --n");
       eo.maxSequences = std::max({1, many->beams, many->n});
-      Engine engine(*plan, registry, eo);
+      std::unique_ptr<Engine> engine = opened.engine(o->engine, eo);
       ManyRun r{prompt,
                 o->maxNewTokens,
                 o->sampling,
@@ -252,9 +233,10 @@ Action addRun(CLI::App &app) {
                              : plan->config().eosTokenIds,
                 o->json,
                 o->stats};
-      return runMany(*many, r, engine, tokenizer.get());
+      return runMany(*many, r, *engine, tokenizer);
     }
-    Engine engine(*plan, registry, eo);
+    std::unique_ptr<Engine> enginePtr = opened.engine(o->engine, eo);
+    Engine &engine = *enginePtr;
 
     GenerateOptions go;
     go.maxNewTokens = o->maxNewTokens;
@@ -270,8 +252,8 @@ Action addRun(CLI::App &app) {
     if (explain)
       go.onStep = [&](const StepTrace &s) {
         std::string out = explainJson
-                              ? explainStepJson(s, tokenizer.get()) + "\n"
-                              : explainStepText(s, tokenizer.get());
+                              ? explainStepJson(s, tokenizer) + "\n"
+                              : explainStepText(s, tokenizer);
         std::fwrite(out.data(), 1, out.size(), stdout);
         std::fflush(stdout);
       };
@@ -282,7 +264,7 @@ Action addRun(CLI::App &app) {
         std::fflush(stdout);
       }
     };
-    GenerateResult r = generate(engine, tokenizer.get(), prompt, go, onText);
+    GenerateResult r = generate(engine, tokenizer, prompt, go, onText);
     if (!o->dumpLogits.empty())
       writeFile(o->dumpLogits, r.promptLogits.data(),
                 r.promptLogits.size() * sizeof(float));
@@ -300,7 +282,7 @@ Action addRun(CLI::App &app) {
           {"prompt_ids", r.promptIds},
           {"output_ids", r.outputIds},
           {"text", r.text},
-          {"finish_reason", r.finishReason},
+          {"finish_reason", finishReasonName(r.finishReason)},
           {"stats", statsJson(r.metrics, engine.backendName())}};
       std::printf("%s\n", j.dump().c_str());
     } else if (!explain) {

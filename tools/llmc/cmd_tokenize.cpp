@@ -3,7 +3,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "llmc/runtime/generate.h"
+#include "llmc/runtime/plan_tokenizer.h"
 #include "llmc/support/error.h"
 #include "llmc/support/mapped_file.h"
 #include "llmc/tokenizer/tokenizer.h"

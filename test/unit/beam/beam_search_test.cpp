@@ -259,7 +259,7 @@ TEST_F(BeamTest, MatchesHfReferenceWithoutSharing) {
                   << what << " hypothesis " << i;
               EXPECT_NEAR(got.hypotheses[i].score, want[i].score, 1e-4)
                   << what << " hypothesis " << i;
-              finishedByEos += got.hypotheses[i].finishReason == "eos";
+              finishedByEos += got.hypotheses[i].finishReason == FinishReason::Eos;
             }
             EXPECT_EQ(e->freeBlocks(), e->numBlocks()) << what << ": leak";
             ++checked;
@@ -316,7 +316,7 @@ TEST_F(BeamTest, ExhaustiveTwoTokens) {
           << "B " << B << " hypothesis " << i;
       // length_penalty 1, two generated tokens.
       EXPECT_NEAR(got.hypotheses[i].score, restricted[i].sum / 2, 1e-4);
-      EXPECT_EQ(got.hypotheses[i].finishReason, "length");
+      EXPECT_EQ(got.hypotheses[i].finishReason, FinishReason::Length);
     }
   }
 }
@@ -410,7 +410,7 @@ TEST_F(BeamTest, ContextWindowEndsTheSearch) {
   BeamResult r = beamSearch(*e, nullptr, kPrompt, o);
   // 7 prompt tokens, 9 positions: tokens 1 and 2 are decoded, 3 is chosen.
   EXPECT_EQ(r.hypotheses[0].outputIds.size(), 3u);
-  EXPECT_EQ(r.hypotheses[0].finishReason, "context");
+  EXPECT_EQ(r.hypotheses[0].finishReason, FinishReason::Context);
   EXPECT_EQ(e->freeBlocks(), e->numBlocks());
 }
 

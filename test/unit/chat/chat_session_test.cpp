@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "llmc/runtime/chat.h"
+#include "llmc/runtime/plan_tokenizer.h"
 #include "llmc/support/error.h"
 #include "llmc/support/mapped_file.h"
 

@@ -115,9 +115,8 @@ TEST(CudaPlugin, ReportsWhyItIsNotUsable) {
   EXPECT_NE(std::string(b.api->last_error(nullptr)).find(reason),
             std::string::npos)
       << b.api->last_error(nullptr);
+  // Passes: the plugin reports why and create() refuses cleanly.
   std::printf("cuda plugin: %s\n", reason.c_str());
-  GTEST_SKIP() << "no CUDA device: " << reason
-               << " (the plugin reports it and create() refuses cleanly)";
 }
 
 TEST_F(Cuda, Embedding) {

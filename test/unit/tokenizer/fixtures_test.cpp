@@ -2,12 +2,14 @@
 // loadTokenizer, loadTokenizerFromBytes and StreamDecoder.
 #include "test_util.h"
 
-#include "llmc/tokenizer/stream_decoder.h"
+#include "llmc/text/stream_decoder.h"
 
 #include <gtest/gtest.h>
 
 namespace llmc::tok::test {
 namespace {
+
+using text::StreamDecoder;
 
 class FixturesTest : public ::testing::TestWithParam<std::string> {};
 

@@ -1,12 +1,14 @@
 // StreamDecoder holds back partial characters and never emits invalid UTF-8.
 #include "test_util.h"
 
-#include "llmc/tokenizer/stream_decoder.h"
+#include "llmc/text/stream_decoder.h"
 
 #include <gtest/gtest.h>
 
 namespace llmc::tok::test {
 namespace {
+
+using text::StreamDecoder;
 
 std::vector<std::string> pushAll(StreamDecoder &stream,
                                  const std::vector<int32_t> &ids) {

@@ -75,7 +75,7 @@ struct BeamOptions {
 struct BeamHypothesis {
   std::vector<int32_t> outputIds; // generated tokens, a final EOS included
   std::string text;               // decoded output, EOS excluded
-  std::string finishReason;       // eos | length | context
+  FinishReason finishReason = FinishReason::None; // Eos, Length, Context
   double score = 0;               // sumLogprobs / len^length_penalty
   double sumLogprobs = 0;
 };

@@ -14,28 +14,18 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "llmc/runtime/chat_template.h"
 #include "llmc/runtime/generate.h"
-#include "llmc/template/jinja.h"
 
 #include <string>
 #include <vector>
 
 namespace llmc {
 
-/// Spellings of end-of-turn tokens in common chat templates.
-inline constexpr const char *kEndOfTurnMarkers[] = {
-    "<|im_end|>", "<|eot_id|>",    "<|end|>",
-    "</s>",       "<end_of_turn>", "<|endoftext|>"};
-
-/// The ids generation stops at in chat: `configEos` (config.json and
-/// generation_config.json, as the plan stores them) plus the template's
-/// end-of-turn tokens. A marker of kEndOfTurnMarkers counts when the
-/// tokenizer has it as one token and its text appears in the template
-/// source; and when the template writes the `eos_token` variable, the
-/// tokenizer's EOS token ends turns too. Sorted, without duplicates.
-std::vector<int64_t> chatEosIds(const std::vector<int64_t> &configEos,
-                                const tok::Tokenizer &tokenizer,
-                                const std::string &templateSource);
+struct ChatMessage {
+  std::string role; // "system", "user", "assistant"
+  std::string content;
+};
 
 struct ChatTurn {
   GenerateResult result;          // metrics.reusedPromptTokens = cache hits
@@ -66,7 +56,7 @@ public:
 
   /// The rendering of the history plus the generation prompt.
   std::string render() const;
-  const nlohmann::ordered_json &messages() const { return messages_; }
+  const std::vector<ChatMessage> &messages() const { return messages_; }
   /// The tokens whose K/V the session's sequence holds.
   const std::vector<int32_t> &cachedTokens() const { return cached_; }
   const GenerateOptions &options() const { return options_; }
@@ -74,10 +64,10 @@ public:
 private:
   Engine &engine_;
   const tok::Tokenizer &tokenizer_;
-  tmpl::Template template_;
-  std::string origin_, system_;
+  ChatTemplate template_;
+  std::string system_;
   GenerateOptions options_;
-  nlohmann::ordered_json messages_;
+  std::vector<ChatMessage> messages_;
   int32_t seq_ = -1;
   std::vector<int32_t> cached_;
 };

@@ -1,16 +1,22 @@
 //===- engine.h - Runs a plan's graphs on a backend ------------*- C++ -*-===//
 //
-// The engine owns the prepared graphs, the backend's KV pool and the block
-// bookkeeping, and turns "these sequences get these new tokens" into one
-// graph execution with vLLM-style step metadata. Generation policy (sampling,
-// stopping, streaming) lives above it, in generate.h.
+// The engine owns the prepared graphs, the backend's KV pool and the
+// sequences over it (a KvManager), and turns "these sequences get these new
+// tokens" into one graph execution with vLLM-style step metadata: a step
+// may mix prefill chunks of some sequences with one decode token of others.
+// Generation policy (sampling, stopping, streaming, scheduling) lives
+// above it.
+//
+// Not thread-safe: one thread (the caller of llmc run, or the server's
+// engine thread) owns an Engine.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "llmc/runtime/backend_registry.h"
-#include "llmc/runtime/kv_blocks.h"
+#include "llmc/runtime/kv_manager.h"
 #include "llmc/runtime/plan.h"
+#include "llmc/runtime/step_batch.h"
 
 #include <map>
 #include <memory>
@@ -24,9 +30,14 @@ struct EngineOptions {
   std::string backend;        // "" = the plan's target if usable, else ref
   int32_t threads = 0;        // 0 = the backend's default
   int32_t blockSize = 16;     // tokens per KV block
-  int32_t maxSequences = 1;   // sequences that may be live at once
   int64_t contextLength = 0;  // 0 = the plan's
-  int32_t prefillChunk = 512; // new tokens per prefill step
+  int32_t prefillChunk = 512; // new tokens per prefill step (prefill())
+  /// The KV pool: kvCacheBlocks if set, else kvCacheBytes worth of blocks
+  /// if set, else room for maxSequences sequences of the whole context.
+  int64_t kvCacheBlocks = 0;
+  int64_t kvCacheBytes = 0;
+  int32_t maxSequences = 1;
+  bool prefixCaching = false; // share cached full blocks between prompts
 };
 
 class Engine {
@@ -36,6 +47,7 @@ public:
          EngineOptions options = {});
   ~Engine();
 
+  const Plan &plan() const { return plan_; }
   const PlanConfig &config() const { return plan_.config(); }
   const std::string &backendName() const { return backend_->name(); }
   int64_t contextLength() const { return contextLength_; }
@@ -43,28 +55,44 @@ public:
   /// 2 × layers × kv_heads × head_dim × bytes of the cache dtype.
   int64_t kvBytesPerToken() const;
   int64_t kvPoolBytes() const;
+  bool hasGraph(const std::string &name) const {
+    return prepared_.count(name) != 0;
+  }
 
-  int32_t newSequence();
-  void releaseSequence(int32_t seq);
+  /// The sequences and blocks of the KV pool.
+  KvManager &kv() { return kv_; }
+  const KvManager &kv() const { return kv_; }
+  int32_t newSequence() { return kv_.create(); }
+  void releaseSequence(int32_t seq) { kv_.release(seq); }
   /// A new sequence sharing all of `seq`'s blocks (copy-on-write).
-  int32_t forkSequence(int32_t seq);
-  int64_t length(int32_t seq) const;
-  /// The KV pool's blocks: free ones, all of them, and tokens per block
-  /// (beam search and tests read them to see prefix sharing).
-  int32_t freeBlocks() const { return blocks_.freeBlocks(); }
-  int32_t numBlocks() const { return blocks_.numBlocks(); }
-  int32_t blockSize() const { return options_.blockSize; }
+  int32_t forkSequence(int32_t seq) { return kv_.fork(seq); }
+  int64_t length(int32_t seq) const { return kv_.length(seq); }
+  /// Blocks a step can still take (free and cached), all of them, and
+  /// tokens per block.
+  int32_t freeBlocks() const { return kv_.availableBlocks(); }
+  int32_t numBlocks() const { return kv_.numBlocks(); }
+  int32_t blockSize() const { return kv_.blockSize(); }
   /// Drops every token of `seq` at position >= `length` and frees the blocks
   /// past it, so that a caller whose new prompt shares only a prefix with
   /// the cache (chat templates that rewrite history) re-prefills just the
-  /// rest. A kept, partly filled block that is shared is copied on the next
-  /// write, as usual. Throws llmc::Error if `length` is negative or longer
-  /// than the sequence.
-  void truncate(int32_t seq, int64_t length);
+  /// rest. Throws llmc::Error if `length` is negative or longer than the
+  /// sequence.
+  void truncate(int32_t seq, int64_t length) { kv_.truncate(seq, length); }
+  /// Throws llmc::Error unless no sequence is live and no block is held:
+  /// tests call it after every run to catch leaks.
+  void checkIdle() const { kv_.checkIdle(); }
 
-  /// Appends `tokens` to `seq` (chunked prefill), returns the logits of the
-  /// last one in `logits` [vocab]. `allLogits`, if set, receives [n, vocab]
-  /// (the verify graph) instead.
+  /// One graph execution over a mixed batch (graphFor picks the graph).
+  /// `logits` receives, in work order, each sequence's logitRows rows of
+  /// [vocab]. Throws llmc::Error (changing nothing) if a sequence would
+  /// pass the context length or the pool lacks blocks for the step.
+  void step(std::span<const StepWork> work, float *logits);
+  /// Whether the pool can hold `work`'s new tokens now.
+  bool fits(std::span<const StepWork> work) const;
+
+  /// Appends `tokens` to `seq` in chunks of prefillChunk, returns the logits
+  /// of the last one in `logits` [vocab]. `allLogits`, if set, receives
+  /// [n, vocab] (the verify graph, in one step) instead.
   void prefill(int32_t seq, std::span<const int32_t> tokens, float *logits,
                bool allLogits = false);
   /// One new token for each sequence; logits [seqs.size(), vocab].
@@ -72,19 +100,14 @@ public:
               float *logits);
 
 private:
-  struct Step;
-  void reserve(int32_t seq, int64_t newTokens);
-  void run(const std::string &graph, const Step &step, float *logits);
-
   const Plan &plan_;
   EngineOptions options_;
   int64_t contextLength_ = 0;
   std::unique_ptr<BackendInstance> backend_;
   std::map<std::string, PreparedGraph> prepared_;
   std::unique_ptr<DeviceKvCache> cache_;
-  BlockAllocator blocks_;
-  std::map<int32_t, SequenceState> seqs_;
-  int32_t nextSeq_ = 0;
+  KvManager kv_;
+  std::vector<float> scratch_; // verify rows nobody asked for
 };
 
 /// The backend `llmc run` uses: `requested` if given (an error names the

@@ -29,8 +29,8 @@ std::string explainSummaryText(const GenerateResult &result,
 std::string explainSummaryJson(const GenerateResult &result,
                                const Engine &engine);
 
-/// What a finish reason means, for people: "eos" -> "an end-of-sequence
+/// What a finish reason means, for people: Eos -> "an end-of-sequence
 /// token was chosen", ...
-std::string finishReasonText(const std::string &reason);
+std::string finishReasonText(FinishReason reason);
 
 } // namespace llmc

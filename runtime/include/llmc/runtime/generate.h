@@ -2,8 +2,7 @@
 #pragma once
 
 #include "llmc/runtime/engine.h"
-#include "llmc/runtime/sampler.h"
-#include "llmc/tokenizer/tokenizer.h"
+#include "llmc/runtime/request.h"
 
 #include <functional>
 #include <string>
@@ -24,14 +23,10 @@ struct StepTrace {
   std::vector<sample::ProcessorTrace> processors; // the sampler's trace
   int32_t chosenId = -1;
   std::string chosenText;
-  std::string finishReason; // set on the last step only
+  FinishReason finishReason = FinishReason::None; // on the last step only
 };
 
-struct GenerateOptions {
-  int64_t maxNewTokens = 128;
-  sample::SamplingParams sampling;
-  std::vector<std::string> stops;   // --stop, matched on text
-  std::vector<int64_t> eosIds;      // generation stops after one of these
+struct GenerateOptions : RequestOptions {
   bool keepPromptLogits = false;    // fill GenerateResult::promptLogits
   bool keepAllPromptLogits = false; // fill allPromptLogits (verify graph)
   /// --truncate left: a prompt that does not fit keeps its last
@@ -44,26 +39,19 @@ struct GenerateOptions {
   int traceTopN = 5; // candidates per side in StepTrace
 };
 
-struct GenerationMetrics {
-  int64_t promptTokens = 0, generatedTokens = 0;
-  double ttftSeconds = 0; // start -> first token sampled (prefill included)
-  double tpotSeconds = 0; // (t_N - t_1) / (N - 1): decode time per token
-  double prefillTokensPerSecond = 0, decodeTokensPerSecond = 0;
-  int64_t peakRssBytes = 0;
-  int64_t kvBytesPerToken = 0, kvBytesUsed = 0;
-  int64_t droppedPromptTokens = 0; // cut by --truncate left
-  int64_t reusedPromptTokens = 0;  // already in the KV cache, not prefilled
-};
-
 struct GenerateResult {
   std::vector<int32_t> outputIds;
   std::string text;
-  std::string finishReason; // eos | length | stop | context
+  FinishReason finishReason = FinishReason::None;
   GenerationMetrics metrics;
   std::vector<float> promptLogits;    // last prompt position, if asked
   std::vector<float> allPromptLogits; // [prompt, vocab], if asked
   std::vector<int32_t> promptIds;     // the prompt as fed (after truncation)
 };
+
+/// Throws llmc::Error naming the problem unless `prompt` can be generated
+/// from: not empty, every id in the vocabulary, no longer than the context.
+void checkPrompt(const Engine &engine, std::span<const int32_t> prompt);
 
 /// Prefills `prompt`, then samples until EOS, a stop string, max new tokens
 /// or the context window. `onText` receives text as it becomes final (never
@@ -85,11 +73,5 @@ GenerateResult
 generateOn(Engine &engine, const tok::Tokenizer *tokenizer, int32_t seq,
            const std::vector<int32_t> &prompt, const GenerateOptions &options,
            const std::function<void(const std::string &)> &onText = {});
-
-/// Peak resident set size of this process, in bytes.
-int64_t peakRssBytes();
-
-/// The tokenizer a plan carries, or null if it has none.
-std::unique_ptr<tok::Tokenizer> tokenizerFromPlan(const Plan &plan);
 
 } // namespace llmc

@@ -1,0 +1,155 @@
+//===- request_state.cpp - One sequence's generation state ----------------===//
+#include "llmc/runtime/request.h"
+
+#include "llmc/support/error.h"
+
+#include <algorithm>
+
+namespace llmc {
+
+const char *finishReasonName(FinishReason reason) {
+  switch (reason) {
+  case FinishReason::None:
+    return "";
+  case FinishReason::Eos:
+    return "eos";
+  case FinishReason::Length:
+    return "length";
+  case FinishReason::Stop:
+    return "stop";
+  case FinishReason::Context:
+    return "context";
+  case FinishReason::Abort:
+    return "abort";
+  }
+  return "";
+}
+
+bool RequestOptions::isEos(int32_t token) const {
+  return std::find(eosIds.begin(), eosIds.end(), token) != eosIds.end();
+}
+
+void RequestOptions::validate() const {
+  sampling.validate();
+  if (maxNewTokens < 0)
+    throw Error("--max-new-tokens must be >= 0, got " +
+                std::to_string(maxNewTokens));
+}
+
+TokenBudget tokenBudget(int64_t maxNewTokens, int64_t promptTokens,
+                        int64_t contextLength) {
+  int64_t fit = contextLength - promptTokens + 1;
+  if (maxNewTokens <= fit)
+    return {maxNewTokens, FinishReason::Length};
+  return {std::max<int64_t>(fit, 0), FinishReason::Context};
+}
+
+void RequestClock::token(Clock::time_point now) {
+  if (tokens == 0)
+    firstToken = now;
+  lastToken = now;
+  ++tokens;
+}
+
+namespace {
+double seconds(RequestClock::Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+} // namespace
+
+double RequestClock::queueSeconds() const { return seconds(scheduled - arrival); }
+
+double RequestClock::ttftSeconds() const {
+  return tokens > 0 ? seconds(firstToken - arrival) : 0;
+}
+
+double RequestClock::tpotSeconds() const {
+  return tokens > 1 ? seconds(lastToken - firstToken) /
+                          static_cast<double>(tokens - 1)
+                    : 0;
+}
+
+RequestState::RequestState(RequestOptions options,
+                           const tok::Tokenizer *tokenizer,
+                           std::vector<int32_t> prompt, int64_t contextLength,
+                           RequestClock::Clock::time_point arrival)
+    : options_(std::move(options)), tokenizer_(tokenizer),
+      prompt_(std::move(prompt)),
+      budget_(tokenBudget(options_.maxNewTokens,
+                          static_cast<int64_t>(prompt_.size()), contextLength)),
+      sampler_(options_.sampling), stopper_(options_.stops) {
+  if (!options_.stops.empty() && !tokenizer_)
+    throw Error("--stop needs a tokenizer, and this plan has none");
+  if (tokenizer_)
+    detok_ = std::make_unique<text::StreamDecoder>(*tokenizer_, true);
+  clock_.arrival = clock_.scheduled = clock_.firstToken = clock_.lastToken =
+      arrival;
+  if (options_.maxNewTokens == 0)
+    finish(FinishReason::Length);
+}
+
+void RequestState::emit(const std::string &s) { text_ += s; }
+
+int32_t RequestState::accept(std::span<const float> logits,
+                             std::vector<sample::ProcessorTrace> *trace,
+                             int topN) {
+  if (finished())
+    throw Error("internal error: a token accepted after the request ended");
+  int32_t token = sampler_.sample(logits, prompt_, output_, trace, topN);
+  push(token);
+  return token;
+}
+
+void RequestState::push(int32_t token) {
+  if (finished())
+    throw Error("internal error: a token pushed after the request ended");
+  output_.push_back(token);
+  clock_.token();
+  const bool eos = options_.isEos(token);
+  if (detok_ && !eos) {
+    auto r = stopper_.push(detok_->push(token));
+    emit(r.emit);
+    if (r.stopped) {
+      reason_ = FinishReason::Stop;
+      return;
+    }
+  }
+  if (eos)
+    finish(FinishReason::Eos);
+  else if (static_cast<int64_t>(output_.size()) >= budget_.tokens)
+    finish(budget_.reason);
+}
+
+void RequestState::finish(FinishReason reason) {
+  if (finished())
+    return;
+  reason_ = reason;
+  if (detok_ && reason != FinishReason::Stop) {
+    auto r = stopper_.push(detok_->flush());
+    emit(r.emit);
+    emit(stopper_.flush());
+  }
+}
+
+std::string RequestState::takeText() {
+  std::string out = text_.substr(taken_);
+  taken_ = text_.size();
+  return out;
+}
+
+GenerationMetrics RequestState::metrics(int64_t prefilledTokens) const {
+  GenerationMetrics m;
+  m.promptTokens = static_cast<int64_t>(prompt_.size());
+  m.generatedTokens = static_cast<int64_t>(output_.size());
+  m.queueSeconds = clock_.queueSeconds();
+  m.ttftSeconds = clock_.ttftSeconds();
+  m.tpotSeconds = clock_.tpotSeconds();
+  double prefillSeconds = m.ttftSeconds - m.queueSeconds;
+  m.prefillTokensPerSecond =
+      prefillSeconds > 0 ? static_cast<double>(prefilledTokens) / prefillSeconds
+                         : 0;
+  m.decodeTokensPerSecond = m.tpotSeconds > 0 ? 1.0 / m.tpotSeconds : 0;
+  return m;
+}
+
+} // namespace llmc

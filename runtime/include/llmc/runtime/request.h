@@ -1,0 +1,150 @@
+//===- request.h - One sequence's generation state --------------*- C++ -*-===//
+//
+// Every way llmc generates (one prompt, n samples, beam search, requests
+// in the scheduler, speculative and constrained requests) does the same
+// per-sequence work after the model produced a row of logits: sample a
+// token with the request's own sampler and RNG, stream it through the
+// detokenizer and the stop-string matcher, check EOS, max new tokens and
+// the context window, and time it. RequestState is that work, once.
+//
+// The order of the stop checks, after each token:
+//   1. a stop string completes in the text (the string and what follows it
+//      are never emitted)         -> FinishReason::Stop
+//   2. the token is an EOS id (its text is not emitted) -> Eos
+//   3. max new tokens reached     -> Length
+//   4. the sequence would not fit the context to feed the token -> Context
+// At any end but Stop the detokenizer and the matcher are flushed.
+//
+// Not thread-safe; a request belongs to one thread at a time.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llmc/runtime/sampler.h"
+#include "llmc/text/stop.h"
+#include "llmc/text/stream_decoder.h"
+#include "llmc/tokenizer/tokenizer.h"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace llmc {
+
+enum class FinishReason : uint8_t { None, Eos, Length, Stop, Context, Abort };
+
+/// "eos", "length", "stop", "context", "abort" ("" for None): the spelling
+/// of llmc run --json and the logs.
+const char *finishReasonName(FinishReason reason);
+
+/// What one request asks of generation.
+struct RequestOptions {
+  int64_t maxNewTokens = 128;
+  sample::SamplingParams sampling;
+  std::vector<std::string> stops; // matched on the text
+  std::vector<int64_t> eosIds;    // empty = ignore EOS
+
+  bool isEos(int32_t token) const;
+  /// Throws llmc::Error naming the flag for a bad value.
+  void validate() const;
+};
+
+/// How many tokens a request with `promptTokens` may generate, and why it
+/// ends there: max new tokens, or the context window (token t is fed at
+/// position promptTokens + t - 1, which must be < contextLength).
+struct TokenBudget {
+  int64_t tokens;
+  FinishReason reason; // Length or Context
+};
+TokenBudget tokenBudget(int64_t maxNewTokens, int64_t promptTokens,
+                        int64_t contextLength);
+
+/// When things happened to a request (steady clock).
+struct RequestClock {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point arrival = Clock::now(), scheduled = arrival,
+                    firstToken = arrival, lastToken = arrival;
+  int64_t tokens = 0;
+
+  /// A token was produced now.
+  void token(Clock::time_point now = Clock::now());
+  double queueSeconds() const; // arrival -> first scheduled
+  double ttftSeconds() const;  // arrival -> first token
+  /// (t_N - t_1) / (N - 1); 0 below two tokens.
+  double tpotSeconds() const;
+};
+
+struct GenerationMetrics {
+  int64_t promptTokens = 0, generatedTokens = 0;
+  double ttftSeconds = 0; // start -> first token sampled (prefill included)
+  double tpotSeconds = 0; // (t_N - t_1) / (N - 1): decode time per token
+  double queueSeconds = 0; // waiting to be scheduled (scheduler runs)
+  double prefillTokensPerSecond = 0, decodeTokensPerSecond = 0;
+  int64_t peakRssBytes = 0;
+  int64_t kvBytesPerToken = 0, kvBytesUsed = 0;
+  int64_t droppedPromptTokens = 0; // cut by --truncate left
+  int64_t reusedPromptTokens = 0;  // already in the KV cache, not prefilled
+  int64_t preemptions = 0;         // times the scheduler took its blocks
+};
+
+class RequestState {
+public:
+  /// `tokenizer` may be null (no text, and then no stop strings: throws).
+  /// `prompt` is every token the sequence holds before the first generated
+  /// one. A request with maxNewTokens 0 starts finished (Length).
+  RequestState(RequestOptions options, const tok::Tokenizer *tokenizer,
+               std::vector<int32_t> prompt, int64_t contextLength,
+               RequestClock::Clock::time_point arrival =
+                   RequestClock::Clock::now());
+
+  /// Samples the next token from one row of logits (vocabulary size) and
+  /// records it with push(). `trace` as in Sampler::sample.
+  int32_t accept(std::span<const float> logits,
+                 std::vector<sample::ProcessorTrace> *trace = nullptr,
+                 int topN = 5);
+  /// Records a token chosen elsewhere (beam search, speculative
+  /// verification) and applies the stop checks.
+  void push(int32_t token);
+  /// Ends the request now (abort, a caller's own rule); flushes the text.
+  void finish(FinishReason reason);
+
+  bool finished() const { return reason_ != FinishReason::None; }
+  FinishReason finishReason() const { return reason_; }
+  /// Text made final since the last call (whole UTF-8 characters, nothing
+  /// a stop string may still claim).
+  std::string takeText();
+  const std::string &text() const { return text_; }
+  const std::vector<int32_t> &prompt() const { return prompt_; }
+  const std::vector<int32_t> &outputIds() const { return output_; }
+  const RequestOptions &options() const { return options_; }
+  sample::Sampler &sampler() { return sampler_; }
+  RequestClock &clock() { return clock_; }
+  const RequestClock &clock() const { return clock_; }
+  /// Tokens the sequence holds once the last generated one is fed.
+  int64_t totalTokens() const {
+    return static_cast<int64_t>(prompt_.size() + output_.size());
+  }
+  /// TTFT, TPOT, token counts and rates from the clock (the KV and memory
+  /// fields are the caller's to fill).
+  GenerationMetrics metrics(int64_t prefilledTokens) const;
+
+private:
+  void emit(const std::string &s);
+
+  RequestOptions options_;
+  const tok::Tokenizer *tokenizer_;
+  std::vector<int32_t> prompt_, output_;
+  TokenBudget budget_;
+  sample::Sampler sampler_;
+  std::unique_ptr<text::StreamDecoder> detok_;
+  text::StopMatcher stopper_;
+  std::string text_;
+  size_t taken_ = 0;
+  FinishReason reason_ = FinishReason::None;
+  RequestClock clock_;
+};
+
+} // namespace llmc
