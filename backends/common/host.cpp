@@ -51,12 +51,7 @@ void initKvCache(KvCache &cache, const llmc_kv_cache_desc &desc) {
 }
 
 void copyKvBlock(KvCache &cache, int32_t src, int32_t dst) {
-  int64_t blocks = cache.desc.num_blocks;
-  if (src < 0 || src >= blocks || dst < 0 || dst >= blocks)
-    throw InvalidArgument("kv_copy_block: block " +
-                          std::to_string(src < 0 || src >= blocks ? src : dst) +
-                          " is outside the pool of " + std::to_string(blocks) +
-                          " blocks");
+  checkBlockCopy(cache.desc, src, dst);
   size_t blockBytes = size_t(cache.desc.block_size) *
                       size_t(cache.rowElements()) * dtypeSize(cache.desc.dtype);
   for (uint32_t l = 0; l < cache.desc.layers; ++l) {
@@ -114,6 +109,37 @@ float *AlignedBuffer::reserve(size_t n) {
     floats = n;
   }
   return data.get();
+}
+
+AttentionShape expectAttentionStep(const llmc_op_desc &op, const Step &step,
+                                   bool decode) {
+  AttentionShape s = attentionShape(op);
+  expectCacheFits(step.kv().desc, s);
+  Matrix q = step.operand(op, 0), out = step.result(op, 0);
+  expectRows(q, decode ? step.args.num_seqs : step.args.num_tokens, "q");
+  expectRows(out, q.rows, "the result");
+  return s;
+}
+
+namespace {
+struct HostPool : KvPool {
+  KvCache cache;
+};
+} // namespace
+
+std::unique_ptr<KvPool>
+HostBackend::createKvCache(const llmc_kv_cache_desc &desc) {
+  auto pool = std::make_unique<HostPool>();
+  initKvCache(pool->cache, desc);
+  return pool;
+}
+
+void HostBackend::copyKvBlock(KvPool &pool, int32_t src, int32_t dst) {
+  common::copyKvBlock(static_cast<HostPool &>(pool).cache, src, dst);
+}
+
+KvCache *HostBackend::hostCache(KvPool *pool) {
+  return pool ? &static_cast<HostPool *>(pool)->cache : nullptr;
 }
 
 void runHostStep(const Graph &g, AlignedBuffer &workspace, KvCache *cache,

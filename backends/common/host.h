@@ -9,6 +9,7 @@
 #pragma once
 
 #include "common/op_checks.h"
+#include "common/plugin.h"
 #include "common/step.h"
 
 #include <cstdint>
@@ -109,10 +110,27 @@ inline void expectRows(const Matrix &m, int64_t rows, const char *what) {
   expectRows(m.rows, rows, what);
 }
 
+/// The step-time checks of PREFILL_ATTENTION / DECODE_ATTENTION (the pool
+/// fits the op; q and the result have T, or B, rows); returns the shape.
+AttentionShape expectAttentionStep(const llmc_op_desc &op, const Step &step,
+                                   bool decode);
+
 /// Runs one step of `g` in `workspace`: `runOp(i, step)` runs op i. Errors
 /// from an op are prefixed with where it is ("graph 'x' op 3 (rope): ").
 void runHostStep(const Graph &g, AlignedBuffer &workspace, KvCache *cache,
                  const llmc_step_args &args,
                  const std::function<void(size_t, Step &)> &runOp);
+
+/// A backend whose KV pool lives in host memory (ref, cpu): the pool and
+/// copy-on-write are this class's; `hostCache` reads the pool a step got.
+class HostBackend : public Backend {
+public:
+  std::unique_ptr<KvPool>
+  createKvCache(const llmc_kv_cache_desc &desc) override;
+  void copyKvBlock(KvPool &pool, int32_t src, int32_t dst) override;
+
+protected:
+  static KvCache *hostCache(KvPool *pool);
+};
 
 } // namespace llmc::common

@@ -150,6 +150,15 @@ void expectCacheFits(const llmc_kv_cache_desc &kv, const AttentionShape &s) {
                           " of " + std::to_string(kv.head_dim));
 }
 
+void checkBlockCopy(const llmc_kv_cache_desc &kv, int32_t src, int32_t dst) {
+  int64_t blocks = kv.num_blocks;
+  if (src < 0 || src >= blocks || dst < 0 || dst >= blocks)
+    throw InvalidArgument("kv_copy_block: block " +
+                          std::to_string(src < 0 || src >= blocks ? src : dst) +
+                          " is outside the pool of " + std::to_string(blocks) +
+                          " blocks");
+}
+
 int64_t evalRows(const llmc_rows &r, int64_t T, int64_t B) {
   return r.t_coef * T + r.b_coef * B + r.constant;
 }

@@ -15,11 +15,8 @@ namespace llmc::cpu {
 
 Kernel makeDecodeAttention(const llmc_op_desc &op, const Graph &, Backend &) {
   return [op](Step &step) {
-    AttentionShape s = attentionShape(op);
-    expectCacheFits(step.kv().desc, s);
+    AttentionShape s = common::expectAttentionStep(op, step, true);
     Matrix q = step.operand(op, 0), out = step.result(op, 0);
-    expectRows(q, step.args.num_seqs, "q");
-    expectRows(out, q.rows, "the result");
     const int32_t *lens = step.args.context_lens;
     int64_t B = step.args.num_seqs, G = s.heads / s.kvHeads, D = s.headDim;
     int64_t items = B * s.kvHeads;

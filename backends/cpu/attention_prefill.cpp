@@ -12,11 +12,8 @@ namespace llmc::cpu {
 
 Kernel makePrefillAttention(const llmc_op_desc &op, const Graph &, Backend &) {
   return [op](Step &step) {
-    AttentionShape s = attentionShape(op);
-    expectCacheFits(step.kv().desc, s);
+    AttentionShape s = common::expectAttentionStep(op, step, false);
     Matrix q = step.operand(op, 0), out = step.result(op, 0);
-    expectRows(q, step.args.num_tokens, "q");
-    expectRows(out, q.rows, "the result");
     const int32_t *start = step.args.query_start;
     int64_t G = s.heads / s.kvHeads;
     // About 64 query vectors per tile share each converted chunk of keys.

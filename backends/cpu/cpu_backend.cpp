@@ -8,7 +8,6 @@
 #include "cpu.h"
 #include "execute.h"
 
-#include "common/plugin.h"
 
 #include <omp.h>
 
@@ -46,11 +45,7 @@ struct PreparedGraph : common::PreparedGraph {
   Prepared p;
 };
 
-struct Pool : common::KvPool {
-  KvCache cache;
-};
-
-class CpuBackend : public common::Backend {
+class CpuBackend : public common::HostBackend {
 public:
   explicit CpuBackend(int threads) { state_.threads = threads; }
 
@@ -61,24 +56,12 @@ public:
     return prepared;
   }
 
-  std::unique_ptr<common::KvPool>
-  createKvCache(const llmc_kv_cache_desc &desc) override {
-    auto pool = std::make_unique<Pool>();
-    common::initKvCache(pool->cache, desc);
-    return pool;
-  }
-
-  void copyKvBlock(common::KvPool &pool, int32_t src, int32_t dst) override {
-    common::copyKvBlock(static_cast<Pool &>(pool).cache, src, dst);
-  }
-
   void execute(common::PreparedGraph &graph, common::KvPool *pool,
                const llmc_step_args &args) override {
     // The calling thread may not be the one that created us, and the
     // thread count is per thread in OpenMP.
     omp_set_num_threads(state_.threads);
-    executeGraph(static_cast<PreparedGraph &>(graph).p,
-                 pool ? &static_cast<Pool *>(pool)->cache : nullptr, args);
+    executeGraph(static_cast<PreparedGraph &>(graph).p, hostCache(pool), args);
   }
 
 private:

@@ -143,12 +143,7 @@ void initKvPool(Backend &b, KvPool &pool, const llmc_kv_cache_desc &desc) {
 }
 
 void copyKvBlock(Backend &b, KvPool &pool, int32_t src, int32_t dst) {
-  int64_t blocks = pool.desc.num_blocks;
-  if (src < 0 || src >= blocks || dst < 0 || dst >= blocks)
-    throw InvalidArgument("kv_copy_block: block " +
-                          std::to_string(src < 0 || src >= blocks ? src : dst) +
-                          " is outside the pool of " + std::to_string(blocks) +
-                          " blocks");
+  common::checkBlockCopy(pool.desc, src, dst);
   if (src == dst)
     return;
   const llmc_kv_cache_desc &d = pool.desc;

@@ -99,11 +99,8 @@ void runKvWrite(const llmc_op_desc &op, Step &step) {
 // PREFILL_ATTENTION, DECODE_ATTENTION. in: q [rows, heads * head_dim].
 // i0 layer, i1 heads, i2 kv_heads, i3 head_dim, i4 window; f0 scale.
 void runPrefillAttention(const llmc_op_desc &op, Step &step) {
-  AttentionShape s = attentionShape(op);
-  expectCacheFits(step.kv().desc, s);
+  AttentionShape s = common::expectAttentionStep(op, step, false);
   Matrix q = step.operand(op, 0), out = step.result(op, 0);
-  expectRows(q, step.args.num_tokens, "q");
-  expectRows(out, q.rows, "the result");
   const int32_t *start = step.args.query_start;
   for (int64_t b = 0; b < step.args.num_seqs; ++b)
     attendSequence(s, step, q, out, b, start[b], start[b + 1] - start[b],
@@ -111,11 +108,8 @@ void runPrefillAttention(const llmc_op_desc &op, Step &step) {
 }
 
 void runDecodeAttention(const llmc_op_desc &op, Step &step) {
-  AttentionShape s = attentionShape(op);
-  expectCacheFits(step.kv().desc, s);
+  AttentionShape s = common::expectAttentionStep(op, step, true);
   Matrix q = step.operand(op, 0), out = step.result(op, 0);
-  expectRows(q, step.args.num_seqs, "q");
-  expectRows(out, q.rows, "the result");
   for (int64_t b = 0; b < step.args.num_seqs; ++b)
     attendSequence(s, step, q, out, b, b, 1, step.args.context_lens[b]);
 }

@@ -7,7 +7,6 @@
 //===----------------------------------------------------------------------===//
 #include "ref.h"
 
-#include "common/plugin.h"
 
 #include <cstdio>
 
@@ -29,11 +28,7 @@ struct Prepared : common::PreparedGraph {
   common::AlignedBuffer workspace;
 };
 
-struct Pool : common::KvPool {
-  KvCache cache;
-};
-
-class Backend : public common::Backend {
+class Backend : public common::HostBackend {
 public:
   std::unique_ptr<common::PreparedGraph>
   prepare(const llmc_graph_desc &desc) override {
@@ -42,22 +37,10 @@ public:
     return p;
   }
 
-  std::unique_ptr<common::KvPool>
-  createKvCache(const llmc_kv_cache_desc &desc) override {
-    auto pool = std::make_unique<Pool>();
-    common::initKvCache(pool->cache, desc);
-    return pool;
-  }
-
-  void copyKvBlock(common::KvPool &pool, int32_t src, int32_t dst) override {
-    common::copyKvBlock(static_cast<Pool &>(pool).cache, src, dst);
-  }
-
   void execute(common::PreparedGraph &graph, common::KvPool *pool,
                const llmc_step_args &args) override {
     auto &p = static_cast<Prepared &>(graph);
-    KvCache *cache = pool ? &static_cast<Pool *>(pool)->cache : nullptr;
-    common::runHostStep(p.graph, p.workspace, cache, args,
+    common::runHostStep(p.graph, p.workspace, hostCache(pool), args,
                         [&](size_t i, Step &step) {
                           const llmc_op_desc &op = p.graph.ops[i];
                           kRun[op.kind](op, step);

@@ -7,9 +7,7 @@
 #include <ctime>
 
 namespace llmc {
-namespace {
-
-std::string localNowIso() {
+std::string localTimeIso() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
   localtime_r(&t, &tm);
@@ -17,6 +15,8 @@ std::string localNowIso() {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
   return buf;
 }
+
+namespace {
 
 tmpl::Template parse(const std::string &source, const std::string &origin) {
   try {
@@ -49,7 +49,7 @@ std::string ChatTemplate::render(const nlohmann::ordered_json &messages,
   if (tokenizer_.eos)
     ctx["eos_token"] = tokenizer_.tokenText(*tokenizer_.eos);
   tmpl::RenderOptions ro;
-  ro.strftimeNow = localNowIso();
+  ro.strftimeNow = localTimeIso();
   try {
     return template_.render(ctx, ro);
   } catch (const tmpl::RaisedException &e) {

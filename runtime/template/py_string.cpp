@@ -1,5 +1,7 @@
 #include "py_string.h"
 
+#include "llmc/support/utf8.h"
+
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -36,23 +38,10 @@ std::uint32_t decodeAt(std::string_view s, std::size_t &i) {
 }
 
 void appendUtf8(std::string &out, std::uint32_t cp) {
-  if (cp >= 0xDC80 && cp <= 0xDCFF) { // a stray byte, see decodeAt
+  if (cp >= 0xDC80 && cp <= 0xDCFF) // a stray byte, see decodeAt
     out += static_cast<char>(cp - 0xDC00);
-  } else if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
+  else
+    utf8::appendCodePoint(out, cp);
 }
 
 bool isAscii(std::string_view s) {

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "llmc/runtime/backend_registry.h"
 #include "llmc/runtime/plan.h"
 
 #include <gtest/gtest.h>
@@ -47,5 +48,33 @@ inline void compileTestPlan(const std::string &model,
   plan = Plan::load(out);
 #endif
 }
+
+/// A suite over one compiled checkpoint: `Derived::kModel`'s plan and the
+/// backends in bin/, made once for the suite (CRTP, so each suite has its
+/// own); every test skips when there is no plan.
+template <typename Derived> class CompiledPlanTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    std::unique_ptr<Plan> plan;
+    compileTestPlan(Derived::kModel, plan);
+    if (!plan)
+      return;
+    plan_ = plan.release();
+    registry_ =
+        new BackendRegistry(BackendRegistry::discover({LLMC_BIN_DIR}));
+  }
+  void SetUp() override {
+    if (!plan_)
+      GTEST_SKIP() << "no compiled plan (see the suite's set-up)";
+  }
+  static void TearDownTestSuite() {
+    delete plan_;
+    delete registry_;
+    plan_ = nullptr;
+    registry_ = nullptr;
+  }
+  static inline Plan *plan_ = nullptr;
+  static inline BackendRegistry *registry_ = nullptr;
+};
 
 } // namespace llmc::test

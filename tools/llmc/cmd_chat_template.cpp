@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "llmc/support/error.h"
 #include "llmc/support/mapped_file.h"
+#include "llmc/runtime/chat_template.h"
 #include "llmc/template/jinja.h"
 
 #include <cstdio>
@@ -24,15 +25,6 @@ nlohmann::ordered_json readJsonArg(const std::string &path, const char *flag) {
   if (j.is_discarded())
     throw Error(std::string(flag) + " " + path + ": not valid JSON");
   return j;
-}
-
-std::string localNowIso() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return buf;
 }
 
 } // namespace
@@ -86,7 +78,7 @@ Action addChatTemplate(CLI::App &app) {
       ctx[v.substr(0, eq)] = value;
     }
     tmpl::RenderOptions ro;
-    ro.strftimeNow = o->now.empty() ? localNowIso() : o->now;
+    ro.strftimeNow = o->now.empty() ? localTimeIso() : o->now;
     std::string out;
     try {
       out = t.render(ctx, ro);

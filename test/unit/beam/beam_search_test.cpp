@@ -33,24 +33,11 @@ namespace {
 
 const std::string kBin = LLMC_BIN_DIR;
 
-class BeamTest : public ::testing::Test {
+class BeamTest : public test::CompiledPlanTest<BeamTest> {
+public:
+  static constexpr const char *kModel = "llama-mqa";
+
 protected:
-  static void SetUpTestSuite() {
-    std::unique_ptr<Plan> plan;
-    test::compileTestPlan("llama-mqa", plan);
-    if (!plan)
-      return;
-    plan_ = plan.release();
-    registry_ = new BackendRegistry(BackendRegistry::discover({kBin}));
-  }
-  void SetUp() override {
-    if (!plan_)
-      GTEST_SKIP() << "no compiled plan (see the suite's set-up)";
-  }
-  static void TearDownTestSuite() {
-    delete plan_;
-    delete registry_;
-  }
 
   static std::unique_ptr<Engine> engine(int32_t blockSize = 4,
                                         int64_t context = 64,
@@ -64,11 +51,7 @@ protected:
     return std::make_unique<Engine>(*plan_, *registry_, o);
   }
 
-  static Plan *plan_;
-  static BackendRegistry *registry_;
 };
-Plan *BeamTest::plan_ = nullptr;
-BackendRegistry *BeamTest::registry_ = nullptr;
 
 // 7 tokens: one full block and a 3-token block that the beams share.
 const std::vector<int32_t> kPrompt = {2047, 17, 905, 1300, 44, 2000, 613};

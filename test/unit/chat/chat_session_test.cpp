@@ -69,24 +69,11 @@ TEST(ChatEos, TemplatesThatWriteEosTokenEndTurnsWithIt) {
   EXPECT_EQ(chatEosIds({2}, t, "{{ m }}"), (std::vector<int64_t>{2}));
 }
 
-class ChatEngine : public ::testing::Test {
+class ChatEngine : public test::CompiledPlanTest<ChatEngine> {
+public:
+  static constexpr const char *kModel = "gpt2";
+
 protected:
-  static void SetUpTestSuite() {
-    std::unique_ptr<Plan> plan;
-    test::compileTestPlan("gpt2", plan);
-    if (!plan)
-      return;
-    plan_ = plan.release();
-    registry_ = new BackendRegistry(BackendRegistry::discover({kBin}));
-  }
-  void SetUp() override {
-    if (!plan_)
-      GTEST_SKIP() << "no compiled plan (see the suite's set-up)";
-  }
-  static void TearDownTestSuite() {
-    delete plan_;
-    delete registry_;
-  }
   static std::unique_ptr<Engine> engine() {
     EngineOptions o;
     o.backend = "ref";
@@ -101,8 +88,6 @@ protected:
     e.releaseSequence(s);
     return logits;
   }
-  static inline Plan *plan_ = nullptr;
-  static inline BackendRegistry *registry_ = nullptr;
 };
 
 TEST_F(ChatEngine, TruncateThenPrefillEqualsAFreshPrefill) {

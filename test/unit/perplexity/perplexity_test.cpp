@@ -24,24 +24,11 @@ namespace {
 const std::string kBin = LLMC_BIN_DIR;
 constexpr int32_t kBos = 2047;
 
-class PerplexityTest : public ::testing::Test {
+class PerplexityTest : public test::CompiledPlanTest<PerplexityTest> {
+public:
+  static constexpr const char *kModel = "llama-mqa";
+
 protected:
-  static void SetUpTestSuite() {
-    std::unique_ptr<Plan> plan;
-    test::compileTestPlan("llama-mqa", plan);
-    if (!plan)
-      return;
-    plan_ = plan.release();
-    registry_ = new BackendRegistry(BackendRegistry::discover({kBin}));
-  }
-  void SetUp() override {
-    if (!plan_)
-      GTEST_SKIP() << "no compiled plan (see the suite's set-up)";
-  }
-  static void TearDownTestSuite() {
-    delete plan_;
-    delete registry_;
-  }
 
   static std::unique_ptr<Engine> engine(int64_t context) {
     EngineOptions o;
@@ -71,11 +58,7 @@ protected:
     return out;
   }
 
-  static Plan *plan_;
-  static BackendRegistry *registry_;
 };
-Plan *PerplexityTest::plan_ = nullptr;
-BackendRegistry *PerplexityTest::registry_ = nullptr;
 
 std::vector<int32_t> someTokens(size_t n) {
   std::vector<int32_t> t(n);

@@ -35,6 +35,9 @@ std::vector<int64_t> chatEosIds(const std::vector<int64_t> &configEos,
                                 const tok::Tokenizer &tokenizer,
                                 const std::string &templateSource);
 
+/// The local time as strftime_now() sees it (ISO 8601, no zone).
+std::string localTimeIso();
+
 class ChatTemplate {
 public:
   /// `origin` names the template in errors (the plan, or a --chat-template
