@@ -1,19 +1,14 @@
-//===- beam_search.cpp - HF-style beam search over forked sequences
-//--------===//
+//===- beam_search.cpp - HF-style beam search, step by step ---------------===//
 //
 // The rules are those of transformers' BeamSearchScorer (beam.h lists them).
-// What is llmc's own is the bookkeeping: a beam is an engine sequence, a beam
-// that continues from parent p is p itself (first child) or a fork of p
-// (later children), so all beams share the prompt's blocks and whatever
-// prefix they have in common; dead beams are released before forks are made,
-// which keeps the blocks in use within numBeams sequences' worth.
+// This file is the search alone, step by step; the scheduler keeps the
+// beams' engine sequences (runtime/sched).
 //
 //===----------------------------------------------------------------------===//
 
 #include "llmc/runtime/beam.h"
 
 #include "llmc/support/error.h"
-#include "llmc/support/memory.h"
 
 #include <algorithm>
 #include <cmath>
@@ -113,12 +108,6 @@ private:
   double worst_ = 1e9;
 };
 
-struct Beam {
-  int32_t seq;
-  std::vector<int32_t> tokens;
-  double sum;
-};
-
 struct Candidate {
   double sum;
   int32_t beam, token;
@@ -133,8 +122,9 @@ bool better(const Candidate &a, const Candidate &b) {
 }
 
 /// The `keep` best (beam, token) pairs of one beam's row.
-void topCandidates(std::span<const float> logits, const Beam &beam,
-                   int32_t beamIndex, const std::vector<int32_t> &prompt,
+void topCandidates(std::span<const float> logits,
+                   const BeamSearcher::Beam &beam, int32_t beamIndex,
+                   const std::vector<int32_t> &prompt,
                    const sample::SamplingParams &p, size_t keep,
                    std::vector<Candidate> &out) {
   std::vector<float> lp = sample::logSoftmax(logits);
@@ -165,158 +155,112 @@ void topCandidates(std::span<const float> logits, const Beam &beam,
 
 } // namespace
 
-BeamResult beamSearch(Engine &engine, const tok::Tokenizer *tokenizer,
-                      const std::vector<int32_t> &prompt,
-                      const BeamOptions &options) {
-  options.validate();
-  checkPrompt(engine, prompt);
-  const int64_t vocab = engine.vocabSize();
-  const auto V = static_cast<size_t>(vocab);
-  const int32_t B = options.numBeams;
-  RequestOptions limits;
-  limits.maxNewTokens = options.maxNewTokens;
-  limits.eosIds = options.eosIds;
-  auto isEos = [&](int32_t t) { return limits.isEos(t); };
+struct BeamSearcher::State {
+  explicit State(const BeamOptions &o, int64_t maxLen) : hyps(o, maxLen) {}
+  Hypotheses hyps;
+};
+
+BeamSearcher::BeamSearcher(BeamOptions options, std::vector<int32_t> prompt,
+                           int64_t vocabSize, int64_t contextLength)
+    : options_(std::move(options)), prompt_(std::move(prompt)) {
+  options_.validate();
+  limits_.maxNewTokens = options_.maxNewTokens;
+  limits_.eosIds = options_.eosIds;
   int32_t eosInVocab = 0;
-  for (int64_t e : options.eosIds)
-    eosInVocab += e >= 0 && e < vocab;
-  const size_t keep =
-      static_cast<size_t>(std::max(2, 1 + eosInVocab)) * static_cast<size_t>(B);
+  for (int64_t e : options_.eosIds)
+    eosInVocab += e >= 0 && e < vocabSize;
+  keep_ = static_cast<size_t>(std::max(2, 1 + eosInVocab)) *
+          static_cast<size_t>(options_.numBeams);
   // The length rules of every request (generate() stops the same way).
-  const int64_t P = static_cast<int64_t>(prompt.size());
   const TokenBudget budget =
-      tokenBudget(options.maxNewTokens, P, engine.contextLength());
-  const int64_t maxSteps = budget.tokens;
-  const FinishReason endReason = budget.reason;
+      tokenBudget(options_.maxNewTokens, static_cast<int64_t>(prompt_.size()),
+                  contextLength);
+  maxSteps_ = budget.tokens;
+  endReason_ = budget.reason;
+  state_ = std::make_unique<State>(options_, std::max<int64_t>(maxSteps_, 1));
+  beams_.push_back({{}, 0.0});
+}
 
-  BeamResult result;
-  Hypotheses hyps(options, std::max<int64_t>(maxSteps, 1));
-  std::vector<float> logits(V);
-  RequestClock clock; // a "token" is a step of every beam
-  std::vector<Beam> running;
-  running.push_back({engine.newSequence(), {}, 0.0});
-  engine.prefill(running[0].seq, prompt, logits.data());
-  const int32_t bs = engine.blockSize();
-  auto noteBlocks = [&] {
-    int32_t used = engine.numBlocks() - engine.freeBlocks();
-    int32_t unshared = 0;
-    for (const Beam &b : running)
-      unshared += static_cast<int32_t>((engine.length(b.seq) + bs - 1) / bs);
-    result.stats.peakBlocksUsed = std::max(result.stats.peakBlocksUsed, used);
-    result.stats.peakBlocksUnshared =
-        std::max(result.stats.peakBlocksUnshared, unshared);
-  };
-  noteBlocks();
+BeamSearcher::~BeamSearcher() = default;
 
-  if (maxSteps <= 0) {
+std::vector<BeamSearcher::Next>
+BeamSearcher::step(std::span<const float> logits) {
+  if (done_)
+    return {};
+  if (maxSteps_ <= 0) {
+    done_ = true;
     BeamHypothesis h;
-    h.finishReason = endReason;
-    result.hypotheses.push_back(h);
+    h.finishReason = endReason_;
+    results_.push_back(h);
+    return {};
   }
+  const size_t V = logits.size() / beams_.size();
+  const int32_t B = options_.numBeams;
+  const int64_t t = ++steps_;
   std::vector<Candidate> cands;
-  for (int64_t t = 1; t <= maxSteps; ++t) {
-    cands.clear();
-    for (size_t b = 0; b < running.size(); ++b)
-      topCandidates(std::span<const float>(logits.data() + b * V, V),
-                    running[b], static_cast<int32_t>(b), prompt,
-                    options.penalties, keep, cands);
-    std::sort(cands.begin(), cands.end(), better);
-    if (cands.size() > keep)
-      cands.resize(keep);
+  for (size_t b = 0; b < beams_.size(); ++b)
+    topCandidates(logits.subspan(b * V, V), beams_[b], static_cast<int32_t>(b),
+                  prompt_, options_.penalties, keep_, cands);
+  std::sort(cands.begin(), cands.end(), better);
+  if (cands.size() > keep_)
+    cands.resize(keep_);
 
-    struct Next {
-      int32_t parent, token;
-      double sum;
-    };
-    std::vector<Next> next;
-    for (size_t rank = 0; rank < cands.size(); ++rank) {
-      const Candidate &c = cands[rank];
-      if (isEos(c.token)) {
-        // HF: an EOS outside the top numBeams does not finish a hypothesis.
-        if (rank >= static_cast<size_t>(B))
-          continue;
-        std::vector<int32_t> ids = running[static_cast<size_t>(c.beam)].tokens;
-        ids.push_back(c.token);
-        hyps.add(std::move(ids), c.sum, t, FinishReason::Eos);
-      } else {
-        next.push_back({c.beam, c.token, c.sum});
-      }
-      if (static_cast<int32_t>(next.size()) == B)
-        break;
+  std::vector<Next> next;
+  std::vector<double> sums;
+  for (size_t rank = 0; rank < cands.size(); ++rank) {
+    const Candidate &c = cands[rank];
+    if (limits_.isEos(c.token)) {
+      // HF: an EOS outside the top numBeams does not finish a hypothesis.
+      if (rank >= static_cast<size_t>(B))
+        continue;
+      std::vector<int32_t> ids = beams_[static_cast<size_t>(c.beam)].tokens;
+      ids.push_back(c.token);
+      state_->hyps.add(std::move(ids), c.sum, t, FinishReason::Eos);
+    } else {
+      next.push_back({c.beam, c.token});
+      sums.push_back(c.sum);
     }
-    clock.token();
-    bool done = hyps.isDone(cands.front().sum, t);
-    if (!done && (t == maxSteps || next.empty())) {
-      for (const Next &n : next) {
-        std::vector<int32_t> ids =
-            running[static_cast<size_t>(n.parent)].tokens;
-        ids.push_back(n.token);
-        hyps.add(std::move(ids), n.sum, t, endReason);
-      }
-      done = true;
-    }
-    if (done)
+    if (static_cast<int32_t>(next.size()) == B)
       break;
-
-    // Beams without children die first, so their blocks are free before
-    // the children fork and copy-on-write.
-    std::vector<int32_t> children(running.size(), 0);
-    for (const Next &n : next)
-      ++children[static_cast<size_t>(n.parent)];
-    for (size_t b = 0; b < running.size(); ++b)
-      if (children[b] == 0)
-        engine.releaseSequence(running[b].seq);
-    std::vector<Beam> grown;
-    std::vector<int32_t> seqs, tokens;
-    for (const Next &n : next) {
-      auto p = static_cast<size_t>(n.parent);
-      Beam child;
-      if (--children[p] == 0) {
-        // The last child takes the parent's sequence over: by then every
-        // sibling has forked, so it may write in place.
-        child.seq = running[p].seq;
-      } else {
-        child.seq = engine.forkSequence(running[p].seq);
-      }
-      child.tokens = running[p].tokens;
-      child.tokens.push_back(n.token);
-      child.sum = n.sum;
-      seqs.push_back(child.seq);
-      tokens.push_back(n.token);
-      grown.push_back(std::move(child));
-    }
-    running = std::move(grown);
-    logits.resize(running.size() * V);
-    engine.decode(seqs, tokens, logits.data());
-    ++result.stats.decodeSteps;
-    noteBlocks();
   }
-  for (const Beam &b : running)
-    engine.releaseSequence(b.seq);
+  bool done = state_->hyps.isDone(cands.front().sum, t);
+  if (!done && (t == maxSteps_ || next.empty())) {
+    for (size_t i = 0; i < next.size(); ++i) {
+      std::vector<int32_t> ids =
+          beams_[static_cast<size_t>(next[i].parent)].tokens;
+      ids.push_back(next[i].token);
+      state_->hyps.add(std::move(ids), sums[i], t, endReason_);
+    }
+    done = true;
+  }
+  if (done) {
+    done_ = true;
+    results_ = state_->hyps.best(options_.numReturnSequences);
+    beams_.clear();
+    return {};
+  }
+  std::vector<Beam> grown;
+  for (size_t i = 0; i < next.size(); ++i) {
+    Beam child = beams_[static_cast<size_t>(next[i].parent)];
+    child.tokens.push_back(next[i].token);
+    child.sum = sums[i];
+    grown.push_back(std::move(child));
+  }
+  beams_ = std::move(grown);
+  return next;
+}
 
-  if (result.hypotheses.empty())
-    result.hypotheses = hyps.best(options.numReturnSequences);
+std::vector<BeamHypothesis>
+BeamSearcher::results(const tok::Tokenizer *tokenizer) const {
+  std::vector<BeamHypothesis> out = results_;
   if (tokenizer)
-    for (BeamHypothesis &h : result.hypotheses) {
+    for (BeamHypothesis &h : out) {
       std::vector<int32_t> ids = h.outputIds;
-      if (!ids.empty() && isEos(ids.back()))
+      if (!ids.empty() && limits_.isEos(ids.back()))
         ids.pop_back();
       h.text = tokenizer->decode(ids, /*skipSpecial=*/true);
     }
-
-  GenerationMetrics &m = result.metrics;
-  m.promptTokens = P;
-  m.generatedTokens =
-      static_cast<int64_t>(result.hypotheses.front().outputIds.size());
-  m.ttftSeconds = clock.ttftSeconds();
-  m.prefillTokensPerSecond = m.ttftSeconds > 0 ? P / m.ttftSeconds : 0;
-  m.tpotSeconds = clock.tpotSeconds();
-  m.decodeTokensPerSecond = m.tpotSeconds > 0 ? 1.0 / m.tpotSeconds : 0;
-  m.peakRssBytes = peakRssBytes();
-  m.kvBytesPerToken = engine.kvBytesPerToken();
-  // What the beams held at their peak, sharing counted once.
-  m.kvBytesUsed = m.kvBytesPerToken * result.stats.peakBlocksUsed * bs;
-  return result;
+  return out;
 }
 
 } // namespace llmc

@@ -44,6 +44,26 @@ TokenBudget tokenBudget(int64_t maxNewTokens, int64_t promptTokens,
   return {std::max<int64_t>(fit, 0), FinishReason::Context};
 }
 
+TokenLogprobs tokenLogprobs(std::span<const float> logits, int32_t token,
+                            int32_t k) {
+  std::vector<float> lp = sample::logSoftmax(logits);
+  TokenLogprobs t;
+  t.token = token;
+  t.logprob = lp.at(static_cast<size_t>(token));
+  const size_t keep =
+      std::min(lp.size(), static_cast<size_t>(std::max<int32_t>(k, 0)));
+  std::vector<int32_t> order(lp.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = static_cast<int32_t>(i);
+  std::partial_sort(order.begin(), order.begin() + static_cast<long>(keep),
+                    order.end(), [&](int32_t a, int32_t b) {
+                      return lp[a] > lp[b] || (lp[a] == lp[b] && a < b);
+                    });
+  for (size_t i = 0; i < keep; ++i)
+    t.top.emplace_back(order[i], lp[static_cast<size_t>(order[i])]);
+  return t;
+}
+
 void RequestClock::token(Clock::time_point now) {
   if (tokens == 0)
     firstToken = now;
@@ -96,6 +116,8 @@ int32_t RequestState::accept(std::span<const float> logits,
   if (finished())
     throw Error("internal error: a token accepted after the request ended");
   int32_t token = sampler_.sample(logits, prompt_, output_, trace, topN);
+  if (options_.logprobs >= 0)
+    logprobs_.push_back(tokenLogprobs(logits, token, options_.logprobs));
   push(token);
   return token;
 }

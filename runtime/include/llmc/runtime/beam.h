@@ -1,11 +1,11 @@
-//===- beam.h - Beam search and parallel samples over shared KV --*- C++
-//-*-===//
+//===- beam.h - Beam search and parallel samples over shared KV -*- C++ -*-===//
 //
-// Both run several sequences that start from one prompt. The prompt is
-// prefilled once; every other sequence is an Engine::forkSequence of it, so
-// the prompt's KV blocks are shared and only a partially filled last block is
-// copied before it is written (copy-on-write, see Engine::reserve). Each step
-// is one batched Engine::decode over all live sequences.
+// Both run several sequences that start from one prompt, as one request of
+// the scheduler (runtime/sched): the prompt is prefilled once; every other
+// sequence is a fork of it, so the prompt's KV blocks are shared and only a
+// partially filled last block is copied before it is written
+// (copy-on-write, see KvManager). Each step is one batched engine step over
+// all live sequences.
 //
 // Beam search follows Hugging Face transformers' BeamSearchScorer and
 // BeamHypotheses (transformers 4.36-4.49; the later vectorised rewrite keeps
@@ -45,6 +45,8 @@
 #pragma once
 
 #include "llmc/runtime/generate.h"
+
+#include <memory>
 
 #include <cstdint>
 #include <string>
@@ -93,6 +95,49 @@ struct BeamResult {
   std::vector<BeamHypothesis> hypotheses; // best first, numReturnSequences
   GenerationMetrics metrics;              // generatedTokens: of the best
   BeamStats stats;
+};
+
+/// The search itself, step by step, without the KV bookkeeping (the
+/// scheduler keeps one engine sequence per running beam).
+class BeamSearcher {
+public:
+  /// Validates `options` (throws llmc::Error naming the flag).
+  BeamSearcher(BeamOptions options, std::vector<int32_t> prompt,
+               int64_t vocabSize, int64_t contextLength);
+  ~BeamSearcher();
+
+  struct Beam {
+    std::vector<int32_t> tokens;
+    double sum = 0; // log-probability of the tokens
+  };
+  /// A running beam of the next step: beam `parent` of this step with
+  /// `token` appended.
+  struct Next {
+    int32_t parent, token;
+  };
+  /// Feeds one row of logits per running beam, in beams() order (the first
+  /// step: the prompt's one row). Returns the next running beams; empty
+  /// once the search is over.
+  std::vector<Next> step(std::span<const float> logits);
+  bool done() const { return done_; }
+  const std::vector<Beam> &beams() const { return beams_; }
+  int64_t steps() const { return steps_; }
+  /// The best numReturnSequences hypotheses, best first, with their text
+  /// (EOS excluded) when `tokenizer` is given. Once done().
+  std::vector<BeamHypothesis> results(const tok::Tokenizer *tokenizer) const;
+
+private:
+  struct State;
+  BeamOptions options_;
+  std::vector<int32_t> prompt_;
+  RequestOptions limits_;
+  size_t keep_ = 0;
+  int64_t maxSteps_ = 0, steps_ = 0;
+  FinishReason endReason_ = FinishReason::Length;
+  std::unique_ptr<State> state_;
+  std::vector<Beam> beams_;
+  std::vector<BeamHypothesis> results_;
+  bool done_ = false;
 };
 
 /// Beam search from `prompt`. `tokenizer` may be null (no text). The engine

@@ -46,6 +46,10 @@ struct RequestOptions {
   sample::SamplingParams sampling;
   std::vector<std::string> stops; // matched on the text
   std::vector<int64_t> eosIds;    // empty = ignore EOS
+  /// -1: no log-probabilities; k >= 0: each generated token's and the k
+  /// most likely alternatives', from the model's raw distribution (before
+  /// any sampling processor), as the OpenAI API reports them.
+  int32_t logprobs = -1;
 
   bool isEos(int32_t token) const;
   /// Throws llmc::Error naming the flag for a bad value.
@@ -76,6 +80,18 @@ struct RequestClock {
   /// (t_N - t_1) / (N - 1); 0 below two tokens.
   double tpotSeconds() const;
 };
+
+/// A generated token's log-probability and the best alternatives.
+struct TokenLogprobs {
+  int32_t token = -1;
+  float logprob = 0;
+  std::vector<std::pair<int32_t, float>> top; // best first
+};
+
+/// log_softmax of `logits` at `token`, and the `k` best ids (ties: lower
+/// id first).
+TokenLogprobs tokenLogprobs(std::span<const float> logits, int32_t token,
+                            int32_t k);
 
 struct GenerationMetrics {
   int64_t promptTokens = 0, generatedTokens = 0;
@@ -119,6 +135,8 @@ public:
   const std::string &text() const { return text_; }
   const std::vector<int32_t> &prompt() const { return prompt_; }
   const std::vector<int32_t> &outputIds() const { return output_; }
+  /// One entry per generated token when options().logprobs >= 0.
+  const std::vector<TokenLogprobs> &logprobs() const { return logprobs_; }
   const RequestOptions &options() const { return options_; }
   sample::Sampler &sampler() { return sampler_; }
   RequestClock &clock() { return clock_; }
@@ -137,6 +155,7 @@ private:
   RequestOptions options_;
   const tok::Tokenizer *tokenizer_;
   std::vector<int32_t> prompt_, output_;
+  std::vector<TokenLogprobs> logprobs_;
   TokenBudget budget_;
   sample::Sampler sampler_;
   std::unique_ptr<text::StreamDecoder> detok_;

@@ -1,0 +1,554 @@
+//===- scheduler.cpp - Continuous batching over one engine ----------------===//
+//
+// The unit of scheduling is a sequence: the tokens it must hold in the KV
+// cache before its next logits (prompt + generated; the last generated one
+// not yet fed) and how many of them are computed. Prefill, chunked
+// prefill, decode and the recompute after a preemption are all "compute
+// the tokens you have not computed", as in vLLM V1.
+//
+//===----------------------------------------------------------------------===//
+#include "llmc/runtime/scheduler.h"
+
+#include "llmc/support/error.h"
+#include "llmc/support/memory.h"
+
+#include <algorithm>
+#include <set>
+
+namespace llmc {
+
+void SchedulerOptions::validate() const {
+  if (maxNumSeqs < 1)
+    throw Error("--max-num-seqs must be at least 1, got " +
+                std::to_string(maxNumSeqs));
+  if (maxNumBatchedTokens < 1)
+    throw Error("--max-num-batched-tokens must be at least 1, got " +
+                std::to_string(maxNumBatchedTokens));
+}
+
+namespace {
+
+struct Seq {
+  int32_t kv = -1;             // engine sequence; -1 while not running
+  std::vector<int32_t> tokens; // what the cache must hold for its next logits
+  int64_t computed = 0;        // of `tokens`, in the cache
+  RequestState *request = nullptr; // sampling; null for a beam
+  std::vector<float> row;          // a beam's logits, held for the group
+  bool done = false;
+  int64_t pending() const {
+    return done || !row.empty()
+               ? 0
+               : static_cast<int64_t>(tokens.size()) - computed;
+  }
+};
+
+} // namespace
+
+struct Scheduler::Group {
+  ScheduledRequest req;
+  std::vector<std::unique_ptr<RequestState>> samples; // sampling: n
+  std::unique_ptr<BeamSearcher> beam;
+  std::vector<Seq> seqs; // live or done sequences
+  bool forked = false;   // the n samples exist (after the prompt's logits)
+  bool admitted = false; // ever
+  int64_t cachedPromptTokens = 0, preemptions = 0;
+  RequestClock beamClock; // a beam step is a "token"
+  BeamStats beamStats;
+
+  int32_t seats() const {
+    return beam ? req.beam->numBeams : std::max(1, req.n);
+  }
+  bool finished() const {
+    if (beam)
+      return beam->done();
+    for (const auto &s : samples)
+      if (!s->finished())
+        return false;
+    return true;
+  }
+};
+
+Scheduler::Scheduler(Engine &engine, const tok::Tokenizer *tokenizer,
+                     SchedulerOptions options)
+    : engine_(engine), tokenizer_(tokenizer), options_(options) {
+  options_.validate();
+}
+
+Scheduler::~Scheduler() {
+  // Whatever is left gives its blocks back (the engine may outlive us).
+  for (auto &g : running_)
+    for (Seq &s : g->seqs)
+      if (s.kv >= 0)
+        engine_.releaseSequence(s.kv);
+}
+
+int32_t Scheduler::runningSequences() const {
+  int32_t n = 0;
+  for (const auto &g : running_)
+    for (const Seq &s : g->seqs)
+      n += s.kv >= 0;
+  return n;
+}
+
+double Scheduler::kvUsage() const {
+  const KvManager &kv = engine_.kv();
+  return static_cast<double>(kv.usedBlocks()) /
+         static_cast<double>(kv.numBlocks());
+}
+
+void Scheduler::add(ScheduledRequest r) {
+  if (r.n < 1)
+    throw Error("n must be at least 1, got " + std::to_string(r.n));
+  if (r.beam && r.n != 1)
+    throw Error("beam search and n > 1 samples cannot be combined");
+  r.options.validate();
+  if (r.beam) {
+    r.beam->validate();
+    r.options.maxNewTokens = r.beam->maxNewTokens;
+    r.options.eosIds = r.beam->eosIds;
+  }
+  checkPrompt(engine_, r.prompt);
+  if (!r.options.stops.empty() && !tokenizer_)
+    throw Error("stop strings need a tokenizer, and this plan has none");
+  auto g = std::make_unique<Group>();
+  const int32_t seats = r.beam ? r.beam->numBeams : r.n;
+  if (seats > options_.maxNumSeqs)
+    throw Error("the request needs " + std::to_string(seats) +
+                " sequences at once but --max-num-seqs is " +
+                std::to_string(options_.maxNumSeqs));
+  // Alone, every sequence may hold its prompt and all it generates without
+  // sharing (a preempted request recomputes its samples one by one), so a
+  // request that fits this way can always finish.
+  const int64_t P = static_cast<int64_t>(r.prompt.size());
+  const int64_t G =
+      tokenBudget(r.options.maxNewTokens, P, engine_.contextLength()).tokens;
+  const int64_t tokens = P + std::max<int64_t>(G, 1) - 1;
+  const int64_t bs = engine_.blockSize();
+  const int64_t blocks = seats * ((tokens + bs - 1) / bs);
+  if (blocks > engine_.numBlocks())
+    throw Error(
+        "the request needs room for " + std::to_string(seats * tokens) +
+        " tokens (" + std::to_string(P) + " prompt + " + std::to_string(G) +
+        " to generate" + (seats > 1 ? ", times " + std::to_string(seats) +
+                                          " sequences"
+                                    : std::string()) +
+        ") but the KV cache holds " +
+        std::to_string(int64_t(engine_.numBlocks()) * bs) +
+        " tokens; raise --kv-cache-memory or --kv-cache-blocks, or lower "
+        "max_new_tokens");
+
+  if (r.beam) {
+    g->beam = std::make_unique<BeamSearcher>(*r.beam, r.prompt,
+                                             engine_.vocabSize(),
+                                             engine_.contextLength());
+    g->beamClock.arrival = g->beamClock.scheduled = r.arrival;
+  } else {
+    for (int32_t i = 0; i < r.n; ++i) {
+      RequestOptions o = r.options;
+      o.sampling.seed += static_cast<uint64_t>(i);
+      g->samples.push_back(std::make_unique<RequestState>(
+          o, tokenizer_, r.prompt, engine_.contextLength(), r.arrival));
+    }
+  }
+  Seq first;
+  first.tokens = r.prompt;
+  first.request = g->beam ? nullptr : g->samples[0].get();
+  g->seqs.push_back(std::move(first));
+  g->req = std::move(r);
+  counters_.promptTokens += P;
+  waiting_.push_back(std::move(g));
+}
+
+void Scheduler::finishGroup(Group &g,
+                            std::vector<std::unique_ptr<Group>> &from) {
+  for (Seq &s : g.seqs)
+    if (s.kv >= 0) {
+      engine_.releaseSequence(s.kv);
+      s.kv = -1;
+    }
+  RequestResult result;
+  result.id = g.req.id;
+  result.cachedPromptTokens = g.cachedPromptTokens;
+  const int64_t prefilled =
+      static_cast<int64_t>(g.req.prompt.size()) - g.cachedPromptTokens;
+  if (g.beam) {
+    for (const BeamHypothesis &h : g.beam->results(tokenizer_)) {
+      SequenceOutput o;
+      o.outputIds = h.outputIds;
+      o.text = h.text;
+      o.finishReason = h.finishReason;
+      o.score = h.score;
+      o.sumLogprobs = h.sumLogprobs;
+      result.outputs.push_back(std::move(o));
+    }
+    GenerationMetrics &m = result.metrics;
+    m.promptTokens = static_cast<int64_t>(g.req.prompt.size());
+    m.generatedTokens = result.outputs.empty()
+                            ? 0
+                            : static_cast<int64_t>(
+                                  result.outputs[0].outputIds.size());
+    m.queueSeconds = g.beamClock.queueSeconds();
+    m.ttftSeconds = g.beamClock.ttftSeconds();
+    m.tpotSeconds = g.beamClock.tpotSeconds();
+    double prefillSeconds = m.ttftSeconds - m.queueSeconds;
+    m.prefillTokensPerSecond =
+        prefillSeconds > 0 ? static_cast<double>(prefilled) / prefillSeconds
+                           : 0;
+    m.decodeTokensPerSecond = m.tpotSeconds > 0 ? 1.0 / m.tpotSeconds : 0;
+    result.beamStats = g.beamStats;
+    result.beamStats.decodeSteps = std::max<int64_t>(g.beam->steps() - 1, 0);
+  } else {
+    for (auto &s : g.samples) {
+      if (!s->finished())
+        s->finish(FinishReason::Abort);
+      SequenceOutput o;
+      o.outputIds = s->outputIds();
+      o.text = s->text();
+      o.finishReason = s->finishReason();
+      o.logprobs = s->logprobs();
+      result.outputs.push_back(std::move(o));
+    }
+    result.metrics = g.samples[0]->metrics(prefilled);
+  }
+  result.metrics.preemptions = g.preemptions;
+  result.metrics.reusedPromptTokens = g.cachedPromptTokens;
+  result.metrics.peakRssBytes = peakRssBytes();
+  result.metrics.kvBytesPerToken = engine_.kvBytesPerToken();
+  counters_.finished[result.outputs.empty()
+                         ? FinishReason::Abort
+                         : result.outputs[0].finishReason]++;
+  auto onFinish = std::move(g.req.onFinish);
+  // Remove the group before the callback, which may add requests.
+  std::unique_ptr<Group> keep;
+  for (auto it = from.begin(); it != from.end(); ++it)
+    if (it->get() == &g) {
+      keep = std::move(*it);
+      from.erase(it);
+      break;
+    }
+  if (onFinish)
+    onFinish(std::move(result));
+}
+
+bool Scheduler::abort(uint64_t id) {
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
+    if ((*it)->req.id == id) {
+      std::vector<std::unique_ptr<Group>> one;
+      one.push_back(std::move(*it));
+      waiting_.erase(it);
+      for (auto &s : one[0]->samples)
+        s->finish(FinishReason::Abort);
+      finishGroup(*one[0], one);
+      return true;
+    }
+  for (auto &g : running_)
+    if (g->req.id == id) {
+      for (auto &s : g->samples)
+        s->finish(FinishReason::Abort);
+      finishGroup(*g, running_);
+      return true;
+    }
+  return false;
+}
+
+bool Scheduler::preemptNewest(Group *current) {
+  std::unique_ptr<Group> victim = std::move(running_.back());
+  running_.pop_back();
+  const bool self = victim.get() == current;
+  for (Seq &s : victim->seqs) {
+    if (s.kv >= 0)
+      engine_.releaseSequence(s.kv);
+    s.kv = -1;
+    s.computed = 0;
+    s.row.clear();
+  }
+  ++victim->preemptions;
+  ++counters_.preemptions;
+  waiting_.push_front(std::move(victim));
+  return self;
+}
+
+namespace {
+
+/// What one sequence does in the step being built.
+struct Planned {
+  Scheduler::Group *group;
+  size_t seq;
+  int64_t n;
+};
+
+} // namespace
+
+int64_t Scheduler::step() {
+  if (idle())
+    return 0;
+  int64_t budget = options_.maxNumBatchedTokens;
+  std::vector<Planned> plan;
+  int64_t plannedBlocks = 0;
+  auto blocksFor = [&](const Seq &s, int64_t n) {
+    return static_cast<int64_t>(engine_.kv().blocksNeeded(s.kv, n));
+  };
+
+  // 1. Running requests, oldest first.
+  for (size_t gi = 0; gi < running_.size() && budget > 0; ++gi) {
+    Group *g = running_[gi].get();
+    bool preemptedSelf = false;
+    for (size_t si = 0; si < g->seqs.size() && budget > 0; ++si) {
+      Seq &s = g->seqs[si];
+      int64_t n = std::min(s.pending(), budget);
+      if (n <= 0)
+        continue;
+      int64_t need = blocksFor(s, n);
+      while (plannedBlocks + need > engine_.kv().availableBlocks()) {
+        if (preemptNewest(g)) {
+          preemptedSelf = true;
+          break;
+        }
+      }
+      if (preemptedSelf)
+        break;
+      plan.push_back({g, si, n});
+      plannedBlocks += need;
+      budget -= n;
+    }
+    if (preemptedSelf) {
+      // Its sequences planned before the preemption give their room back.
+      for (auto it = plan.begin(); it != plan.end();)
+        if (it->group == g) {
+          budget += it->n;
+          it = plan.erase(it);
+        } else {
+          ++it;
+        }
+      plannedBlocks = 0;
+      for (const Planned &p : plan)
+        plannedBlocks += blocksFor(p.group->seqs[p.seq], p.n);
+      break; // everything after it was preempted already
+    }
+  }
+
+  // 2. Waiting requests, first come first served.
+  int32_t seats = 0;
+  for (const auto &g : running_)
+    seats += g->seats();
+  while (!waiting_.empty() && budget > 0) {
+    Group *g = waiting_.front().get();
+    if (seats + g->seats() > options_.maxNumSeqs)
+      break;
+    // Each live sequence starts over from what the prefix cache has; the
+    // room is checked once the cached blocks are attached (they leave the
+    // evictable set), and the attachment undone if the chunks do not fit.
+    KvManager &kv = engine_.kv();
+    for (Seq &s : g->seqs)
+      if (!s.done) {
+        s.kv = kv.create();
+        s.computed = kv.attachCachedPrefix(s.kv, s.tokens);
+      }
+    std::vector<Planned> chunks;
+    int64_t need = 0, tokens = 0;
+    for (size_t si = 0; si < g->seqs.size(); ++si) {
+      const Seq &s = g->seqs[si];
+      int64_t n = std::min(s.pending(), budget - tokens);
+      if (n <= 0)
+        continue;
+      need += blocksFor(s, n);
+      chunks.push_back({g, si, n});
+      tokens += n;
+    }
+    if (chunks.empty() || plannedBlocks + need > kv.availableBlocks()) {
+      for (Seq &s : g->seqs)
+        if (s.kv >= 0) {
+          kv.release(s.kv);
+          s.kv = -1;
+          s.computed = 0;
+        }
+      break;
+    }
+    std::unique_ptr<Group> owned = std::move(waiting_.front());
+    waiting_.pop_front();
+    for (const Seq &s : g->seqs)
+      if (!s.done) {
+        counters_.prefixQueryTokens += static_cast<int64_t>(s.tokens.size());
+        counters_.prefixHitTokens += s.computed;
+      }
+    if (!g->admitted) {
+      g->admitted = true;
+      g->cachedPromptTokens = g->seqs[0].computed;
+      const auto now = RequestClock::Clock::now();
+      for (auto &sample : g->samples)
+        sample->clock().scheduled = now;
+      g->beamClock.scheduled = now;
+    }
+    plan.insert(plan.end(), chunks.begin(), chunks.end());
+    plannedBlocks += need;
+    budget -= tokens;
+    seats += g->seats();
+    running_.push_back(std::move(owned));
+  }
+
+  if (plan.empty()) {
+    if (idle())
+      return 0;
+    throw Error("internal error: the scheduler found nothing to run with " +
+                std::to_string(waiting_.size()) + " requests waiting and " +
+                std::to_string(running_.size()) + " running");
+  }
+
+  // 3. One engine step.
+  std::vector<StepWork> work;
+  int64_t rows = 0;
+  for (const Planned &p : plan) {
+    Seq &s = p.group->seqs[p.seq];
+    StepWork w;
+    w.seq = s.kv;
+    w.tokens = std::span<const int32_t>(s.tokens).subspan(
+        static_cast<size_t>(s.computed), static_cast<size_t>(p.n));
+    w.logitRows = s.computed + p.n == static_cast<int64_t>(s.tokens.size());
+    rows += w.logitRows;
+    work.push_back(w);
+  }
+  const auto V = static_cast<size_t>(engine_.vocabSize());
+  logits_.resize(static_cast<size_t>(std::max<int64_t>(rows, 1)) * V);
+  engine_.step(work, logits_.data());
+  ++counters_.steps;
+  counters_.maxRunningSeqs =
+      std::max(counters_.maxRunningSeqs, static_cast<int32_t>(plan.size()));
+  int64_t ran = 0;
+
+  // 4. Logits to tokens.
+  std::set<Group *> touched;
+  size_t row = 0;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    Group &g = *plan[i].group;
+    g.seqs[plan[i].seq].computed += plan[i].n;
+    ran += plan[i].n;
+    if (!work[i].logitRows)
+      continue;
+    std::span<const float> logits(logits_.data() + row * V, V);
+    ++row;
+    touched.insert(&g);
+    if (g.beam) {
+      g.seqs[plan[i].seq].row.assign(logits.begin(), logits.end());
+      continue;
+    }
+    // The prompt's logits of a request of n samples: every sample starts
+    // here, as a fork sharing the prompt's blocks.
+    size_t first = plan[i].seq, last = plan[i].seq + 1;
+    if (!g.forked && g.req.n > 1) {
+      g.forked = true;
+      for (int32_t k = 1; k < g.req.n; ++k) {
+        Seq fork;
+        fork.kv = engine_.forkSequence(g.seqs[0].kv);
+        fork.tokens = g.seqs[0].tokens;
+        fork.computed = g.seqs[0].computed;
+        fork.request = g.samples[static_cast<size_t>(k)].get();
+        g.seqs.push_back(std::move(fork));
+      }
+      first = 0;
+      last = g.seqs.size();
+    }
+    for (size_t k = first; k < last; ++k)
+      sampleNext(g, k, logits);
+  }
+
+  // 5. Beam groups whose every running beam has its row take a step.
+  for (Group *g : touched) {
+    if (!g->beam)
+      continue;
+    noteBeamBlocks(*g);
+    bool ready = true;
+    for (const Seq &s : g->seqs)
+      ready &= s.done || !s.row.empty();
+    if (!ready)
+      continue;
+    std::vector<float> rowsAll;
+    for (const Seq &s : g->seqs)
+      rowsAll.insert(rowsAll.end(), s.row.begin(), s.row.end());
+    std::vector<BeamSearcher::Next> next = g->beam->step(rowsAll);
+    g->beamClock.token();
+    if (g->beam->done())
+      continue;
+    // Beams without children die first, so their blocks are free before
+    // the children fork; the last child of a beam takes its sequence over
+    // (every sibling has forked by then, so it may write in place).
+    std::vector<int32_t> children(g->seqs.size(), 0);
+    for (const auto &n : next)
+      ++children[static_cast<size_t>(n.parent)];
+    for (size_t b = 0; b < g->seqs.size(); ++b)
+      if (children[b] == 0 && g->seqs[b].kv >= 0)
+        engine_.releaseSequence(g->seqs[b].kv);
+    std::vector<Seq> grown;
+    for (const auto &n : next) {
+      Seq &parent = g->seqs[static_cast<size_t>(n.parent)];
+      Seq child;
+      child.kv = --children[static_cast<size_t>(n.parent)] == 0
+                     ? parent.kv
+                     : engine_.forkSequence(parent.kv);
+      child.tokens = parent.tokens;
+      child.tokens.push_back(n.token);
+      child.computed = parent.computed;
+      grown.push_back(std::move(child));
+    }
+    g->seqs = std::move(grown);
+  }
+
+  // 6. Finished requests leave, freeing their blocks now.
+  for (Group *g : touched)
+    if (g->finished())
+      finishGroup(*g, running_);
+  return ran;
+}
+
+void Scheduler::sampleNext(Group &g, size_t index,
+                           std::span<const float> logits) {
+  Seq &s = g.seqs[index];
+  RequestState &q = *s.request;
+  if (q.finished())
+    return;
+  int32_t token = q.accept(logits);
+  ++counters_.generationTokens;
+  RequestEvent e;
+  e.id = g.req.id;
+  e.index = static_cast<int32_t>(index);
+  e.tokens = {token};
+  if (q.options().logprobs >= 0)
+    e.logprobs = {q.logprobs().back()};
+  e.text = q.takeText();
+  if (q.finished()) {
+    // A finished sample gives its blocks back now.
+    e.finished = q.finishReason();
+    s.done = true;
+    engine_.releaseSequence(s.kv);
+    s.kv = -1;
+  } else {
+    s.tokens.push_back(token);
+  }
+  if (g.req.onEvent)
+    g.req.onEvent(e);
+}
+
+void Scheduler::noteBeamBlocks(Group &g) {
+  // Blocks the beams hold now, sharing counted once, and what they would
+  // hold unshared.
+  std::set<int32_t> held;
+  int32_t unshared = 0;
+  const int64_t bs = engine_.blockSize();
+  for (const Seq &s : g.seqs) {
+    if (s.kv < 0)
+      continue;
+    const auto &table = engine_.kv().blockTable(s.kv);
+    held.insert(table.begin(), table.end());
+    unshared += static_cast<int32_t>((s.computed + bs - 1) / bs);
+  }
+  g.beamStats.peakBlocksUsed =
+      std::max(g.beamStats.peakBlocksUsed, static_cast<int32_t>(held.size()));
+  g.beamStats.peakBlocksUnshared =
+      std::max(g.beamStats.peakBlocksUnshared, unshared);
+}
+
+void Scheduler::runToCompletion() {
+  while (!idle())
+    step();
+}
+
+} // namespace llmc
