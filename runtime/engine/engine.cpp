@@ -4,6 +4,7 @@
 #include "llmc/support/error.h"
 #include "llmc/support/memory.h"
 
+#include <climits>
 #include <algorithm>
 #include <cstring>
 
@@ -24,17 +25,23 @@ int64_t kvBytesPerToken(const PlanConfig &c) {
          static_cast<int64_t>(dtypeBytes(c.kvDtype, 1));
 }
 
-KvManager::Options poolOptions(const Plan &plan, const EngineOptions &o) {
+/// The pool's size and how it was chosen.
+std::pair<KvManager::Options, std::string>
+poolOptions(const Plan &plan, const EngineOptions &o,
+            const LoadedBackend &backend) {
   if (o.blockSize <= 0)
     throw Error("--block-size must be positive, got " +
                 std::to_string(o.blockSize));
   const int64_t bs = o.blockSize;
-  const int64_t blockBytes = kvBytesPerToken(plan.config()) * bs;
+  const int64_t blockBytes = std::max<int64_t>(kvBytesPerToken(plan.config()) * bs, 1);
   int64_t blocks;
+  std::string origin;
   if (o.kvCacheBlocks > 0) {
     blocks = o.kvCacheBlocks;
+    origin = "--kv-cache-blocks";
   } else if (o.kvCacheBytes > 0) {
-    blocks = o.kvCacheBytes / std::max<int64_t>(blockBytes, 1);
+    blocks = o.kvCacheBytes / blockBytes;
+    origin = "--kv-cache-memory";
     if (blocks < 1)
       throw Error("--kv-cache-memory " + std::to_string(o.kvCacheBytes) +
                   " bytes holds no KV block: one block of " +
@@ -43,13 +50,35 @@ KvManager::Options poolOptions(const Plan &plan, const EngineOptions &o) {
   } else {
     int64_t perSeq = (planContext(plan, o) + bs - 1) / bs;
     blocks = perSeq * std::max(1, o.maxSequences);
+    origin = "default (" + std::to_string(std::max(1, o.maxSequences)) +
+             " x the context)";
+    // A device that reports its memory holds the pool there; the host's
+    // available memory otherwise.
+    int64_t memory = backend.devices.empty()
+                         ? 0
+                         : static_cast<int64_t>(backend.devices[0].memory_bytes);
+    const char *where = "of the GPU's memory";
+    if (memory == 0) {
+      memory = availableMemoryBytes();
+      where = "of the available memory";
+    }
+    int64_t cap = static_cast<int64_t>(kDefaultKvMemoryShare *
+                                       static_cast<double>(memory)) /
+                  blockBytes;
+    if (memory > 0 && cap >= 1 && cap < blocks) {
+      blocks = cap;
+      origin = "default (" +
+               std::to_string(static_cast<int>(kDefaultKvMemoryShare * 100)) +
+               "% " + where + ")";
+    }
   }
   if (blocks > INT32_MAX / bs)
     throw Error("the KV cache of " + std::to_string(blocks) +
                 " blocks is larger than llmc can address (" +
                 std::to_string(INT32_MAX / bs) + " blocks of " +
                 std::to_string(bs) + " tokens)");
-  return {static_cast<int32_t>(blocks), o.blockSize, o.prefixCaching};
+  return {{static_cast<int32_t>(blocks), o.blockSize, o.prefixCaching},
+          origin};
 }
 
 } // namespace
@@ -84,11 +113,18 @@ const LoadedBackend &chooseBackend(const BackendRegistry &registry,
 
 Engine::Engine(const Plan &plan, const BackendRegistry &registry,
                EngineOptions options)
-    : plan_(plan), options_(options),
-      contextLength_(planContext(plan, options)),
-      kv_(poolOptions(plan, options)) {
-  const LoadedBackend &chosen =
-      chooseBackend(registry, options.backend, plan.config().target);
+    : Engine(plan, options,
+             chooseBackend(registry, options.backend, plan.config().target)) {}
+
+Engine::Engine(const Plan &plan, const EngineOptions &options,
+               const LoadedBackend &chosen)
+    : Engine(plan, options, chosen, poolOptions(plan, options, chosen)) {}
+
+Engine::Engine(const Plan &plan, const EngineOptions &options,
+               const LoadedBackend &chosen,
+               const std::pair<KvManager::Options, std::string> &pool)
+    : StepRunner(pool.first, planContext(plan, options)), plan_(plan),
+      options_(options), kvOrigin_(pool.second) {
   llmc_backend_options bo{};
   bo.threads = options.threads;
   bo.memory_fraction = 0.9f;
@@ -107,7 +143,7 @@ Engine::Engine(const Plan &plan, const BackendRegistry &registry,
   kv.head_dim = static_cast<uint32_t>(c.headDim);
   kv.dtype = c.kvDtype;
   kv.block_size = static_cast<uint32_t>(options.blockSize);
-  kv.num_blocks = static_cast<uint32_t>(kv_.numBlocks());
+  kv.num_blocks = static_cast<uint32_t>(numBlocks());
   cache_ = std::make_unique<DeviceKvCache>(backend_->createKvCache(kv));
 }
 
@@ -117,60 +153,32 @@ int64_t Engine::kvBytesPerToken() const {
   return llmc::kvBytesPerToken(plan_.config());
 }
 
-int64_t Engine::kvPoolBytes() const {
-  return kvBytesPerToken() * kv_.numBlocks() * kv_.blockSize();
+void Engine::copyBlock(int32_t src, int32_t dst) {
+  cache_->copyBlock(src, dst);
 }
 
-bool Engine::fits(std::span<const StepWork> work) const {
-  int64_t need = 0;
-  for (const StepWork &w : work)
-    need += kv_.blocksNeeded(w.seq, static_cast<int64_t>(w.tokens.size()));
-  return need <= kv_.availableBlocks();
-}
-
-void Engine::step(std::span<const StepWork> work, float *logits) {
-  for (const StepWork &w : work) {
-    int64_t end = kv_.length(w.seq) + static_cast<int64_t>(w.tokens.size());
-    if (end > contextLength_)
-      throw Error("sequence needs " + std::to_string(end) +
-                  " positions but the context length is " +
-                  std::to_string(contextLength_));
-  }
-  if (!fits(work))
-    throw Error("KV cache is full: all " + std::to_string(kv_.numBlocks()) +
-                " blocks of " + std::to_string(kv_.blockSize()) +
-                " tokens are in use (give it more with --kv-cache-memory or "
-                "--kv-cache-blocks, or shorten the prompt)");
-  std::vector<BlockCopy> copies;
-  for (const StepWork &w : work)
-    if (!kv_.reserve(w.seq, static_cast<int64_t>(w.tokens.size()), copies))
-      throw Error("internal error: a KV reservation failed after fits()");
-  for (const BlockCopy &c : copies)
-    cache_->copyBlock(c.src, c.dst);
-
-  StepBatch batch = buildStep(kv_, work);
+void Engine::execute(const StepBatch &batch, std::span<const StepWork> work,
+                     float *logits) {
   const size_t V = static_cast<size_t>(vocabSize());
-  if (batch.graph == "verify") {
-    if (!prepared_.count("verify"))
-      throw Error(plan_.path() + ": the plan has no 'verify' graph");
-    // Every row comes back; keep the ones each sequence asked for.
-    scratch_.resize(batch.tokens.size() * V);
-    backend_->execute(prepared_.at("verify"), cache_.get(),
-                      batch.args(scratch_.data()));
-    size_t out = 0;
-    for (size_t i = 0; i < work.size(); ++i) {
-      const auto end = static_cast<size_t>(batch.queryStart[i + 1]);
-      const auto rows = static_cast<size_t>(work[i].logitRows);
-      std::memcpy(logits + out * V, scratch_.data() + (end - rows) * V,
-                  rows * V * sizeof(float));
-      out += rows;
-    }
-  } else {
+  if (batch.graph != "verify") {
     backend_->execute(prepared_.at(batch.graph), cache_.get(),
                       batch.args(logits));
+    return;
   }
-  for (const StepWork &w : work)
-    kv_.append(w.seq, w.tokens);
+  if (!prepared_.count("verify"))
+    throw Error(plan_.path() + ": the plan has no 'verify' graph");
+  // Every row comes back; keep the ones each sequence asked for.
+  scratch_.resize(batch.tokens.size() * V);
+  backend_->execute(prepared_.at("verify"), cache_.get(),
+                    batch.args(scratch_.data()));
+  size_t out = 0;
+  for (size_t i = 0; i < work.size(); ++i) {
+    const auto end = static_cast<size_t>(batch.queryStart[i + 1]);
+    const auto rows = static_cast<size_t>(work[i].logitRows);
+    std::memcpy(logits + out * V, scratch_.data() + (end - rows) * V,
+                rows * V * sizeof(float));
+    out += rows;
+  }
 }
 
 void Engine::prefill(int32_t seq, std::span<const int32_t> tokens,

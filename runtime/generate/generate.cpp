@@ -8,7 +8,7 @@
 
 namespace llmc {
 
-void checkPrompt(const Engine &engine, std::span<const int32_t> prompt) {
+void checkPrompt(const StepRunner &engine, std::span<const int32_t> prompt) {
   if (prompt.empty())
     throw Error("the prompt is empty: give --prompt text or --prompt-ids");
   const int64_t vocab = engine.vocabSize();

@@ -68,7 +68,7 @@ struct Scheduler::Group {
   }
 };
 
-Scheduler::Scheduler(Engine &engine, const tok::Tokenizer *tokenizer,
+Scheduler::Scheduler(StepRunner &engine, const tok::Tokenizer *tokenizer,
                      SchedulerOptions options)
     : engine_(engine), tokenizer_(tokenizer), options_(options) {
   options_.validate();

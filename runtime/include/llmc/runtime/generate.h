@@ -51,7 +51,7 @@ struct GenerateResult {
 
 /// Throws llmc::Error naming the problem unless `prompt` can be generated
 /// from: not empty, every id in the vocabulary, no longer than the context.
-void checkPrompt(const Engine &engine, std::span<const int32_t> prompt);
+void checkPrompt(const StepRunner &engine, std::span<const int32_t> prompt);
 
 /// Prefills `prompt`, then samples until EOS, a stop string, max new tokens
 /// or the context window. `onText` receives text as it becomes final (never

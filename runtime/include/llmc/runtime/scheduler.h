@@ -33,7 +33,7 @@
 #pragma once
 
 #include "llmc/runtime/beam.h"
-#include "llmc/runtime/engine.h"
+#include "llmc/runtime/step_runner.h"
 #include "llmc/runtime/request.h"
 
 #include <cstdint>
@@ -105,8 +105,9 @@ struct SchedulerCounters {
 
 class Scheduler {
 public:
-  /// `engine` and `tokenizer` (may be null: no text) outlive the scheduler.
-  Scheduler(Engine &engine, const tok::Tokenizer *tokenizer,
+  /// `engine` (an Engine, or a test's fake) and `tokenizer` (may be null:
+  /// no text) outlive the scheduler.
+  Scheduler(StepRunner &engine, const tok::Tokenizer *tokenizer,
             SchedulerOptions options);
   ~Scheduler();
   Scheduler(const Scheduler &) = delete;
@@ -134,7 +135,7 @@ public:
   double kvUsage() const;
   const SchedulerCounters &counters() const { return counters_; }
   const SchedulerOptions &options() const { return options_; }
-  Engine &engine() { return engine_; }
+  StepRunner &engine() { return engine_; }
 
   struct Group; // a request and its sequences (scheduler.cpp)
 
@@ -145,7 +146,7 @@ private:
   void noteBeamBlocks(Group &g);
   void finishGroup(Group &g, std::vector<std::unique_ptr<Group>> &from);
 
-  Engine &engine_;
+  StepRunner &engine_;
   const tok::Tokenizer *tokenizer_;
   SchedulerOptions options_;
   std::deque<std::unique_ptr<Group>> waiting_;
