@@ -29,11 +29,11 @@ bool RequestOptions::isEos(int32_t token) const {
   return std::find(eosIds.begin(), eosIds.end(), token) != eosIds.end();
 }
 
-void RequestOptions::validate() const {
-  sampling.validate();
+void RequestOptions::validate(sample::ParamNames names) const {
+  sampling.validate(names);
   if (maxNewTokens < 0)
-    throw Error("--max-new-tokens must be >= 0, got " +
-                std::to_string(maxNewTokens));
+    throw Error(sample::paramName("--max-new-tokens", names) +
+                " must be >= 0, got " + std::to_string(maxNewTokens));
 }
 
 TokenBudget tokenBudget(int64_t maxNewTokens, int64_t promptTokens,

@@ -16,24 +16,34 @@ std::string show(float v) {
   return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
 }
 
-[[noreturn]] void reject(const char *flag, const char *rule, float v) {
-  throw Error(std::string(flag) + " must be " + rule + ", got " + show(v));
-}
-
-void checkRange(const char *flag, float v, float lo, float hi,
-                const char *rule) {
-  if (!(v >= lo && v <= hi)) // also catches NaN
-    reject(flag, rule, v);
-}
-
 } // namespace
 
-void SamplingParams::validate() const {
+std::string paramName(const char *flag, ParamNames names) {
+  std::string s = flag;
+  if (names == ParamNames::Flags)
+    return s;
+  s = s.substr(2); // "--top-p" -> "top_p"
+  for (char &c : s)
+    if (c == '-')
+      c = '_';
+  return s;
+}
+
+void SamplingParams::validate(ParamNames names) const {
+  auto reject = [&](const char *flag, const char *rule, float v) {
+    throw Error(paramName(flag, names) + " must be " + rule + ", got " +
+                show(v));
+  };
+  auto checkRange = [&](const char *flag, float v, float lo, float hi,
+                        const char *rule) {
+    if (!(v >= lo && v <= hi)) // also catches NaN
+      reject(flag, rule, v);
+  };
   if (!(temperature >= 0.0f) || std::isinf(temperature))
     reject("--temperature", "a finite number >= 0", temperature);
   if (topK < 0)
-    throw Error("--top-k must be >= 0 (0 disables it), got " +
-                std::to_string(topK));
+    throw Error(paramName("--top-k", names) +
+                " must be >= 0 (0 disables it), got " + std::to_string(topK));
   if (!(topP > 0.0f && topP <= 1.0f))
     reject("--top-p", "in (0, 1]", topP);
   checkRange("--min-p", minP, 0.0f, 1.0f, "in [0, 1]");

@@ -70,6 +70,75 @@ void addSamplingFlags(CLI::App &app, sample::SamplingParams &p) {
   app.add_option("--seed", p.seed, "Sampling seed");
 }
 
+int64_t parseBytes(const std::string &text, const std::string &flag) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  std::string unit = text.substr(used);
+  while (!unit.empty() && unit.front() == ' ')
+    unit.erase(unit.begin());
+  for (char &c : unit)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  static const std::pair<const char *, double> units[] = {
+      {"", 1},         {"B", 1},          {"K", 1024.0},
+      {"KIB", 1024.0}, {"KB", 1e3},       {"M", 1048576.0},
+      {"MIB", 1048576.0}, {"MB", 1e6},    {"G", 1073741824.0},
+      {"GIB", 1073741824.0}, {"GB", 1e9}, {"T", 1099511627776.0},
+      {"TIB", 1099511627776.0}, {"TB", 1e12}};
+  for (const auto &[name, scale] : units)
+    if (used > 0 && unit == name) {
+      double bytes = value * scale;
+      if (!(bytes >= 1) || bytes > 9.0e18)
+        throw Error(flag + ": '" + text + "' is not a positive size in bytes");
+      return static_cast<int64_t>(bytes);
+    }
+  throw Error(flag + ": '" + text +
+              "' is not a size (expected a number of bytes with an optional "
+              "unit: 4GiB, 512M, 2e9)");
+}
+
+EngineOptions ServingFlags::engineOptions() const {
+  EngineOptions o;
+  if (kvCacheBlocks < 0)
+    throw Error("--kv-cache-blocks must be positive, got " +
+                std::to_string(kvCacheBlocks));
+  if (!kvCacheMemory.empty() && kvCacheBlocks > 0)
+    throw Error("give --kv-cache-memory or --kv-cache-blocks, not both");
+  if (!kvCacheMemory.empty())
+    o.kvCacheBytes = parseBytes(kvCacheMemory, "--kv-cache-memory");
+  o.kvCacheBlocks = kvCacheBlocks;
+  o.maxSequences = std::max(1, maxNumSeqs);
+  o.prefixCaching = !noPrefixCache;
+  return o;
+}
+
+SchedulerOptions ServingFlags::schedulerOptions() const {
+  SchedulerOptions o;
+  o.maxNumSeqs = maxNumSeqs;
+  o.maxNumBatchedTokens = maxNumBatchedTokens;
+  o.validate();
+  return o;
+}
+
+void addServingFlags(CLI::App &app, ServingFlags &flags) {
+  app.add_option("--max-num-seqs", flags.maxNumSeqs,
+                 "Sequences running at once (default 64)");
+  app.add_option("--max-num-batched-tokens", flags.maxNumBatchedTokens,
+                 "New tokens per engine step, decodes first, then prompt "
+                 "chunks (default 2048)");
+  app.add_option("--kv-cache-memory", flags.kvCacheMemory,
+                 "KV cache size, e.g. 2GiB (default: --max-num-seqs full "
+                 "contexts, at most 40% of the available memory)");
+  app.add_option("--kv-cache-blocks", flags.kvCacheBlocks,
+                 "KV cache size in blocks of 16 tokens");
+  app.add_flag("--no-prefix-cache", flags.noPrefixCache,
+               "Do not share cached prompt blocks between requests");
+}
+
 OpenedPlan openPlan(const std::string &path) {
   OpenedPlan o;
   o.plan = Plan::load(path);

@@ -10,6 +10,7 @@
 
 #include "llmc/runtime/engine.h"
 #include "llmc/runtime/sampler.h"
+#include "llmc/runtime/scheduler.h"
 #include "llmc/tokenizer/tokenizer.h"
 
 #include <CLI/CLI.hpp>
@@ -37,6 +38,25 @@ void addEngineFlags(CLI::App &app, EngineFlags &flags);
 /// --temperature, --top-k, --top-p, --min-p, the three penalties, --seed.
 /// The defaults are `params`' own (llmc run and chat default to greedy).
 void addSamplingFlags(CLI::App &app, sample::SamplingParams &params);
+
+/// "4GiB", "512M", "1.5G", "1000000": bytes (K, M, G, T and KiB.. are
+/// powers of 1024, KB, MB, GB, TB powers of 1000). Errors name `flag`.
+int64_t parseBytes(const std::string &text, const std::string &flag);
+
+/// The scheduler and KV-pool flags of llmc run --prompts-file, bench
+/// --concurrency and serve.
+struct ServingFlags {
+  int32_t maxNumSeqs = 64;
+  int32_t maxNumBatchedTokens = 2048;
+  std::string kvCacheMemory; // bytes, with a unit
+  int64_t kvCacheBlocks = 0;
+  bool noPrefixCache = false;
+
+  /// The engine options these flags set (the pool and prefix caching).
+  EngineOptions engineOptions() const;
+  SchedulerOptions schedulerOptions() const;
+};
+void addServingFlags(CLI::App &app, ServingFlags &flags);
 
 /// A plan opened for running: the plan, its tokenizer (null when it has
 /// none) and the backends found.

@@ -2,6 +2,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "prompts_file.h"
 #include "llmc/runtime/beam.h"
 #include "llmc/runtime/explain.h"
 #include "llmc/runtime/generate.h"
@@ -148,10 +149,11 @@ int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
 
 Action addRun(CLI::App &app) {
   struct Options {
-    std::string plan, prompt, promptIds, dumpLogits, dumpAllLogits, truncate,
-        explain;
+    std::string plan, prompt, promptIds, promptsFile, dumpLogits,
+        dumpAllLogits, truncate, explain;
     int64_t maxNewTokens = 128;
     EngineFlags engine;
+    ServingFlags serving;
     bool json = false, stats = false, ignoreEos = false;
     sample::SamplingParams sampling;
     std::vector<std::string> stops;
@@ -163,10 +165,19 @@ Action addRun(CLI::App &app) {
   auto *ids = app.add_option("--prompt-ids", o->promptIds,
                              "Prompt as token ids: 1,2,3");
   text->excludes(ids);
+  auto *file = app.add_option(
+      "--prompts-file", o->promptsFile,
+      "Many requests at once through the scheduler: a JSON Lines file, one "
+      "object per line with \"prompt\" or \"prompt_ids\" and optionally "
+      "max_new_tokens, temperature, top_k, top_p, min_p, "
+      "repetition_penalty, presence_penalty, frequency_penalty, seed, stop, "
+      "ignore_eos (the flags give the defaults)");
+  file->excludes(text)->excludes(ids);
   app.add_option("--max-new-tokens", o->maxNewTokens,
                  "Tokens to generate at most");
   addEngineFlags(app, o->engine);
   addSamplingFlags(app, o->sampling);
+  addServingFlags(app, o->serving);
   app.add_option("--stop", o->stops,
                  "Stop when this text appears (repeatable)");
   app.add_flag("--ignore-eos", o->ignoreEos, "Do not stop at EOS tokens");
@@ -201,9 +212,27 @@ Action addRun(CLI::App &app) {
                "candidates before/after each sampling processor, the choice; "
                "--explain=json for JSON Lines")
       ->check(CLI::IsMember({"text", "json"}));
-  return [o, many]() -> int {
+  return [o, many, &app]() -> int {
+    if (!o->promptsFile.empty()) {
+      for (const char *flag :
+           {"--dump-logits", "--dump-prompt-logits", "--explain",
+            "--truncate", "--num-beams", "--n", "--num-return-sequences",
+            "--length-penalty", "--early-stopping"})
+        if (app.count(flag))
+          throw Error(std::string(flag) + " is not supported with "
+                                          "--prompts-file");
+      OpenedPlan opened = openPlan(o->plan);
+      BatchDefaults d{o->maxNewTokens, o->sampling, o->stops, o->ignoreEos};
+      return runPromptsFile(o->promptsFile, opened, o->engine, o->serving, d,
+                            o->json, o->stats);
+    }
+    for (const char *flag :
+         {"--max-num-seqs", "--max-num-batched-tokens", "--no-prefix-cache"})
+      if (app.count(flag))
+        throw Error(std::string(flag) + " applies to --prompts-file runs");
     if (o->prompt.empty() && o->promptIds.empty())
-      throw Error("give a prompt: --prompt TEXT or --prompt-ids 1,2,3");
+      throw Error("give a prompt: --prompt TEXT, --prompt-ids 1,2,3 or "
+                  "--prompts-file FILE.jsonl");
     OpenedPlan opened = openPlan(o->plan);
     const Plan *plan = opened.plan.get();
     const tok::Tokenizer *tokenizer = opened.tokenizer.get();
@@ -216,6 +245,11 @@ Action addRun(CLI::App &app) {
       prompt = tokenizer->encode(o->prompt, /*addSpecial=*/true);
     }
     EngineOptions eo;
+    {
+      EngineOptions pool = o->serving.engineOptions();
+      eo.kvCacheBytes = pool.kvCacheBytes;
+      eo.kvCacheBlocks = pool.kvCacheBlocks;
+    }
     if (many->wanted()) {
       if (!o->dumpLogits.empty() || !o->dumpAllLogits.empty())
         throw Error("--dump-logits and --dump-prompt-logits are not "

@@ -52,8 +52,8 @@ struct RequestOptions {
   int32_t logprobs = -1;
 
   bool isEos(int32_t token) const;
-  /// Throws llmc::Error naming the flag for a bad value.
-  void validate() const;
+  /// Throws llmc::Error naming the flag (or JSON field) for a bad value.
+  void validate(sample::ParamNames names = sample::ParamNames::Flags) const;
 };
 
 /// How many tokens a request with `promptTokens` may generate, and why it

@@ -33,6 +33,11 @@ namespace llmc::sample {
 /// uses the same cut-off).
 inline constexpr float kGreedyTemperature = 1e-5f;
 
+/// How validate() names a parameter: "--top-p" (the CLI) or "top_p" (JSON
+/// requests and files).
+enum class ParamNames { Flags, Json };
+std::string paramName(const char *flag, ParamNames names);
+
 /// The user-facing knobs, named after the CLI flags in validate()'s messages.
 /// Defaults disable every processor except a plain draw at temperature 1.
 struct SamplingParams {
@@ -48,7 +53,7 @@ struct SamplingParams {
   bool greedy() const { return temperature < kGreedyTemperature; }
   /// Throws llmc::Error naming the flag and the bad value, e.g.
   /// "--top-p must be in (0, 1], got 1.5". NaN and infinities are rejected.
-  void validate() const;
+  void validate(ParamNames names = ParamNames::Flags) const;
 };
 
 struct Candidate {
