@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bench_serving.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "llmc/runtime/engine.h"
@@ -118,6 +119,9 @@ Action addBench(CLI::App &app) {
     EngineFlags engine;
     uint32_t seed = 1;
     bool json = false;
+    std::string concurrency;
+    int32_t requests = 32;
+    ServingFlags serving;
   };
   auto o = std::make_shared<Options>();
   app.add_option("PLAN", o->plan, "A plan written by llmc compile")->required();
@@ -135,7 +139,32 @@ Action addBench(CLI::App &app) {
                  "Timed repetitions after one warm-up (default 3)");
   app.add_option("--seed", o->seed, "Seed of the random prompt token ids");
   app.add_flag("--json", o->json, "Print one JSON object instead of a table");
-  return [o]() -> int {
+  app.add_option("--concurrency", o->concurrency,
+                 "Serving benchmark: a mixed workload through the scheduler "
+                 "with this many requests in flight, e.g. 1,4,16 (prompt and "
+                 "output lengths drawn up to --prompt-len and --gen-len)");
+  app.add_option("--requests", o->requests,
+                 "Requests in the --concurrency workload (default 32)");
+  addServingFlags(app, o->serving);
+  return [o, &app]() -> int {
+    if (!o->concurrency.empty()) {
+      if (app.count("--batch") || app.count("--reps"))
+        throw Error("--batch and --reps do not apply to --concurrency");
+      ServingBenchOptions so;
+      try {
+        so.concurrency = parseIds(o->concurrency, "--concurrency");
+      } catch (const Error &) {
+        throw Error("--concurrency: expected levels like 1,4,16, got '" +
+                    o->concurrency + "'");
+      }
+      so.requests = o->requests;
+      so.maxPromptLen = app.count("--prompt-len") ? o->promptLen : 512;
+      so.maxGenLen = app.count("--gen-len") ? o->genLen : 256;
+      so.seed = o->seed;
+      so.json = o->json;
+      OpenedPlan opened = openPlan(o->plan);
+      return runServingBench(opened, o->engine, o->serving, so);
+    }
     if (o->promptLen < 1)
       throw Error("--prompt-len must be at least 1, got " +
                   std::to_string(o->promptLen));
