@@ -10,6 +10,7 @@
 #include "llmc/support/error.h"
 
 namespace llmc::cli {
+#ifndef LLMC_HAVE_COMPILER
 namespace {
 Action pending(CLI::App &app, const char *what) {
   app.allow_extras();
@@ -20,11 +21,6 @@ Action pending(CLI::App &app, const char *what) {
 }
 } // namespace
 
-Action addServe(CLI::App &app) {
-  return pending(app, "planned: interactive chat, server and benchmark come "
-                      "with the generation issues");
-}
-#ifndef LLMC_HAVE_COMPILER
 Action addImport(CLI::App &app) {
   return pending(app, "this llmc was built without the compiler");
 }

@@ -1,0 +1,98 @@
+//===- openai_api.h - OpenAI request and response bodies --------*- C++ -*-===//
+//
+// Turns the JSON body of POST /v1/completions or /v1/chat/completions into
+// a request for the scheduler, checking every field the server knows (a bad
+// value or type is an ApiError naming the parameter and the value; unknown
+// fields are ignored, as OpenAI's server does), and turns the scheduler's
+// events and results back into OpenAI's response and SSE chunk bodies.
+//
+// Pure functions over immutable inputs: safe on any connection thread.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llmc/runtime/chat_template.h"
+#include "llmc/runtime/scheduler.h"
+#include "llmc/tokenizer/tokenizer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llmc::api {
+
+/// An error the client gets back: HTTP status and OpenAI's error body.
+struct ApiError : std::exception {
+  ApiError(int status, std::string message, std::string param = "",
+           std::string type = "invalid_request_error", std::string code = "")
+      : status(status), message(std::move(message)), param(std::move(param)),
+        type(std::move(type)), code(std::move(code)) {}
+  const char *what() const noexcept override { return message.c_str(); }
+  /// {"error": {"message", "type", "param", "code"}}
+  std::string body() const;
+
+  int status;
+  std::string message, param, type, code;
+};
+
+/// What every request is checked against (fixed while the server runs).
+struct ModelInfo {
+  std::string name;              // --served-model-name
+  int64_t contextLength = 0;     // tokens
+  int64_t vocabSize = 0;
+  int64_t kvCapacityTokens = 0;  // the whole KV pool
+  int32_t maxNumSeqs = 1;
+  std::vector<int64_t> eosIds;      // completions
+  std::vector<int64_t> chatEosIds;  // chat: plus the template's end of turn
+  const tok::Tokenizer *tokenizer = nullptr;
+  const ChatTemplate *chatTemplate = nullptr; // null: no chat endpoint
+};
+
+enum class Endpoint { Completions, Chat };
+
+struct ParsedRequest {
+  Endpoint endpoint = Endpoint::Completions;
+  std::string model;
+  std::vector<int32_t> prompt;
+  std::string promptText; // completions with echo
+  RequestOptions options;
+  int32_t n = 1;
+  bool stream = false, includeUsage = false, echo = false;
+  /// Chat: logprobs true -> top_logprobs alternatives; completions:
+  /// logprobs k. -1: none.
+  int32_t logprobs = -1;
+};
+
+/// Parses and checks a body; throws ApiError (400 for a bad body or field,
+/// 404 for an unknown model) naming the parameter.
+ParsedRequest parseRequest(Endpoint endpoint, const std::string &body,
+                           const ModelInfo &model);
+
+/// The response bodies. `id` like "cmpl-..." / "chatcmpl-...", `created`
+/// in Unix seconds.
+struct ResponseContext {
+  std::string id;
+  int64_t created = 0;
+  const ParsedRequest *request = nullptr;
+  const ModelInfo *model = nullptr;
+};
+
+/// The whole non-streaming response.
+nlohmann::ordered_json response(const ResponseContext &ctx,
+                                const RequestResult &result);
+/// One SSE chunk for a sample's new tokens (null when it has nothing to
+/// say), and the chat role chunk sent first.
+std::optional<nlohmann::ordered_json> chunk(const ResponseContext &ctx,
+                                            const RequestEvent &event);
+nlohmann::ordered_json roleChunk(const ResponseContext &ctx, int32_t index);
+/// The last chunk with `usage` (stream_options.include_usage).
+nlohmann::ordered_json usageChunk(const ResponseContext &ctx,
+                                  const RequestResult &result);
+/// "stop" for EOS and stop strings, "length" for max tokens and the
+/// context, "abort" for an aborted request.
+const char *openaiFinishReason(FinishReason reason);
+
+} // namespace llmc::api

@@ -1,0 +1,56 @@
+//===- server.h - llmc serve: the OpenAI-compatible HTTP server -*- C++ -*-===//
+//
+// Routes (cpp-httplib): POST /v1/completions, POST /v1/chat/completions,
+// GET /v1/models, GET /health, GET /metrics. Connection threads parse and
+// check requests (openai_api.h), submit them to the EngineLoop and stream
+// results back (SSE for "stream": true); a client that disconnects
+// mid-stream aborts its request. Every error has OpenAI's body shape.
+//
+// Threads: listen() blocks the calling thread; shutdown() may be called
+// from any other thread.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llmc/runtime/engine_loop.h"
+#include "llmc/runtime/openai_api.h"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace llmc {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8000;              // 0: any free port
+  std::string apiKey;           // "" = no authentication
+  size_t maxBodyBytes = 4u << 20;
+  int threads = 0;              // connection threads; 0 = from the limits
+  size_t maxQueue = 256;
+  int shutdownSeconds = 30;     // in-flight requests get this long
+};
+
+class Server {
+public:
+  /// `loop`, `model` and `metrics` outlive the server.
+  Server(EngineLoop &loop, const api::ModelInfo &model, ServeMetrics &metrics,
+         ServerOptions options);
+  ~Server();
+
+  /// Binds the socket; returns the port (useful with port 0). Throws
+  /// llmc::Error when the address cannot be bound.
+  int bind();
+  /// Serves until shutdown(); returns when every connection thread ended.
+  void listen();
+  /// Stops taking requests, lets the in-flight ones finish (up to
+  /// shutdownSeconds, then aborts them) and makes listen() return.
+  void shutdown();
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace llmc

@@ -1,0 +1,497 @@
+//===- openai_api.cpp - OpenAI request and response bodies ----------------===//
+#include "llmc/runtime/openai_api.h"
+
+#include "llmc/support/error.h"
+#include "llmc/support/utf8.h"
+
+#include <cmath>
+#include <limits>
+
+namespace llmc::api {
+
+using json = nlohmann::ordered_json;
+
+std::string ApiError::body() const {
+  json e = {{"message", message},
+            {"type", type},
+            {"param", param.empty() ? json(nullptr) : json(param)},
+            {"code", code.empty() ? json(nullptr) : json(code)}};
+  return json{{"error", e}}.dump(-1, ' ', false,
+                                 json::error_handler_t::replace);
+}
+
+const char *openaiFinishReason(FinishReason reason) {
+  switch (reason) {
+  case FinishReason::Eos:
+  case FinishReason::Stop:
+    return "stop";
+  case FinishReason::Length:
+  case FinishReason::Context:
+    return "length";
+  case FinishReason::Abort:
+    return "abort";
+  case FinishReason::None:
+    break;
+  }
+  return "";
+}
+
+namespace {
+
+/// A value for messages: short, one line, valid UTF-8.
+std::string show(const json &v) {
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (s.size() > 80)
+    s = s.substr(0, 77) + "...";
+  return s;
+}
+
+[[noreturn]] void badField(const std::string &field, const std::string &what,
+                           const json &v) {
+  throw ApiError(400, "'" + field + "' must be " + what + ", got " + show(v),
+                 field);
+}
+
+bool has(const json &body, const char *field) {
+  return body.contains(field) && !body[field].is_null();
+}
+
+double number(const json &body, const char *field, double fallback) {
+  if (!has(body, field))
+    return fallback;
+  const json &v = body[field];
+  if (!v.is_number())
+    badField(field, "a number", v);
+  double d = v.get<double>();
+  if (!std::isfinite(d) || std::fabs(d) > 1e30)
+    badField(field, "a finite number", v);
+  return d;
+}
+
+int64_t integer(const json &body, const char *field, int64_t fallback,
+                int64_t lo, int64_t hi) {
+  if (!has(body, field))
+    return fallback;
+  const json &v = body[field];
+  if (!v.is_number_integer())
+    badField(field, "an integer", v);
+  if (v.is_number_unsigned() &&
+      v.get<uint64_t>() > static_cast<uint64_t>(hi))
+    badField(field, "an integer in [" + std::to_string(lo) + ", " +
+                        std::to_string(hi) + "]",
+             v);
+  int64_t i = v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>())
+                                     : v.get<int64_t>();
+  if (i < lo || i > hi)
+    badField(field, "an integer in [" + std::to_string(lo) + ", " +
+                        std::to_string(hi) + "]",
+             v);
+  return i;
+}
+
+bool boolean(const json &body, const char *field, bool fallback) {
+  if (!has(body, field))
+    return fallback;
+  const json &v = body[field];
+  if (!v.is_boolean())
+    badField(field, "true or false", v);
+  return v.get<bool>();
+}
+
+/// The text of a message's content: a string, or a list of text parts.
+std::string contentText(const json &content, size_t index) {
+  const std::string field = "messages[" + std::to_string(index) + "].content";
+  if (content.is_string())
+    return content.get<std::string>();
+  if (content.is_null())
+    return "";
+  if (!content.is_array())
+    badField(field, "a string or a list of text parts", content);
+  std::string text;
+  for (const json &part : content) {
+    if (!part.is_object() || !part.contains("type") ||
+        part["type"] != "text" || !part.contains("text") ||
+        !part["text"].is_string())
+      throw ApiError(400,
+                     "'" + field +
+                         "': only parts {\"type\": \"text\", \"text\": ...} "
+                         "are supported, got " +
+                         show(part),
+                     field);
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+json checkedMessages(const json &body) {
+  if (!body.contains("messages"))
+    throw ApiError(400, "'messages' is required", "messages");
+  const json &messages = body["messages"];
+  if (!messages.is_array())
+    badField("messages", "a list of messages", messages);
+  if (messages.empty())
+    throw ApiError(400, "'messages' must not be empty", "messages");
+  json out = json::array();
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const json &m = messages[i];
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object())
+      badField(where, "an object with 'role' and 'content'", m);
+    if (!m.contains("role") || !m["role"].is_string())
+      throw ApiError(400, "'" + where + ".role' must be a string", where + ".role");
+    json copy = m;
+    if (m.contains("content"))
+      copy["content"] = contentText(m["content"], i);
+    else if (m["role"] != "assistant")
+      throw ApiError(400, "'" + where + ".content' is required",
+                     where + ".content");
+    out.push_back(std::move(copy));
+  }
+  return out;
+}
+
+std::vector<std::string> stops(const json &body) {
+  std::vector<std::string> out;
+  if (!has(body, "stop"))
+    return out;
+  const json &v = body["stop"];
+  if (v.is_string()) {
+    out.push_back(v.get<std::string>());
+  } else if (v.is_array()) {
+    for (const json &s : v) {
+      if (!s.is_string())
+        badField("stop", "a string or a list of strings", v);
+      out.push_back(s.get<std::string>());
+    }
+  } else {
+    badField("stop", "a string or a list of strings", v);
+  }
+  if (out.size() > 16)
+    throw ApiError(400, "'stop' may hold at most 16 strings, got " +
+                            std::to_string(out.size()),
+                   "stop");
+  for (const std::string &s : out)
+    if (s.empty() || (static_cast<unsigned char>(s[0]) & 0xC0) == 0x80)
+      throw ApiError(400,
+                     "'stop' strings must be non-empty text, got " +
+                         show(json(s)),
+                     "stop");
+  return out;
+}
+
+std::vector<int32_t> completionPrompt(const json &body, const ModelInfo &m,
+                                      std::string &text) {
+  if (!body.contains("prompt"))
+    throw ApiError(400, "'prompt' is required", "prompt");
+  json p = body["prompt"];
+  // A list of one prompt is that prompt.
+  if (p.is_array() && p.size() == 1 && (p[0].is_string() || p[0].is_array()))
+    p = json(p[0]);
+  if (p.is_string()) {
+    text = p.get<std::string>();
+    if (!m.tokenizer)
+      throw ApiError(400, "this model has no tokenizer: send 'prompt' as "
+                          "token ids",
+                     "prompt");
+    return m.tokenizer->encode(text, /*addSpecial=*/true);
+  }
+  if (p.is_array()) {
+    std::vector<int32_t> ids;
+    for (const json &id : p) {
+      if (!id.is_number_integer())
+        throw ApiError(400,
+                       "'prompt' must be a string or a list of token ids "
+                       "(one prompt per request), got " +
+                           show(p),
+                       "prompt");
+      int64_t v = id.is_number_unsigned()
+                      ? static_cast<int64_t>(std::min<uint64_t>(
+                            id.get<uint64_t>(), uint64_t(INT64_MAX)))
+                      : id.get<int64_t>();
+      if (v < 0 || v >= m.vocabSize)
+        throw ApiError(400,
+                       "'prompt' token id " + std::to_string(v) +
+                           " is outside the vocabulary [0, " +
+                           std::to_string(m.vocabSize) + ")",
+                       "prompt");
+      ids.push_back(static_cast<int32_t>(v));
+    }
+    if (m.tokenizer)
+      text = m.tokenizer->decode(ids);
+    return ids;
+  }
+  badField("prompt", "a string or a list of token ids", p);
+}
+
+} // namespace
+
+ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
+                           const ModelInfo &m) {
+  json body = json::parse(text, nullptr, false);
+  if (body.is_discarded())
+    throw ApiError(400, "the request body is not valid JSON");
+  if (!body.is_object())
+    throw ApiError(400, "the request body must be a JSON object, got " +
+                            show(body));
+  ParsedRequest r;
+  r.endpoint = endpoint;
+  r.model = m.name;
+  if (has(body, "model")) {
+    if (!body["model"].is_string())
+      badField("model", "a string", body["model"]);
+    r.model = body["model"].get<std::string>();
+    if (r.model != m.name)
+      throw ApiError(404, "The model '" + r.model + "' does not exist (this "
+                          "server serves '" + m.name + "')",
+                     "model", "invalid_request_error", "model_not_found");
+  }
+
+  RequestOptions &o = r.options;
+  sample::SamplingParams &p = o.sampling;
+  p.temperature = static_cast<float>(number(body, "temperature", 1.0));
+  p.topP = static_cast<float>(number(body, "top_p", 1.0));
+  int64_t topK = integer(body, "top_k", 0, -1, INT32_MAX);
+  p.topK = topK < 0 ? 0 : static_cast<int>(topK); // -1 is "off" (vLLM)
+  p.minP = static_cast<float>(number(body, "min_p", 0.0));
+  p.presencePenalty = static_cast<float>(number(body, "presence_penalty", 0.0));
+  p.frequencyPenalty =
+      static_cast<float>(number(body, "frequency_penalty", 0.0));
+  p.repetitionPenalty =
+      static_cast<float>(number(body, "repetition_penalty", 1.0));
+  p.seed = static_cast<uint64_t>(
+      integer(body, "seed", 0, INT64_MIN, INT64_MAX));
+  try {
+    p.validate(sample::ParamNames::Json);
+  } catch (const Error &e) {
+    std::string msg = e.what();
+    throw ApiError(400, msg, msg.substr(0, msg.find(' ')));
+  }
+  o.stops = stops(body);
+  r.n = static_cast<int32_t>(integer(body, "n", 1, 1, m.maxNumSeqs));
+  r.stream = boolean(body, "stream", false);
+  if (has(body, "stream_options")) {
+    const json &so = body["stream_options"];
+    if (!so.is_object())
+      badField("stream_options", "an object", so);
+    if (!r.stream)
+      throw ApiError(400, "'stream_options' is only allowed with 'stream': "
+                          "true",
+                     "stream_options");
+    r.includeUsage = boolean(so, "include_usage", false);
+  }
+  const bool ignoreEos = boolean(body, "ignore_eos", false);
+
+  if (endpoint == Endpoint::Chat) {
+    if (!m.chatTemplate)
+      throw ApiError(400, "this model has no chat template (start the server "
+                          "with --chat-template FILE)",
+                     "messages");
+    json messages = checkedMessages(body);
+    json tools = has(body, "tools") ? body["tools"] : json(nullptr);
+    json documents = has(body, "documents") ? body["documents"] : json(nullptr);
+    if (!tools.is_null() && !tools.is_array())
+      badField("tools", "a list", tools);
+    if (!documents.is_null() && !documents.is_array())
+      badField("documents", "a list", documents);
+    std::string rendered;
+    try {
+      rendered = m.chatTemplate->render(messages, tools, documents, true);
+    } catch (const Error &e) {
+      throw ApiError(400, e.what(), "messages");
+    }
+    r.prompt = m.tokenizer->encode(rendered, /*addSpecial=*/false);
+    if (boolean(body, "logprobs", false))
+      r.logprobs = static_cast<int32_t>(integer(body, "top_logprobs", 0, 0, 20));
+    else if (has(body, "top_logprobs"))
+      throw ApiError(400, "'top_logprobs' needs 'logprobs': true",
+                     "top_logprobs");
+    if (!ignoreEos)
+      o.eosIds = m.chatEosIds;
+  } else {
+    r.prompt = completionPrompt(body, m, r.promptText);
+    r.logprobs = static_cast<int32_t>(integer(body, "logprobs", -1, 0, 20));
+    r.echo = boolean(body, "echo", false);
+    if (r.echo && r.logprobs >= 0)
+      throw ApiError(400, "'echo' together with 'logprobs' is not supported "
+                          "(prompt log-probabilities are not computed)",
+                     "echo");
+    if (!ignoreEos)
+      o.eosIds = m.eosIds;
+  }
+  if (r.prompt.empty())
+    throw ApiError(400, "the prompt is empty",
+                   endpoint == Endpoint::Chat ? "messages" : "prompt");
+  o.logprobs = r.logprobs;
+
+  const int64_t P = static_cast<int64_t>(r.prompt.size());
+  const char *maxField =
+      has(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+  const int64_t limit = std::numeric_limits<int32_t>::max();
+  int64_t maxTokens = integer(body, maxField, -1, 1, limit);
+  const char *what = endpoint == Endpoint::Chat ? "messages" : "prompt";
+  if (P >= m.contextLength || (maxTokens > 0 && P + maxTokens > m.contextLength))
+    throw ApiError(
+        400,
+        "This model's maximum context length is " +
+            std::to_string(m.contextLength) + " tokens. However, you "
+            "requested " +
+            std::to_string(P + std::max<int64_t>(maxTokens, 0)) + " tokens (" +
+            std::to_string(P) + " in the " + what + ", " +
+            std::to_string(std::max<int64_t>(maxTokens, 0)) +
+            " in the completion). Please reduce the length of the " + what +
+            " or completion.",
+        maxTokens > 0 ? maxField : what, "invalid_request_error",
+        "context_length_exceeded");
+  o.maxNewTokens = maxTokens > 0 ? maxTokens : m.contextLength - P;
+  return r;
+}
+
+namespace {
+
+json bytesOf(const std::string &s) {
+  json a = json::array();
+  for (unsigned char c : s)
+    a.push_back(c);
+  return a;
+}
+
+std::string tokenString(const ModelInfo &m, int32_t id) {
+  return m.tokenizer ? utf8::sanitizeUtf8(m.tokenizer->tokenBytes(id))
+                     : std::to_string(id);
+}
+
+json chatLogprobs(const ModelInfo &m, const std::vector<TokenLogprobs> &lps) {
+  json content = json::array();
+  for (const TokenLogprobs &t : lps) {
+    json top = json::array();
+    for (const auto &[id, lp] : t.top) {
+      std::string s = m.tokenizer ? m.tokenizer->tokenBytes(id) : "";
+      top.push_back({{"token", tokenString(m, id)},
+                     {"logprob", lp},
+                     {"bytes", bytesOf(s)}});
+    }
+    std::string s = m.tokenizer ? m.tokenizer->tokenBytes(t.token) : "";
+    content.push_back({{"token", tokenString(m, t.token)},
+                       {"logprob", t.logprob},
+                       {"bytes", bytesOf(s)},
+                       {"top_logprobs", top}});
+  }
+  return {{"content", content}};
+}
+
+json completionLogprobs(const ModelInfo &m,
+                        const std::vector<TokenLogprobs> &lps,
+                        int64_t offset) {
+  json tokens = json::array(), values = json::array(), top = json::array(),
+       offsets = json::array();
+  for (const TokenLogprobs &t : lps) {
+    std::string s = tokenString(m, t.token);
+    tokens.push_back(s);
+    values.push_back(t.logprob);
+    json alt = json::object();
+    for (const auto &[id, lp] : t.top)
+      alt[tokenString(m, id)] = lp;
+    top.push_back(alt);
+    offsets.push_back(offset);
+    offset += static_cast<int64_t>(s.size());
+  }
+  return {{"tokens", tokens},
+          {"token_logprobs", values},
+          {"top_logprobs", top},
+          {"text_offset", offsets}};
+}
+
+json usage(const RequestResult &r) {
+  int64_t completion = 0;
+  for (const SequenceOutput &o : r.outputs)
+    completion += static_cast<int64_t>(o.outputIds.size());
+  const int64_t prompt = r.metrics.promptTokens;
+  return {{"prompt_tokens", prompt},
+          {"completion_tokens", completion},
+          {"total_tokens", prompt + completion},
+          {"prompt_tokens_details", {{"cached_tokens", r.cachedPromptTokens}}}};
+}
+
+json header(const ResponseContext &ctx, const char *object) {
+  return {{"id", ctx.id},
+          {"object", object},
+          {"created", ctx.created},
+          {"model", ctx.request->model}};
+}
+
+} // namespace
+
+json response(const ResponseContext &ctx, const RequestResult &result) {
+  const ParsedRequest &r = *ctx.request;
+  const bool chat = r.endpoint == Endpoint::Chat;
+  json out = header(ctx, chat ? "chat.completion" : "text_completion");
+  json choices = json::array();
+  for (size_t i = 0; i < result.outputs.size(); ++i) {
+    const SequenceOutput &o = result.outputs[i];
+    json c = {{"index", i}};
+    if (chat) {
+      c["message"] = {{"role", "assistant"}, {"content", o.text}};
+      c["logprobs"] =
+          r.logprobs >= 0 ? chatLogprobs(*ctx.model, o.logprobs) : json(nullptr);
+    } else {
+      c["text"] = r.echo ? r.promptText + o.text : o.text;
+      c["logprobs"] = r.logprobs >= 0
+                          ? completionLogprobs(*ctx.model, o.logprobs, 0)
+                          : json(nullptr);
+    }
+    c["finish_reason"] = openaiFinishReason(o.finishReason);
+    choices.push_back(std::move(c));
+  }
+  out["choices"] = std::move(choices);
+  out["usage"] = usage(result);
+  return out;
+}
+
+std::optional<json> chunk(const ResponseContext &ctx, const RequestEvent &e) {
+  const ParsedRequest &r = *ctx.request;
+  if (e.text.empty() && e.finished == FinishReason::None &&
+      r.logprobs < 0)
+    return std::nullopt; // a token whose text is still held back
+  const bool chat = r.endpoint == Endpoint::Chat;
+  json out = header(ctx, chat ? "chat.completion.chunk" : "text_completion");
+  json c = {{"index", e.index}};
+  if (chat) {
+    c["delta"] = e.text.empty() ? json::object() : json{{"content", e.text}};
+    c["logprobs"] =
+        r.logprobs >= 0 ? chatLogprobs(*ctx.model, e.logprobs) : json(nullptr);
+  } else {
+    c["text"] = e.text;
+    c["logprobs"] = r.logprobs >= 0
+                        ? completionLogprobs(*ctx.model, e.logprobs, 0)
+                        : json(nullptr);
+  }
+  c["finish_reason"] = e.finished == FinishReason::None
+                           ? json(nullptr)
+                           : json(openaiFinishReason(e.finished));
+  out["choices"] = json::array({c});
+  if (r.includeUsage)
+    out["usage"] = nullptr;
+  return out;
+}
+
+json roleChunk(const ResponseContext &ctx, int32_t index) {
+  json out = header(ctx, "chat.completion.chunk");
+  out["choices"] = json::array({{{"index", index},
+                                 {"delta", {{"role", "assistant"}, {"content", ""}}},
+                                 {"logprobs", nullptr},
+                                 {"finish_reason", nullptr}}});
+  if (ctx.request->includeUsage)
+    out["usage"] = nullptr;
+  return out;
+}
+
+json usageChunk(const ResponseContext &ctx, const RequestResult &result) {
+  json out = header(ctx, ctx.request->endpoint == Endpoint::Chat
+                             ? "chat.completion.chunk"
+                             : "text_completion");
+  out["choices"] = json::array();
+  out["usage"] = usage(result);
+  return out;
+}
+
+} // namespace llmc::api

@@ -1,0 +1,160 @@
+//===- cmd_serve.cpp - llmc serve PLAN: the OpenAI-compatible server ------===//
+//
+// Sets up what runtime/serve needs (the engine, the chat template, the
+// limits requests are checked against), prints one line when it is ready,
+// and shuts down gracefully on SIGINT/SIGTERM: new requests get 503, the
+// ones in flight finish (bounded), then the process exits 0. A second
+// signal stops at once.
+//
+//===----------------------------------------------------------------------===//
+#include "cli_util.h"
+#include "commands.h"
+
+#include "llmc/runtime/chat_template.h"
+#include "llmc/runtime/server.h"
+#include "llmc/support/error.h"
+#include "llmc/support/mapped_file.h"
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <pthread.h>
+#include <thread>
+
+namespace llmc::cli {
+
+Action addServe(CLI::App &app) {
+  struct Options {
+    std::string plan, modelName, chatTemplate, logLevel = "info",
+                                               maxBodySize = "4MiB";
+    ServerOptions server;
+    EngineFlags engine;
+    ServingFlags serving;
+  };
+  auto o = std::make_shared<Options>();
+  app.add_option("PLAN", o->plan, "A plan written by llmc compile")->required();
+  app.add_option("--host", o->server.host,
+                 "Address to listen on (default 127.0.0.1)");
+  app.add_option("--port", o->server.port,
+                 "Port (default 8000; 0 picks a free one)");
+  app.add_option("--served-model-name", o->modelName,
+                 "The model name clients send (default: the plan's file "
+                 "name without .plan)");
+  app.add_option("--api-key", o->server.apiKey,
+                 "Require 'Authorization: Bearer KEY' on /v1/*");
+  app.add_option("--max-queue", o->server.maxQueue,
+                 "Requests that may wait for the engine; more get 503 "
+                 "(default 256)");
+  app.add_option("--max-body-size", o->maxBodySize,
+                 "Largest request body; larger ones get 413 (default 4MiB)");
+  app.add_option("--chat-template", o->chatTemplate,
+                 "A .jinja chat template to use instead of the plan's");
+  app.add_option("--log-level", o->logLevel,
+                 "info (default: one line per request), warn, error")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+  addEngineFlags(app, o->engine);
+  addServingFlags(app, o->serving);
+  return [o]() -> int {
+    if (o->server.port < 0 || o->server.port > 65535)
+      throw Error("--port must be in [0, 65535], got " +
+                  std::to_string(o->server.port));
+    if (o->server.maxQueue < 1)
+      throw Error("--max-queue must be at least 1");
+    o->server.maxBodyBytes =
+        static_cast<size_t>(parseBytes(o->maxBodySize, "--max-body-size"));
+    // Signals go to one thread, which shuts the server down; they are
+    // blocked before any thread (OpenMP's included) exists, so no other
+    // thread takes them. A shell may start us with SIGINT ignored (a
+    // background job): take it back. A write to a closed connection is an
+    // error, not SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    OpenedPlan opened = openPlan(o->plan);
+    const Plan &plan = *opened.plan;
+    SchedulerOptions so = o->serving.schedulerOptions();
+    std::unique_ptr<Engine> engine =
+        opened.engine(o->engine, o->serving.engineOptions());
+
+    std::unique_ptr<ChatTemplate> chat;
+    if (opened.tokenizer) {
+      std::string source = plan.tokenizer().chatTemplate, origin = o->plan;
+      if (!o->chatTemplate.empty()) {
+        source = readFile(o->chatTemplate);
+        origin = o->chatTemplate;
+      }
+      if (!source.empty())
+        chat = std::make_unique<ChatTemplate>(source, origin,
+                                              *opened.tokenizer);
+    } else if (!o->chatTemplate.empty()) {
+      throw Error(o->plan + ": the plan has no tokenizer, which "
+                            "--chat-template needs");
+    }
+    api::ModelInfo model;
+    model.name = o->modelName.empty()
+                     ? std::filesystem::path(o->plan).stem().string()
+                     : o->modelName;
+    model.contextLength = engine->contextLength();
+    model.vocabSize = engine->vocabSize();
+    model.kvCapacityTokens =
+        static_cast<int64_t>(engine->numBlocks()) * engine->blockSize();
+    model.maxNumSeqs = so.maxNumSeqs;
+    model.eosIds = plan.config().eosTokenIds;
+    model.chatEosIds = chat ? chat->eosIds(model.eosIds) : model.eosIds;
+    model.tokenizer = opened.tokenizer.get();
+    model.chatTemplate = chat.get();
+
+    ServeMetrics metrics(model.name);
+    EngineLoop loop(*engine, opened.tokenizer.get(), so, o->server.maxQueue,
+                    metrics);
+    loop.setLogRequests(o->logLevel == "info" || o->logLevel == "debug");
+    Server server(loop, model, metrics, o->server);
+    const int port = server.bind();
+    if (o->logLevel != "error")
+      std::fprintf(stderr,
+                   "llmc serve: model '%s' on the %s backend, context %lld, "
+                   "KV cache %d blocks of %d tokens (%s), --max-num-seqs "
+                   "%d, --max-num-batched-tokens %d, chat %s\n",
+                   model.name.c_str(), engine->backendName().c_str(),
+                   static_cast<long long>(model.contextLength),
+                   engine->numBlocks(), engine->blockSize(),
+                   engine->kvPoolOrigin().c_str(), so.maxNumSeqs,
+                   so.maxNumBatchedTokens,
+                   chat ? "template loaded" : "not available (no template)");
+
+    std::thread signalThread([&server, &loop, signals] {
+      int sig = 0;
+      sigwait(&signals, &sig);
+      std::fprintf(stderr,
+                   "llmc serve: %s: finishing the requests in flight\n",
+                   sig == SIGINT ? "SIGINT" : "SIGTERM");
+      std::thread second([&loop, signals] {
+        int again = 0;
+        sigwait(&signals, &again);
+        std::fprintf(stderr, "llmc serve: second signal: aborting\n");
+        loop.abortAll();
+      });
+      second.detach();
+      server.shutdown();
+    });
+    signalThread.detach();
+
+    std::printf("llmc serve: listening on http://%s:%d\n",
+                o->server.host.c_str(), port);
+    std::fflush(stdout);
+    server.listen();
+    loop.abortAll();
+    loop.stop();
+    engine->checkIdle();
+    if (o->logLevel != "error")
+      std::fprintf(stderr, "llmc serve: stopped\n");
+    return 0;
+  };
+}
+
+} // namespace llmc::cli
