@@ -11,6 +11,7 @@ find_package(FlatBuffers 2.0 REQUIRED CONFIG)
 find_package(CLI11 REQUIRED CONFIG)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 pkg_check_modules(SPM REQUIRED IMPORTED_TARGET sentencepiece)
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 find_package(dnnl 2.6 CONFIG)
 
 if(LLMC_ENABLE_COMPILER)

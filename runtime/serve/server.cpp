@@ -5,6 +5,8 @@
 
 #include <httplib.h>
 
+#include <sys/socket.h>
+
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -15,12 +17,27 @@ namespace llmc {
 using api::ApiError;
 using json = nlohmann::ordered_json;
 
+namespace {
+
+/// cpp-httplib listens with a backlog of 5 (compiled into Debian's
+/// library): a burst of clients would see connections reset. Listening
+/// again on the bound socket raises it.
+class HttpServer : public httplib::Server {
+public:
+  void raiseBacklog() {
+    if (svr_sock_ != INVALID_SOCKET)
+      ::listen(svr_sock_, SOMAXCONN);
+  }
+};
+
+} // namespace
+
 struct Server::Impl {
   EngineLoop &loop;
   const api::ModelInfo &model;
   ServeMetrics &metrics;
   ServerOptions options;
-  httplib::Server http;
+  HttpServer http;
   std::atomic<int> active{0}; // requests being handled
   std::atomic<bool> shuttingDown{false};
   std::mt19937_64 rng{std::random_device{}()};
@@ -285,6 +302,7 @@ int Server::bind() {
                 std::to_string(port) +
                 " (in use, or not an address of this machine)");
   }
+  i.http.raiseBacklog();
   return port;
 }
 

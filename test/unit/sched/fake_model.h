@@ -12,7 +12,9 @@
 
 #include "llmc/runtime/step_runner.h"
 
+#include <chrono>
 #include <cmath>
+#include <thread>
 #include <vector>
 
 namespace llmc::test {
@@ -41,6 +43,8 @@ public:
   };
   std::vector<Record> steps;
   int64_t copies = 0;
+  /// Slows every step down, to hold requests in flight (server tests).
+  std::chrono::microseconds stepDelay{0};
 
 protected:
   void copyBlock(int32_t src, int32_t dst) override {
@@ -53,6 +57,8 @@ protected:
 
   void execute(const StepBatch &b, std::span<const StepWork> work,
                float *logits) override {
+    if (stepDelay.count() > 0)
+      std::this_thread::sleep_for(stepDelay);
     Record r;
     r.graph = b.graph;
     r.contexts = b.contextLens;

@@ -1,0 +1,217 @@
+// parseRequest: every field checked with the parameter named, the context
+// and model checks, and the response shapes.
+#include "byte_tokenizer.h"
+
+#include "llmc/runtime/openai_api.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace llmc::api {
+namespace {
+
+using ::testing::HasSubstr;
+
+class OpenAiApi : public ::testing::Test {
+protected:
+  test::ByteTokenizer tokenizer;
+  ChatTemplate chat{"{% for m in messages %}{{ m.role }}:{{ m.content }}|"
+                    "{% endfor %}{% if add_generation_prompt %}A:{% endif %}",
+                    "test template", tokenizer};
+  ModelInfo model = [this] {
+    ModelInfo m;
+    m.name = "tiny";
+    m.contextLength = 64;
+    m.vocabSize = 256;
+    m.kvCapacityTokens = 4096;
+    m.maxNumSeqs = 4;
+    m.eosIds = {0};
+    m.chatEosIds = {0, 1};
+    m.tokenizer = &tokenizer;
+    m.chatTemplate = &chat;
+    return m;
+  }();
+
+  ApiError errorOf(Endpoint e, const std::string &body) {
+    try {
+      parseRequest(e, body, model);
+    } catch (const ApiError &err) {
+      return err;
+    }
+    ADD_FAILURE() << "accepted: " << body;
+    return ApiError(0, "");
+  }
+};
+
+TEST_F(OpenAiApi, CompletionFields) {
+  ParsedRequest r = parseRequest(
+      Endpoint::Completions,
+      R"({"model": "tiny", "prompt": "hey", "max_tokens": 5, "temperature": 0.5,
+          "top_p": 0.9, "top_k": 3, "min_p": 0.1, "presence_penalty": 1,
+          "frequency_penalty": -1, "repetition_penalty": 1.2, "seed": 7,
+          "stop": ["x", "yz"], "n": 2, "logprobs": 3, "stream": true,
+          "stream_options": {"include_usage": true}, "unknown": [1, 2]})",
+      model);
+  EXPECT_EQ(r.prompt, (std::vector<int32_t>{'h', 'e', 'y'}));
+  EXPECT_EQ(r.options.maxNewTokens, 5);
+  EXPECT_FLOAT_EQ(r.options.sampling.temperature, 0.5f);
+  EXPECT_EQ(r.options.sampling.topK, 3);
+  EXPECT_EQ(r.options.sampling.seed, 7u);
+  EXPECT_EQ(r.options.stops, (std::vector<std::string>{"x", "yz"}));
+  EXPECT_EQ(r.options.eosIds, (std::vector<int64_t>{0}));
+  EXPECT_EQ(r.n, 2);
+  EXPECT_EQ(r.logprobs, 3);
+  EXPECT_TRUE(r.stream && r.includeUsage);
+  // Token ids, a one-prompt list, defaults.
+  r = parseRequest(Endpoint::Completions, R"({"prompt": [[5, 6]]})", model);
+  EXPECT_EQ(r.prompt, (std::vector<int32_t>{5, 6}));
+  EXPECT_EQ(r.options.maxNewTokens, 62); // the rest of the context
+  EXPECT_FLOAT_EQ(r.options.sampling.temperature, 1.0f);
+  r = parseRequest(Endpoint::Completions,
+                   R"({"prompt": "a", "ignore_eos": true, "top_k": -1})", model);
+  EXPECT_TRUE(r.options.eosIds.empty());
+  EXPECT_EQ(r.options.sampling.topK, 0);
+}
+
+TEST_F(OpenAiApi, ChatRendersTheTemplate) {
+  ParsedRequest r = parseRequest(
+      Endpoint::Chat,
+      R"({"messages": [{"role": "system", "content": "be"},
+                       {"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+          "logprobs": true, "top_logprobs": 2, "max_completion_tokens": 3})",
+      model);
+  EXPECT_EQ(tokenizer.decode(r.prompt, false), "system:be|user:hi|A:");
+  EXPECT_EQ(r.options.eosIds, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(r.logprobs, 2);
+  EXPECT_EQ(r.options.maxNewTokens, 3);
+}
+
+TEST_F(OpenAiApi, BadValuesNameTheParameter) {
+  struct Case {
+    Endpoint e;
+    const char *body, *param, *message;
+  } cases[] = {
+      {Endpoint::Completions, R"({"prompt": "a", "top_p": 1.5})", "top_p",
+       "top_p must be in (0, 1], got 1.5"},
+      {Endpoint::Completions, R"({"prompt": "a", "temperature": "hot"})",
+       "temperature", "'temperature' must be a number, got \"hot\""},
+      {Endpoint::Completions, R"({"prompt": "a", "temperature": 1e300})",
+       "temperature", "must be a finite number"},
+      {Endpoint::Completions, R"({"prompt": "a", "max_tokens": 1e30})",
+       "max_tokens", "must be an integer"},
+      {Endpoint::Completions, R"({"prompt": "a", "max_tokens": 0})",
+       "max_tokens", "in [1, "},
+      {Endpoint::Completions, R"({"prompt": "a", "n": 99999999999999999})",
+       "n", "'n' must be an integer in [1, 4]"},
+      {Endpoint::Completions, R"({"prompt": "a", "stream": "yes"})", "stream",
+       "true or false"},
+      {Endpoint::Completions, R"({"prompt": "a", "stop": [1]})", "stop",
+       "a string or a list of strings"},
+      {Endpoint::Completions, R"({"prompt": "a", "stop": ""})", "stop",
+       "non-empty"},
+      {Endpoint::Completions, R"({"prompt": "a", "stream_options": {}})",
+       "stream_options", "only allowed with 'stream': true"},
+      {Endpoint::Completions, R"({"prompt": 3})", "prompt",
+       "a string or a list of token ids"},
+      {Endpoint::Completions, R"({"prompt": [1, 999]})", "prompt",
+       "token id 999 is outside the vocabulary"},
+      {Endpoint::Completions, R"({"prompt": ["a", "b"]})", "prompt",
+       "one prompt per request"},
+      {Endpoint::Completions, R"({})", "prompt", "'prompt' is required"},
+      {Endpoint::Completions, R"({"prompt": "a", "logprobs": 21})", "logprobs",
+       "in [0, 20]"},
+      {Endpoint::Completions, R"({"prompt": "a", "echo": true, "logprobs": 1})",
+       "echo", "not supported"},
+      {Endpoint::Chat, R"({"messages": []})", "messages", "must not be empty"},
+      {Endpoint::Chat, R"({"messages": "hi"})", "messages",
+       "a list of messages"},
+      {Endpoint::Chat, R"({"messages": [{"content": "x"}]})",
+       "messages[0].role", "must be a string"},
+      {Endpoint::Chat, R"({"messages": [{"role": "user"}]})",
+       "messages[0].content", "is required"},
+      {Endpoint::Chat,
+       R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})",
+       "messages[0].content", "only parts"},
+      {Endpoint::Chat,
+       R"({"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})",
+       "top_logprobs", "needs 'logprobs': true"},
+  };
+  for (const Case &c : cases) {
+    ApiError e = errorOf(c.e, c.body);
+    EXPECT_EQ(e.status, 400) << c.body;
+    EXPECT_EQ(e.param, c.param) << c.body;
+    EXPECT_THAT(e.message, HasSubstr(c.message)) << c.body;
+    EXPECT_THAT(e.body(), HasSubstr("\"param\":\"" + std::string(c.param)));
+  }
+}
+
+TEST_F(OpenAiApi, BodiesThatAreNotRequests) {
+  for (const char *body : {"", "not json", "[1, 2]", "\"s\"", "{\"a\":", "nul"}) {
+    ApiError e = errorOf(Endpoint::Completions, body);
+    EXPECT_EQ(e.status, 400) << body;
+    EXPECT_THAT(e.body(), HasSubstr("\"type\":\"invalid_request_error\""));
+  }
+}
+
+TEST_F(OpenAiApi, UnknownModelIs404) {
+  ApiError e = errorOf(Endpoint::Completions, R"({"model": "gpt-4", "prompt": "a"})");
+  EXPECT_EQ(e.status, 404);
+  EXPECT_EQ(e.code, "model_not_found");
+  EXPECT_THAT(e.message, HasSubstr("gpt-4"));
+}
+
+TEST_F(OpenAiApi, ContextLimitGivesBothNumbers) {
+  std::string prompt(40, 'a');
+  ApiError e = errorOf(Endpoint::Completions,
+                       R"({"prompt": ")" + prompt + R"(", "max_tokens": 30})");
+  EXPECT_EQ(e.status, 400);
+  EXPECT_EQ(e.param, "max_tokens");
+  EXPECT_EQ(e.code, "context_length_exceeded");
+  EXPECT_THAT(e.message, HasSubstr("maximum context length is 64 tokens"));
+  EXPECT_THAT(e.message, HasSubstr("70 tokens (40 in the prompt, 30 in the "
+                                   "completion)"));
+  std::string full(64, 'a');
+  e = errorOf(Endpoint::Completions, R"({"prompt": ")" + full + R"("})");
+  EXPECT_EQ(e.param, "prompt");
+}
+
+TEST_F(OpenAiApi, ResponseShapes) {
+  ParsedRequest r = parseRequest(
+      Endpoint::Chat,
+      R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true,
+          "top_logprobs": 1, "stream": true, "stream_options": {"include_usage": true}})",
+      model);
+  ResponseContext ctx{"chatcmpl-1", 100, &r, &model};
+  RequestResult result;
+  SequenceOutput o;
+  o.outputIds = {'o', 'k'};
+  o.text = "ok";
+  o.finishReason = FinishReason::Eos;
+  o.logprobs = {{'o', -0.5f, {{'o', -0.5f}}}, {'k', -0.25f, {{'k', -0.25f}}}};
+  result.outputs = {o};
+  result.metrics.promptTokens = 7;
+  result.cachedPromptTokens = 4;
+  auto full = response(ctx, result);
+  EXPECT_EQ(full["object"], "chat.completion");
+  EXPECT_EQ(full["choices"][0]["message"]["content"], "ok");
+  EXPECT_EQ(full["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(full["choices"][0]["logprobs"]["content"][1]["token"], "k");
+  EXPECT_EQ(full["choices"][0]["logprobs"]["content"][1]["bytes"][0], 'k');
+  EXPECT_EQ(full["usage"]["total_tokens"], 9);
+  EXPECT_EQ(full["usage"]["prompt_tokens_details"]["cached_tokens"], 4);
+  RequestEvent e;
+  e.tokens = {'o'};
+  e.text = "o";
+  e.logprobs = {o.logprobs[0]};
+  auto c = chunk(ctx, e);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ((*c)["choices"][0]["delta"]["content"], "o");
+  EXPECT_TRUE((*c)["usage"].is_null());
+  EXPECT_EQ(roleChunk(ctx, 0)["choices"][0]["delta"]["role"], "assistant");
+  auto u = usageChunk(ctx, result);
+  EXPECT_TRUE(u["choices"].empty());
+  EXPECT_EQ(u["usage"]["completion_tokens"], 2);
+}
+
+} // namespace
+} // namespace llmc::api
