@@ -78,8 +78,8 @@ void storeKvRow(const KvCache &cache, HostMemory &layer, int64_t slot,
   }
 }
 
-void loadKvRow(const KvCache &cache, const HostMemory &layer,
-               int64_t slot, float *row) {
+void loadKvRow(const KvCache &cache, const HostMemory &layer, int64_t slot,
+               float *row) {
   int64_t n = cache.rowElements();
   const uint8_t *src = layer.data() + slot * n * dtypeSize(cache.desc.dtype);
   for (int64_t i = 0; i < n; ++i) {

@@ -60,8 +60,8 @@ void copyKvBlock(KvCache &cache, int32_t src, int32_t dst);
 /// converted from / to f32.
 void storeKvRow(const KvCache &cache, HostMemory &layer, int64_t slot,
                 const float *row);
-void loadKvRow(const KvCache &cache, const HostMemory &layer,
-               int64_t slot, float *row);
+void loadKvRow(const KvCache &cache, const HostMemory &layer, int64_t slot,
+               float *row);
 
 /// An f32 activation, rows x cols, row-major and contiguous.
 struct Matrix {

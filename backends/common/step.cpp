@@ -228,10 +228,9 @@ void checkLogitRows(const Graph &g, const std::vector<Span> &spans,
                     const llmc_step_args &args) {
   int64_t rows = spans[g.logitsBuffer].rows;
   if (args.num_logits > rows)
-    throw InvalidArgument("step: num_logits " +
-                          std::to_string(args.num_logits) +
-                          " exceeds the logits buffer's " +
-                          std::to_string(rows) + " rows");
+    throw InvalidArgument(
+        "step: num_logits " + std::to_string(args.num_logits) +
+        " exceeds the logits buffer's " + std::to_string(rows) + " rows");
 }
 
 } // namespace llmc::common

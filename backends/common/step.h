@@ -1,4 +1,5 @@
-//===- step.h - Checking a step's metadata and placing its buffers -*- C++ -*-===//
+//===- step.h - Checking a step's metadata and placing its buffers -*- C++
+//-*-===//
 //
 // Before any kernel runs, every index in llmc_step_args is checked against
 // the graph and the KV pool, so a bad scheduler gets LLMC_INVALID_ARGUMENT

@@ -2,8 +2,9 @@
 //
 // The cpu backend validates graphs and steps with backends/common's checks,
 // as every backend does, so all refuse exactly the same inputs, and has a
-// vectorized, OpenMP-parallel kernel for every op. Weights are converted or packed once at prepare and
-// shared, keyed by their data pointer, between the graphs of one plan.
+// vectorized, OpenMP-parallel kernel for every op. Weights are converted or
+// packed once at prepare and shared, keyed by their data pointer, between the
+// graphs of one plan.
 //
 // Our kernels use AVX2 + FMA + F16C, which every x86 server of the last
 // decade has; oneDNN picks AVX-512 / AMX itself at run time for the large
@@ -124,7 +125,6 @@ bool runMatmul(PackedMatmul &p, const float *x, int64_t M, const float *bias,
                float *out);
 
 //===-- Attention ---------------------------------------------------------===//
-
 
 /// Attention of `count` query rows (starting at row `first` of q) of
 /// sequence b over its `len` cached positions, for kv heads [kv0, kv1) and

@@ -8,7 +8,6 @@
 #include "cpu.h"
 #include "execute.h"
 
-
 #include <omp.h>
 
 #include <cstdio>

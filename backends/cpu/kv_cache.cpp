@@ -1,7 +1,8 @@
 //===- kv_cache.cpp - KV_WRITE into the paged pool ------------------------===//
 //
-// The pool is backends/common's (per layer K and V [num_blocks, block_size, kv_heads,
-// head_dim] in the cache dtype), so copy-on-write and validation are shared.
+// The pool is backends/common's (per layer K and V [num_blocks, block_size,
+// kv_heads, head_dim] in the cache dtype), so copy-on-write and validation are
+// shared.
 //
 //===----------------------------------------------------------------------===//
 #include "cpu.h"

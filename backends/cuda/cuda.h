@@ -1,9 +1,10 @@
 //===- cuda.h - The CUDA backend's host-side internals ---------*- C++ -*-===//
 //
 // Graphs and steps are validated with backends/common's checks, as in
-// every backend, so all refuse the same inputs with the same messages. Prepare uploads each weight once
-// (shared between the graphs of a plan by host pointer) and compiles every
-// op into a closure that enqueues its kernels on the backend's stream.
+// every backend, so all refuse the same inputs with the same messages. Prepare
+// uploads each weight once (shared between the graphs of a plan by host
+// pointer) and compiles every op into a closure that enqueues its kernels on
+// the backend's stream.
 //
 // Device memory: the weights, the KV pool, one workspace per prepared graph
 // (the plan's affine size for the largest T and B seen, grown as needed),

@@ -99,8 +99,7 @@ public:
   // Every entry runs on the device this backend was created for.
   void enter() override { check(cudaSetDevice(b.device), "cudaSetDevice"); }
 
-  bool supports(const llmc_op_desc &op,
-                const llmc_graph_desc &graph) override {
+  bool supports(const llmc_op_desc &op, const llmc_graph_desc &graph) override {
     return supportsOp(op) && common::checksPass(op, graph);
   }
 

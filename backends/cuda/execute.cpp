@@ -1,7 +1,7 @@
 //===- execute.cpp - Preparing a graph and running steps ------------------===//
 //
-// A step: backends/common's step checks and each op's host checks, then the step's
-// arrays are packed into a pinned staging buffer and copied with one
+// A step: backends/common's step checks and each op's host checks, then the
+// step's arrays are packed into a pinned staging buffer and copied with one
 // cudaMemcpyAsync into fixed device buffers (DevStep + arrays at fixed
 // capacity offsets), the ops are enqueued, the logits copied back.
 //
@@ -111,8 +111,7 @@ void prepareGraph(Backend &b, const llmc_graph_desc &desc, Prepared &p) {
   for (size_t i = 0; i < p.graph.ops.size(); ++i) {
     const llmc_op_desc &op = p.graph.ops[i];
     if (!supportsOp(op))
-      throw InvalidArgument(common::opWhere(p.graph, i) +
-                            ": head_dim above " +
+      throw InvalidArgument(common::opWhere(p.graph, i) + ": head_dim above " +
                             std::to_string(kAttentionMaxHeadDim) +
                             " is not supported by the cuda backend");
     decode |= op.kind == LLMC_OP_DECODE_ATTENTION;

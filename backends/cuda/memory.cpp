@@ -147,8 +147,8 @@ void copyKvBlock(Backend &b, KvPool &pool, int32_t src, int32_t dst) {
   if (src == dst)
     return;
   const llmc_kv_cache_desc &d = pool.desc;
-  size_t blockBytes =
-      size_t(d.block_size) * d.kv_heads * d.head_dim * common::dtypeSize(d.dtype);
+  size_t blockBytes = size_t(d.block_size) * d.kv_heads * d.head_dim *
+                      common::dtypeSize(d.dtype);
   for (uint32_t l = 0; l < d.layers; ++l)
     for (void *base : {pool.k(l), pool.v(l)})
       check(cudaMemcpyAsync(static_cast<char *>(base) + dst * blockBytes,

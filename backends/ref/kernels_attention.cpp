@@ -86,7 +86,8 @@ void runKvWrite(const llmc_op_desc &op, Step &step) {
   KvCache &cache = step.kv();
   Matrix k = step.operand(op, 0), v = step.operand(op, 1);
   int64_t layer = op.i[0];
-  expectCacheFits(cache.desc, {layer, 0, cache.desc.kv_heads, cache.desc.head_dim, 0, 0.0f});
+  expectCacheFits(cache.desc, {layer, 0, cache.desc.kv_heads,
+                               cache.desc.head_dim, 0, 0.0f});
   expectCols(k.cols, cache.rowElements(), "k");
   expectRows(k, step.args.num_tokens, "k");
   expectRows(v, step.args.num_tokens, "v");

@@ -7,7 +7,6 @@
 //===----------------------------------------------------------------------===//
 #include "ref.h"
 
-
 #include <cstdio>
 
 namespace llmc::ref {
@@ -17,10 +16,22 @@ namespace {
 using RunFn = void (*)(const llmc_op_desc &, Step &);
 
 const RunFn kRun[LLMC_OP_COUNT] = {
-    runEmbedding, runRmsNorm,          runAddRmsNorm,      runLayerNorm,
-    runLinear,    runRope,             runAdd,             runMul,
-    runSilu,      runGelu,             runSwiglu,          runSlice,
-    runKvWrite,   runPrefillAttention, runDecodeAttention, runTakeRows,
+    runEmbedding,
+    runRmsNorm,
+    runAddRmsNorm,
+    runLayerNorm,
+    runLinear,
+    runRope,
+    runAdd,
+    runMul,
+    runSilu,
+    runGelu,
+    runSwiglu,
+    runSlice,
+    runKvWrite,
+    runPrefillAttention,
+    runDecodeAttention,
+    runTakeRows,
 };
 
 struct Prepared : common::PreparedGraph {

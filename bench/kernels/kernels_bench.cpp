@@ -136,7 +136,7 @@ void BM_DecodeAttention(benchmark::State &state) {
   int64_t blocks = (ctx + bs - 1) / bs;
   KvCache cache;
   common::initKvCache(cache, {1, uint32_t(kvHeads), uint32_t(D), LLMC_BF16,
-                           uint32_t(bs), uint32_t(blocks)});
+                              uint32_t(bs), uint32_t(blocks)});
   for (auto *layer : {&cache.k[0], &cache.v[0]})
     for (size_t i = 0; i < layer->size(); i += 2)
       (*layer)[i + 1] = 0x3c; // bf16 ~0.01..0.02

@@ -47,7 +47,8 @@ ChatSession::send(const std::string &user,
   try {
     turn.promptIds = tokenizer_.encode(render(), /*addSpecial=*/false);
     if (turn.promptIds.empty())
-      throw Error(template_.origin() + ": the chat template rendered no tokens");
+      throw Error(template_.origin() +
+                  ": the chat template rendered no tokens");
     if (static_cast<int64_t>(turn.promptIds.size()) >= engine_.contextLength())
       throw Error("the conversation has " +
                   std::to_string(turn.promptIds.size()) +

@@ -163,8 +163,8 @@ std::string explainSummaryText(const GenerateResult &r, const Engine &e) {
           ? m.kvBytesPerToken / (2 * c.numLayers * c.numKVHeads * c.headDim)
           : 0;
   std::string out = "summary\n";
-  out += std::string("  finished: ") + finishReasonName(r.finishReason) +
-         " (" + finishReasonText(r.finishReason) + ")\n";
+  out += std::string("  finished: ") + finishReasonName(r.finishReason) + " (" +
+         finishReasonText(r.finishReason) + ")\n";
   out += "  prompt " + std::to_string(m.promptTokens) + " tokens";
   if (m.droppedPromptTokens)
     out += " (" + std::to_string(m.droppedPromptTokens) +

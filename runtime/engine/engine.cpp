@@ -4,8 +4,8 @@
 #include "llmc/support/error.h"
 #include "llmc/support/memory.h"
 
-#include <climits>
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 namespace llmc {
@@ -33,7 +33,8 @@ poolOptions(const Plan &plan, const EngineOptions &o,
     throw Error("--block-size must be positive, got " +
                 std::to_string(o.blockSize));
   const int64_t bs = o.blockSize;
-  const int64_t blockBytes = std::max<int64_t>(kvBytesPerToken(plan.config()) * bs, 1);
+  const int64_t blockBytes =
+      std::max<int64_t>(kvBytesPerToken(plan.config()) * bs, 1);
   int64_t blocks;
   std::string origin;
   if (o.kvCacheBlocks > 0) {
@@ -54,9 +55,10 @@ poolOptions(const Plan &plan, const EngineOptions &o,
              " x the context)";
     // A device that reports its memory holds the pool there; the host's
     // available memory otherwise.
-    int64_t memory = backend.devices.empty()
-                         ? 0
-                         : static_cast<int64_t>(backend.devices[0].memory_bytes);
+    int64_t memory =
+        backend.devices.empty()
+            ? 0
+            : static_cast<int64_t>(backend.devices[0].memory_bytes);
     const char *where = "of the GPU's memory";
     if (memory == 0) {
       memory = availableMemoryBytes();
@@ -77,8 +79,7 @@ poolOptions(const Plan &plan, const EngineOptions &o,
                 " blocks is larger than llmc can address (" +
                 std::to_string(INT32_MAX / bs) + " blocks of " +
                 std::to_string(bs) + " tokens)");
-  return {{static_cast<int32_t>(blocks), o.blockSize, o.prefixCaching},
-          origin};
+  return {{static_cast<int32_t>(blocks), o.blockSize, o.prefixCaching}, origin};
 }
 
 } // namespace

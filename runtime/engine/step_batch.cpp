@@ -28,8 +28,8 @@ StepBatch buildStep(const KvManager &kv, std::span<const StepWork> work) {
       throw Error("internal error: a step gives every sequence a token");
     if (w.logitRows < 0 || w.logitRows > static_cast<int32_t>(w.tokens.size()))
       throw Error("internal error: logit rows outside the step's tokens");
-    s.maxBlocks = std::max(
-        s.maxBlocks, static_cast<int32_t>(kv.blockTable(w.seq).size()));
+    s.maxBlocks = std::max(s.maxBlocks,
+                           static_cast<int32_t>(kv.blockTable(w.seq).size()));
   }
   s.queryStart.push_back(0);
   for (const StepWork &w : work) {

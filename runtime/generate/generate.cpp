@@ -125,9 +125,9 @@ generateOn(Engine &engine, const tok::Tokenizer *tokenizer, int32_t seq,
   m = request.metrics(static_cast<int64_t>(fresh.size()));
   if (result.outputIds.empty()) {
     // No token: TTFT is the prefill alone.
-    m.ttftSeconds = std::chrono::duration<double>(
-                        RequestClock::Clock::now() - start)
-                        .count();
+    m.ttftSeconds =
+        std::chrono::duration<double>(RequestClock::Clock::now() - start)
+            .count();
     m.prefillTokensPerSecond =
         m.ttftSeconds > 0 ? static_cast<double>(fresh.size()) / m.ttftSeconds
                           : 0;

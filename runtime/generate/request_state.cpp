@@ -77,16 +77,18 @@ double seconds(RequestClock::Clock::duration d) {
 }
 } // namespace
 
-double RequestClock::queueSeconds() const { return seconds(scheduled - arrival); }
+double RequestClock::queueSeconds() const {
+  return seconds(scheduled - arrival);
+}
 
 double RequestClock::ttftSeconds() const {
   return tokens > 0 ? seconds(firstToken - arrival) : 0;
 }
 
 double RequestClock::tpotSeconds() const {
-  return tokens > 1 ? seconds(lastToken - firstToken) /
-                          static_cast<double>(tokens - 1)
-                    : 0;
+  return tokens > 1
+             ? seconds(lastToken - firstToken) / static_cast<double>(tokens - 1)
+             : 0;
 }
 
 RequestState::RequestState(RequestOptions options,

@@ -105,7 +105,8 @@ std::vector<BlockKey> prefixKeys(std::span<const int32_t> prompt,
     BlockKey key;
     key.parent = parent;
     key.tokens.assign(prompt.begin() + static_cast<std::ptrdiff_t>(i * bs),
-                      prompt.begin() + static_cast<std::ptrdiff_t>((i + 1) * bs));
+                      prompt.begin() +
+                          static_cast<std::ptrdiff_t>((i + 1) * bs));
     parent = key.hash();
     keys.push_back(std::move(key));
   }
@@ -149,7 +150,8 @@ int32_t KvManager::blocksNeeded(int32_t seq, int64_t n) const {
   const Sequence &s = at(seq);
   const int64_t bs = options_.blockSize;
   const auto length = static_cast<int64_t>(s.tokens.size());
-  int64_t need = (length + n + bs - 1) / bs - static_cast<int64_t>(s.blocks.size());
+  int64_t need =
+      (length + n + bs - 1) / bs - static_cast<int64_t>(s.blocks.size());
   if (need < 0)
     need = 0;
   if (n > 0 && length % bs != 0 &&
@@ -158,7 +160,8 @@ int32_t KvManager::blocksNeeded(int32_t seq, int64_t n) const {
   return static_cast<int32_t>(need);
 }
 
-bool KvManager::reserve(int32_t seq, int64_t n, std::vector<BlockCopy> &copies) {
+bool KvManager::reserve(int32_t seq, int64_t n,
+                        std::vector<BlockCopy> &copies) {
   if (blocksNeeded(seq, n) > pool_.availableBlocks())
     return false;
   Sequence &s = at(seq);

@@ -16,8 +16,8 @@ namespace {
 RequestResult runAlone(Engine &engine, const tok::Tokenizer *tokenizer,
                        ScheduledRequest request) {
   SchedulerOptions so;
-  so.maxNumSeqs = std::max(1, request.beam ? request.beam->numBeams
-                                           : request.n);
+  so.maxNumSeqs =
+      std::max(1, request.beam ? request.beam->numBeams : request.n);
   so.maxNumBatchedTokens = std::max(2048, so.maxNumSeqs);
   Scheduler scheduler(engine, tokenizer, so);
   RequestResult result;
@@ -82,8 +82,7 @@ BeamResult beamSearch(Engine &engine, const tok::Tokenizer *tokenizer,
   result.stats = done.beamStats;
   // What the beams held at their peak, sharing counted once.
   result.metrics.kvBytesUsed = result.metrics.kvBytesPerToken *
-                               result.stats.peakBlocksUsed *
-                               engine.blockSize();
+                               result.stats.peakBlocksUsed * engine.blockSize();
   return result;
 }
 

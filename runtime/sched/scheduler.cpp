@@ -129,18 +129,17 @@ void Scheduler::add(ScheduledRequest r) {
     throw Error(
         "the request needs room for " + std::to_string(seats * tokens) +
         " tokens (" + std::to_string(P) + " prompt + " + std::to_string(G) +
-        " to generate" + (seats > 1 ? ", times " + std::to_string(seats) +
-                                          " sequences"
-                                    : std::string()) +
+        " to generate" +
+        (seats > 1 ? ", times " + std::to_string(seats) + " sequences"
+                   : std::string()) +
         ") but the KV cache holds " +
         std::to_string(int64_t(engine_.numBlocks()) * bs) +
         " tokens; raise --kv-cache-memory or --kv-cache-blocks, or lower "
         "max_new_tokens");
 
   if (r.beam) {
-    g->beam = std::make_unique<BeamSearcher>(*r.beam, r.prompt,
-                                             engine_.vocabSize(),
-                                             engine_.contextLength());
+    g->beam = std::make_unique<BeamSearcher>(
+        *r.beam, r.prompt, engine_.vocabSize(), engine_.contextLength());
     g->beamClock.arrival = g->beamClock.scheduled = r.arrival;
   } else {
     for (int32_t i = 0; i < r.n; ++i) {
@@ -183,10 +182,10 @@ void Scheduler::finishGroup(Group &g,
     }
     GenerationMetrics &m = result.metrics;
     m.promptTokens = static_cast<int64_t>(g.req.prompt.size());
-    m.generatedTokens = result.outputs.empty()
-                            ? 0
-                            : static_cast<int64_t>(
-                                  result.outputs[0].outputIds.size());
+    m.generatedTokens =
+        result.outputs.empty()
+            ? 0
+            : static_cast<int64_t>(result.outputs[0].outputIds.size());
     m.queueSeconds = g.beamClock.queueSeconds();
     m.ttftSeconds = g.beamClock.ttftSeconds();
     m.tpotSeconds = g.beamClock.tpotSeconds();
@@ -214,9 +213,8 @@ void Scheduler::finishGroup(Group &g,
   result.metrics.reusedPromptTokens = g.cachedPromptTokens;
   result.metrics.peakRssBytes = peakRssBytes();
   result.metrics.kvBytesPerToken = engine_.kvBytesPerToken();
-  counters_.finished[result.outputs.empty()
-                         ? FinishReason::Abort
-                         : result.outputs[0].finishReason]++;
+  counters_.finished[result.outputs.empty() ? FinishReason::Abort
+                                            : result.outputs[0].finishReason]++;
   auto onFinish = std::move(g.req.onFinish);
   // Remove the group before the callback, which may add requests.
   std::unique_ptr<Group> keep;

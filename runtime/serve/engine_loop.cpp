@@ -75,21 +75,22 @@ std::shared_ptr<RequestChannel> EngineLoop::submit(ScheduledRequest r,
     throw Error("the server is shutting down");
   auto channel = std::make_shared<RequestChannel>();
   // Per sample: the time of its last token, for the inter-token latency.
-  auto last = std::make_shared<
-      std::map<int32_t, RequestClock::Clock::time_point>>();
+  auto last =
+      std::make_shared<std::map<int32_t, RequestClock::Clock::time_point>>();
   const auto arrival = r.arrival;
   r.onEvent = [this, channel, last](const RequestEvent &e) {
     auto now = RequestClock::Clock::now();
     auto it = last->find(e.index);
     if (it != last->end())
-      metrics_.interToken(std::chrono::duration<double>(now - it->second).count());
+      metrics_.interToken(
+          std::chrono::duration<double>(now - it->second).count());
     (*last)[e.index] = now;
     channel->push(e);
   };
   r.onFinish = [this, channel, label, arrival](RequestResult result) {
-    double e2e = std::chrono::duration<double>(RequestClock::Clock::now() -
-                                               arrival)
-                     .count();
+    double e2e =
+        std::chrono::duration<double>(RequestClock::Clock::now() - arrival)
+            .count();
     metrics_.finished(result, e2e);
     if (logRequests_) {
       int64_t completion = 0;

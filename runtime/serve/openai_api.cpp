@@ -75,16 +75,17 @@ int64_t integer(const json &body, const char *field, int64_t fallback,
   const json &v = body[field];
   if (!v.is_number_integer())
     badField(field, "an integer", v);
-  if (v.is_number_unsigned() &&
-      v.get<uint64_t>() > static_cast<uint64_t>(hi))
-    badField(field, "an integer in [" + std::to_string(lo) + ", " +
-                        std::to_string(hi) + "]",
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
+    badField(field,
+             "an integer in [" + std::to_string(lo) + ", " +
+                 std::to_string(hi) + "]",
              v);
   int64_t i = v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>())
                                      : v.get<int64_t>();
   if (i < lo || i > hi)
-    badField(field, "an integer in [" + std::to_string(lo) + ", " +
-                        std::to_string(hi) + "]",
+    badField(field,
+             "an integer in [" + std::to_string(lo) + ", " +
+                 std::to_string(hi) + "]",
              v);
   return i;
 }
@@ -109,9 +110,8 @@ std::string contentText(const json &content, size_t index) {
     badField(field, "a string or a list of text parts", content);
   std::string text;
   for (const json &part : content) {
-    if (!part.is_object() || !part.contains("type") ||
-        part["type"] != "text" || !part.contains("text") ||
-        !part["text"].is_string())
+    if (!part.is_object() || !part.contains("type") || part["type"] != "text" ||
+        !part.contains("text") || !part["text"].is_string())
       throw ApiError(400,
                      "'" + field +
                          "': only parts {\"type\": \"text\", \"text\": ...} "
@@ -138,7 +138,8 @@ json checkedMessages(const json &body) {
     if (!m.is_object())
       badField(where, "an object with 'role' and 'content'", m);
     if (!m.contains("role") || !m["role"].is_string())
-      throw ApiError(400, "'" + where + ".role' must be a string", where + ".role");
+      throw ApiError(400, "'" + where + ".role' must be a string",
+                     where + ".role");
     json copy = m;
     if (m.contains("content"))
       copy["content"] = contentText(m["content"], i);
@@ -167,15 +168,15 @@ std::vector<std::string> stops(const json &body) {
     badField("stop", "a string or a list of strings", v);
   }
   if (out.size() > 16)
-    throw ApiError(400, "'stop' may hold at most 16 strings, got " +
-                            std::to_string(out.size()),
+    throw ApiError(400,
+                   "'stop' may hold at most 16 strings, got " +
+                       std::to_string(out.size()),
                    "stop");
   for (const std::string &s : out)
     if (s.empty() || (static_cast<unsigned char>(s[0]) & 0xC0) == 0x80)
-      throw ApiError(400,
-                     "'stop' strings must be non-empty text, got " +
-                         show(json(s)),
-                     "stop");
+      throw ApiError(
+          400, "'stop' strings must be non-empty text, got " + show(json(s)),
+          "stop");
   return out;
 }
 
@@ -190,8 +191,9 @@ std::vector<int32_t> completionPrompt(const json &body, const ModelInfo &m,
   if (p.is_string()) {
     text = p.get<std::string>();
     if (!m.tokenizer)
-      throw ApiError(400, "this model has no tokenizer: send 'prompt' as "
-                          "token ids",
+      throw ApiError(400,
+                     "this model has no tokenizer: send 'prompt' as "
+                     "token ids",
                      "prompt");
     return m.tokenizer->encode(text, /*addSpecial=*/true);
   }
@@ -231,8 +233,8 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
   if (body.is_discarded())
     throw ApiError(400, "the request body is not valid JSON");
   if (!body.is_object())
-    throw ApiError(400, "the request body must be a JSON object, got " +
-                            show(body));
+    throw ApiError(400,
+                   "the request body must be a JSON object, got " + show(body));
   ParsedRequest r;
   r.endpoint = endpoint;
   r.model = m.name;
@@ -241,8 +243,11 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
       badField("model", "a string", body["model"]);
     r.model = body["model"].get<std::string>();
     if (r.model != m.name)
-      throw ApiError(404, "The model '" + r.model + "' does not exist (this "
-                          "server serves '" + m.name + "')",
+      throw ApiError(404,
+                     "The model '" + r.model +
+                         "' does not exist (this "
+                         "server serves '" +
+                         m.name + "')",
                      "model", "invalid_request_error", "model_not_found");
   }
 
@@ -258,8 +263,8 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
       static_cast<float>(number(body, "frequency_penalty", 0.0));
   p.repetitionPenalty =
       static_cast<float>(number(body, "repetition_penalty", 1.0));
-  p.seed = static_cast<uint64_t>(
-      integer(body, "seed", 0, INT64_MIN, INT64_MAX));
+  p.seed =
+      static_cast<uint64_t>(integer(body, "seed", 0, INT64_MIN, INT64_MAX));
   try {
     p.validate(sample::ParamNames::Json);
   } catch (const Error &e) {
@@ -274,8 +279,9 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
     if (!so.is_object())
       badField("stream_options", "an object", so);
     if (!r.stream)
-      throw ApiError(400, "'stream_options' is only allowed with 'stream': "
-                          "true",
+      throw ApiError(400,
+                     "'stream_options' is only allowed with 'stream': "
+                     "true",
                      "stream_options");
     r.includeUsage = boolean(so, "include_usage", false);
   }
@@ -283,8 +289,9 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
 
   if (endpoint == Endpoint::Chat) {
     if (!m.chatTemplate)
-      throw ApiError(400, "this model has no chat template (start the server "
-                          "with --chat-template FILE)",
+      throw ApiError(400,
+                     "this model has no chat template (start the server "
+                     "with --chat-template FILE)",
                      "messages");
     json messages = checkedMessages(body);
     json tools = has(body, "tools") ? body["tools"] : json(nullptr);
@@ -301,7 +308,8 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
     }
     r.prompt = m.tokenizer->encode(rendered, /*addSpecial=*/false);
     if (boolean(body, "logprobs", false))
-      r.logprobs = static_cast<int32_t>(integer(body, "top_logprobs", 0, 0, 20));
+      r.logprobs =
+          static_cast<int32_t>(integer(body, "top_logprobs", 0, 0, 20));
     else if (has(body, "top_logprobs"))
       throw ApiError(400, "'top_logprobs' needs 'logprobs': true",
                      "top_logprobs");
@@ -312,8 +320,9 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
     r.logprobs = static_cast<int32_t>(integer(body, "logprobs", -1, 0, 20));
     r.echo = boolean(body, "echo", false);
     if (r.echo && r.logprobs >= 0)
-      throw ApiError(400, "'echo' together with 'logprobs' is not supported "
-                          "(prompt log-probabilities are not computed)",
+      throw ApiError(400,
+                     "'echo' together with 'logprobs' is not supported "
+                     "(prompt log-probabilities are not computed)",
                      "echo");
     if (!ignoreEos)
       o.eosIds = m.eosIds;
@@ -324,24 +333,26 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
   o.logprobs = r.logprobs;
 
   const int64_t P = static_cast<int64_t>(r.prompt.size());
-  const char *maxField =
-      has(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+  const char *maxField = has(body, "max_completion_tokens")
+                             ? "max_completion_tokens"
+                             : "max_tokens";
   const int64_t limit = std::numeric_limits<int32_t>::max();
   int64_t maxTokens = integer(body, maxField, -1, 1, limit);
   const char *what = endpoint == Endpoint::Chat ? "messages" : "prompt";
-  if (P >= m.contextLength || (maxTokens > 0 && P + maxTokens > m.contextLength))
-    throw ApiError(
-        400,
-        "This model's maximum context length is " +
-            std::to_string(m.contextLength) + " tokens. However, you "
-            "requested " +
-            std::to_string(P + std::max<int64_t>(maxTokens, 0)) + " tokens (" +
-            std::to_string(P) + " in the " + what + ", " +
-            std::to_string(std::max<int64_t>(maxTokens, 0)) +
-            " in the completion). Please reduce the length of the " + what +
-            " or completion.",
-        maxTokens > 0 ? maxField : what, "invalid_request_error",
-        "context_length_exceeded");
+  if (P >= m.contextLength ||
+      (maxTokens > 0 && P + maxTokens > m.contextLength))
+    throw ApiError(400,
+                   "This model's maximum context length is " +
+                       std::to_string(m.contextLength) +
+                       " tokens. However, you "
+                       "requested " +
+                       std::to_string(P + std::max<int64_t>(maxTokens, 0)) +
+                       " tokens (" + std::to_string(P) + " in the " + what +
+                       ", " + std::to_string(std::max<int64_t>(maxTokens, 0)) +
+                       " in the completion). Please reduce the length of the " +
+                       what + " or completion.",
+                   maxTokens > 0 ? maxField : what, "invalid_request_error",
+                   "context_length_exceeded");
   o.maxNewTokens = maxTokens > 0 ? maxTokens : m.contextLength - P;
   return r;
 }
@@ -380,8 +391,7 @@ json chatLogprobs(const ModelInfo &m, const std::vector<TokenLogprobs> &lps) {
 }
 
 json completionLogprobs(const ModelInfo &m,
-                        const std::vector<TokenLogprobs> &lps,
-                        int64_t offset) {
+                        const std::vector<TokenLogprobs> &lps, int64_t offset) {
   json tokens = json::array(), values = json::array(), top = json::array(),
        offsets = json::array();
   for (const TokenLogprobs &t : lps) {
@@ -431,8 +441,8 @@ json response(const ResponseContext &ctx, const RequestResult &result) {
     json c = {{"index", i}};
     if (chat) {
       c["message"] = {{"role", "assistant"}, {"content", o.text}};
-      c["logprobs"] =
-          r.logprobs >= 0 ? chatLogprobs(*ctx.model, o.logprobs) : json(nullptr);
+      c["logprobs"] = r.logprobs >= 0 ? chatLogprobs(*ctx.model, o.logprobs)
+                                      : json(nullptr);
     } else {
       c["text"] = r.echo ? r.promptText + o.text : o.text;
       c["logprobs"] = r.logprobs >= 0
@@ -449,8 +459,7 @@ json response(const ResponseContext &ctx, const RequestResult &result) {
 
 std::optional<json> chunk(const ResponseContext &ctx, const RequestEvent &e) {
   const ParsedRequest &r = *ctx.request;
-  if (e.text.empty() && e.finished == FinishReason::None &&
-      r.logprobs < 0)
+  if (e.text.empty() && e.finished == FinishReason::None && r.logprobs < 0)
     return std::nullopt; // a token whose text is still held back
   const bool chat = r.endpoint == Endpoint::Chat;
   json out = header(ctx, chat ? "chat.completion.chunk" : "text_completion");
@@ -476,10 +485,11 @@ std::optional<json> chunk(const ResponseContext &ctx, const RequestEvent &e) {
 
 json roleChunk(const ResponseContext &ctx, int32_t index) {
   json out = header(ctx, "chat.completion.chunk");
-  out["choices"] = json::array({{{"index", index},
-                                 {"delta", {{"role", "assistant"}, {"content", ""}}},
-                                 {"logprobs", nullptr},
-                                 {"finish_reason", nullptr}}});
+  out["choices"] =
+      json::array({{{"index", index},
+                    {"delta", {{"role", "assistant"}, {"content", ""}}},
+                    {"logprobs", nullptr},
+                    {"finish_reason", nullptr}}});
   if (ctx.request->includeUsage)
     out["usage"] = nullptr;
   return out;

@@ -232,9 +232,10 @@ void Server::Impl::routes() {
   http.Get("/health", [](const httplib::Request &, httplib::Response &res) {
     res.set_content(R"({"status":"ok"})", "application/json");
   });
-  http.Get("/metrics", [this](const httplib::Request &, httplib::Response &res) {
-    res.set_content(metrics.render(), "text/plain; version=0.0.4");
-  });
+  http.Get("/metrics",
+           [this](const httplib::Request &, httplib::Response &res) {
+             res.set_content(metrics.render(), "text/plain; version=0.0.4");
+           });
   // Whatever has no route, or failed before a handler: OpenAI's body.
   http.set_error_handler([](const httplib::Request &req,
                             httplib::Response &res) {
@@ -253,8 +254,8 @@ void Server::Impl::routes() {
       message = "HTTP error " + std::to_string(res.status);
       code = "";
     }
-    sendError(res, ApiError(res.status, message, "", "invalid_request_error",
-                            code));
+    sendError(res,
+              ApiError(res.status, message, "", "invalid_request_error", code));
   });
   http.set_exception_handler([](const httplib::Request &,
                                 httplib::Response &res, std::exception_ptr ep) {
@@ -277,11 +278,11 @@ Server::Server(EngineLoop &loop, const api::ModelInfo &model,
   i.http.set_read_timeout(10, 0);
   i.http.set_write_timeout(10, 0);
   i.http.set_keep_alive_timeout(5);
-  size_t threads = i.options.threads > 0
-                       ? static_cast<size_t>(i.options.threads)
-                       : std::min<size_t>(1024, static_cast<size_t>(
-                                                    model.maxNumSeqs) +
-                                                    i.options.maxQueue / 4 + 16);
+  size_t threads =
+      i.options.threads > 0
+          ? static_cast<size_t>(i.options.threads)
+          : std::min<size_t>(1024, static_cast<size_t>(model.maxNumSeqs) +
+                                       i.options.maxQueue / 4 + 16);
   i.http.new_task_queue = [threads] {
     return new httplib::ThreadPool(threads);
   };

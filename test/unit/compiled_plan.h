@@ -60,8 +60,7 @@ protected:
     if (!plan)
       return;
     plan_ = plan.release();
-    registry_ =
-        new BackendRegistry(BackendRegistry::discover({LLMC_BIN_DIR}));
+    registry_ = new BackendRegistry(BackendRegistry::discover({LLMC_BIN_DIR}));
   }
   void SetUp() override {
     if (!plan_)

@@ -35,7 +35,8 @@ std::vector<Work> workload(const ServingBenchOptions &o, int64_t vocab,
                            int64_t context) {
   std::mt19937 rng(o.seed);
   auto uniform = [&](int64_t lo, int64_t hi) {
-    return lo + static_cast<int64_t>(rng() % static_cast<uint32_t>(hi - lo + 1));
+    return lo +
+           static_cast<int64_t>(rng() % static_cast<uint32_t>(hi - lo + 1));
   };
   auto token = [&] { return static_cast<int32_t>(rng() % vocab); };
   std::vector<int32_t> shared(64);
@@ -44,8 +45,8 @@ std::vector<Work> workload(const ServingBenchOptions &o, int64_t vocab,
   std::vector<Work> out;
   for (int32_t i = 0; i < o.requests; ++i) {
     Work w;
-    int64_t len = uniform(std::max<int64_t>(1, o.maxPromptLen / 16),
-                          o.maxPromptLen);
+    int64_t len =
+        uniform(std::max<int64_t>(1, o.maxPromptLen / 16), o.maxPromptLen);
     w.gen = uniform(std::max<int64_t>(1, o.maxGenLen / 16), o.maxGenLen);
     len = std::min(len, context - w.gen);
     if (i % 2 == 0 && len > 64)
@@ -101,8 +102,7 @@ Level runLevel(Engine &engine, const std::vector<Work> &work,
   };
   const auto start = Clock::now();
   while (done < work.size()) {
-    while (next < work.size() &&
-           next - done < static_cast<size_t>(concurrency))
+    while (next < work.size() && next - done < static_cast<size_t>(concurrency))
       submit();
     s.step();
   }
@@ -122,8 +122,7 @@ Level runLevel(Engine &engine, const std::vector<Work> &work,
 } // namespace
 
 int runServingBench(const OpenedPlan &opened, const EngineFlags &engineFlags,
-                    const ServingFlags &serving,
-                    const ServingBenchOptions &o) {
+                    const ServingFlags &serving, const ServingBenchOptions &o) {
   if (o.requests < 1)
     throw Error("--requests must be at least 1, got " +
                 std::to_string(o.requests));

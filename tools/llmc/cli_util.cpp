@@ -84,11 +84,20 @@ int64_t parseBytes(const std::string &text, const std::string &flag) {
   for (char &c : unit)
     c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   static const std::pair<const char *, double> units[] = {
-      {"", 1},         {"B", 1},          {"K", 1024.0},
-      {"KIB", 1024.0}, {"KB", 1e3},       {"M", 1048576.0},
-      {"MIB", 1048576.0}, {"MB", 1e6},    {"G", 1073741824.0},
-      {"GIB", 1073741824.0}, {"GB", 1e9}, {"T", 1099511627776.0},
-      {"TIB", 1099511627776.0}, {"TB", 1e12}};
+      {"", 1},
+      {"B", 1},
+      {"K", 1024.0},
+      {"KIB", 1024.0},
+      {"KB", 1e3},
+      {"M", 1048576.0},
+      {"MIB", 1048576.0},
+      {"MB", 1e6},
+      {"G", 1073741824.0},
+      {"GIB", 1073741824.0},
+      {"GB", 1e9},
+      {"T", 1099511627776.0},
+      {"TIB", 1099511627776.0},
+      {"TB", 1e12}};
   for (const auto &[name, scale] : units)
     if (used > 0 && unit == name) {
       double bytes = value * scale;
@@ -157,7 +166,8 @@ std::unique_ptr<Engine> OpenedPlan::engine(const EngineFlags &flags,
   return std::make_unique<Engine>(*plan, registry, options);
 }
 
-const tok::Tokenizer &OpenedPlan::requireTokenizer(const std::string &why) const {
+const tok::Tokenizer &
+OpenedPlan::requireTokenizer(const std::string &why) const {
   if (!tokenizer)
     throw Error(plan->path() + ": the plan has no tokenizer, which " + why +
                 " needs");

@@ -1,12 +1,14 @@
-//===- cmd_bench.cpp - llmc bench PLAN: prefill/decode speed ---------------===//
+//===- cmd_bench.cpp - llmc bench PLAN: prefill/decode speed
+//---------------===//
 //
 // Times the Engine directly (no tokenizer, no sampler policy) so the numbers
 // are the backend's: prefill of random prompts, which gives each sequence's
 // first token, then greedy decode steps over B sequences at once for the
-// other --gen-len - 1 tokens. TPOT is (t_N - t_1) / (N - 1), as in llmc run. One warm-up repetition is dropped (first-touch page
-// faults on the mapped weights, oneDNN primitive creation) and the median of
-// the rest is reported, because shared machines are noisy and a median
-// ignores the odd descheduled run where a mean would not.
+// other --gen-len - 1 tokens. TPOT is (t_N - t_1) / (N - 1), as in llmc run.
+// One warm-up repetition is dropped (first-touch page faults on the mapped
+// weights, oneDNN primitive creation) and the median of the rest is reported,
+// because shared machines are noisy and a median ignores the odd descheduled
+// run where a mean would not.
 //
 //===----------------------------------------------------------------------===//
 
@@ -193,8 +195,8 @@ Action addBench(CLI::App &app) {
     int64_t need = o->promptLen + o->genLen - 1;
     if (need > cfg.contextLength)
       throw Error("--prompt-len " + std::to_string(o->promptLen) +
-                  " + --gen-len " + std::to_string(o->genLen) + " - 1 = " +
-                  std::to_string(need) +
+                  " + --gen-len " + std::to_string(o->genLen) +
+                  " - 1 = " + std::to_string(need) +
                   " tokens, more than the plan's context length " +
                   std::to_string(cfg.contextLength));
     if (cfg.vocabSize < 1)
@@ -313,7 +315,8 @@ Action addBench(CLI::App &app) {
         o->plan.c_str(), engine.backendName().c_str(), threads.c_str(),
         cfg.computeDtype.c_str(), cfg.quantization.c_str(),
         static_cast<long long>(o->promptLen), static_cast<long long>(o->genLen),
-        static_cast<long long>(o->genLen - 1), o->reps, static_cast<double>(weightBytes) / (1 << 20),
+        static_cast<long long>(o->genLen - 1), o->reps,
+        static_cast<double>(weightBytes) / (1 << 20),
         static_cast<double>(decodeBytes) / (1 << 20), flopsPerToken / 1e9);
     std::printf("%5s  %14s  %10s  %13s  %9s  %12s\n", "batch", "prefill tok/s",
                 "TTFT ms", "decode tok/s", "TPOT ms", "weight GB/s");

@@ -1,4 +1,5 @@
-//===- cmd_chat.cpp - llmc chat PLAN: interactive multi-turn chat ----------===//
+//===- cmd_chat.cpp - llmc chat PLAN: interactive multi-turn chat
+//----------===//
 //
 // Reads user lines from stdin (a terminal or a pipe), renders the whole
 // conversation with the chat template each turn and streams the reply. The
@@ -146,16 +147,16 @@ Action addChat(CLI::App &app) {
       }
       ++turnNo;
       if (o->json) {
-        nlohmann::json j = {{"turn", turnNo},
-                            {"prompt_ids", t.promptIds},
-                            {"output_ids", t.result.outputIds},
-                            {"text", t.result.text},
-                            {"finish_reason",
-                             finishReasonName(t.result.finishReason)},
-                            {"reused_tokens", t.reused},
-                            {"prefilled_tokens", t.prefilled},
-                            {"ttft_ms", t.result.metrics.ttftSeconds * 1e3},
-                            {"tpot_ms", t.result.metrics.tpotSeconds * 1e3}};
+        nlohmann::json j = {
+            {"turn", turnNo},
+            {"prompt_ids", t.promptIds},
+            {"output_ids", t.result.outputIds},
+            {"text", t.result.text},
+            {"finish_reason", finishReasonName(t.result.finishReason)},
+            {"reused_tokens", t.reused},
+            {"prefilled_tokens", t.prefilled},
+            {"ttft_ms", t.result.metrics.ttftSeconds * 1e3},
+            {"tpot_ms", t.result.metrics.tpotSeconds * 1e3}};
         std::printf("%s\n", j.dump(-1, ' ', false,
                                    nlohmann::json::error_handler_t::replace)
                                 .c_str());

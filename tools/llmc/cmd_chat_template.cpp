@@ -7,9 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "commands.h"
+#include "llmc/runtime/chat_template.h"
 #include "llmc/support/error.h"
 #include "llmc/support/mapped_file.h"
-#include "llmc/runtime/chat_template.h"
 #include "llmc/template/jinja.h"
 
 #include <cstdio>

@@ -1,12 +1,13 @@
-//===- cmd_run.cpp - llmc run PLAN --prompt TEXT ---------------------------===//
+//===- cmd_run.cpp - llmc run PLAN --prompt TEXT
+//---------------------------===//
 
 #include "cli_util.h"
 #include "commands.h"
-#include "prompts_file.h"
 #include "llmc/runtime/beam.h"
 #include "llmc/runtime/explain.h"
 #include "llmc/runtime/generate.h"
 #include "llmc/support/error.h"
+#include "prompts_file.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -149,8 +150,8 @@ int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
 
 Action addRun(CLI::App &app) {
   struct Options {
-    std::string plan, prompt, promptIds, promptsFile, dumpLogits,
-        dumpAllLogits, truncate, explain;
+    std::string plan, prompt, promptIds, promptsFile, dumpLogits, dumpAllLogits,
+        truncate, explain;
     int64_t maxNewTokens = 128;
     EngineFlags engine;
     ServingFlags serving;
@@ -215,9 +216,9 @@ Action addRun(CLI::App &app) {
   return [o, many, &app]() -> int {
     if (!o->promptsFile.empty()) {
       for (const char *flag :
-           {"--dump-logits", "--dump-prompt-logits", "--explain",
-            "--truncate", "--num-beams", "--n", "--num-return-sequences",
-            "--length-penalty", "--early-stopping"})
+           {"--dump-logits", "--dump-prompt-logits", "--explain", "--truncate",
+            "--num-beams", "--n", "--num-return-sequences", "--length-penalty",
+            "--early-stopping"})
         if (app.count(flag))
           throw Error(std::string(flag) + " is not supported with "
                                           "--prompts-file");
@@ -285,9 +286,8 @@ Action addRun(CLI::App &app) {
     const bool explainJson = o->explain == "json";
     if (explain)
       go.onStep = [&](const StepTrace &s) {
-        std::string out = explainJson
-                              ? explainStepJson(s, tokenizer) + "\n"
-                              : explainStepText(s, tokenizer);
+        std::string out = explainJson ? explainStepJson(s, tokenizer) + "\n"
+                                      : explainStepText(s, tokenizer);
         std::fwrite(out.data(), 1, out.size(), stdout);
         std::fflush(stdout);
       };

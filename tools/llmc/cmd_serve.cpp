@@ -89,8 +89,8 @@ Action addServe(CLI::App &app) {
         origin = o->chatTemplate;
       }
       if (!source.empty())
-        chat = std::make_unique<ChatTemplate>(source, origin,
-                                              *opened.tokenizer);
+        chat =
+            std::make_unique<ChatTemplate>(source, origin, *opened.tokenizer);
     } else if (!o->chatTemplate.empty()) {
       throw Error(o->plan + ": the plan has no tokenizer, which "
                             "--chat-template needs");
@@ -130,8 +130,7 @@ Action addServe(CLI::App &app) {
     std::thread signalThread([&server, &loop, signals] {
       int sig = 0;
       sigwait(&signals, &sig);
-      std::fprintf(stderr,
-                   "llmc serve: %s: finishing the requests in flight\n",
+      std::fprintf(stderr, "llmc serve: %s: finishing the requests in flight\n",
                    sig == SIGINT ? "SIGINT" : "SIGTERM");
       std::thread second([&loop, signals] {
         int again = 0;

@@ -84,12 +84,19 @@ ScheduledRequest parseLine(const std::string &text, const OpenedPlan &opened,
     throw Error("not valid JSON");
   if (!line.is_object())
     throw Error("expected a JSON object, got " + std::string(typeName(line)));
-  static const char *known[] = {
-      "prompt",           "prompt_ids",         "max_new_tokens",
-      "temperature",      "top_k",              "top_p",
-      "min_p",            "repetition_penalty", "presence_penalty",
-      "frequency_penalty", "seed",              "stop",
-      "ignore_eos"};
+  static const char *known[] = {"prompt",
+                                "prompt_ids",
+                                "max_new_tokens",
+                                "temperature",
+                                "top_k",
+                                "top_p",
+                                "min_p",
+                                "repetition_penalty",
+                                "presence_penalty",
+                                "frequency_penalty",
+                                "seed",
+                                "stop",
+                                "ignore_eos"};
   for (const auto &[key, value] : line.items())
     if (std::find_if(std::begin(known), std::end(known), [&](const char *k) {
           return key == k;
@@ -115,8 +122,8 @@ ScheduledRequest parseLine(const std::string &text, const OpenedPlan &opened,
     for (const json &id : ids) {
       if (!id.is_number_integer())
         bad("prompt_ids", "a list of token ids", id);
-      r.prompt.push_back(integer<int32_t>(json{{"prompt_ids", id}},
-                                          "prompt_ids", 0));
+      r.prompt.push_back(
+          integer<int32_t>(json{{"prompt_ids", id}}, "prompt_ids", 0));
     }
   }
   RequestOptions &o = r.options;
@@ -127,8 +134,7 @@ ScheduledRequest parseLine(const std::string &text, const OpenedPlan &opened,
   p.topK = integer<int>(line, "top_k", p.topK);
   p.topP = number(line, "top_p", p.topP);
   p.minP = number(line, "min_p", p.minP);
-  p.repetitionPenalty =
-      number(line, "repetition_penalty", p.repetitionPenalty);
+  p.repetitionPenalty = number(line, "repetition_penalty", p.repetitionPenalty);
   p.presencePenalty = number(line, "presence_penalty", p.presencePenalty);
   p.frequencyPenalty = number(line, "frequency_penalty", p.frequencyPenalty);
   p.seed = integer<uint64_t>(line, "seed", p.seed);
@@ -229,9 +235,9 @@ int runPromptsFile(const std::string &file, const OpenedPlan &opened,
   }
   scheduler.runToCompletion();
   engine->checkIdle();
-  const double seconds = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
 
   int64_t outputTokens = 0;
   std::vector<double> ttft, tpot;
@@ -239,11 +245,10 @@ int runPromptsFile(const std::string &file, const OpenedPlan &opened,
     const Slot &s = slots[i];
     if (!s.result) {
       if (json)
-        std::printf("%s\n",
-                    nlohmann::json({{"index", i}, {"error", s.error}})
-                        .dump(-1, ' ', false,
-                              nlohmann::json::error_handler_t::replace)
-                        .c_str());
+        std::printf("%s\n", nlohmann::json({{"index", i}, {"error", s.error}})
+                                .dump(-1, ' ', false,
+                                      nlohmann::json::error_handler_t::replace)
+                                .c_str());
       continue;
     }
     const RequestResult &r = *s.result;
@@ -292,14 +297,13 @@ int runPromptsFile(const std::string &file, const OpenedPlan &opened,
         "prefix cache      %lld of %lld prompt tokens (%.1f%%)\n"
         "KV cache          %d blocks of %d tokens = %.1f MiB (%s)\n",
         engine->backendName().c_str(), slots.size() - size_t(failed), seconds,
-        seconds > 0 ? static_cast<double>(slots.size() - size_t(failed)) /
-                          seconds
-                    : 0,
+        seconds > 0
+            ? static_cast<double>(slots.size() - size_t(failed)) / seconds
+            : 0,
         seconds > 0 ? static_cast<double>(outputTokens) / seconds : 0,
         percentile(ttft, 0.5), percentile(ttft, 0.99), percentile(tpot, 0.5),
         percentile(tpot, 0.99), c.maxRunningSeqs,
-        static_cast<long long>(c.steps),
-        static_cast<long long>(c.preemptions),
+        static_cast<long long>(c.steps), static_cast<long long>(c.preemptions),
         static_cast<long long>(c.prefixHitTokens),
         static_cast<long long>(c.prefixQueryTokens),
         c.prefixQueryTokens ? 100.0 * static_cast<double>(c.prefixHitTokens) /

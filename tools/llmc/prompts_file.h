@@ -1,4 +1,5 @@
-//===- prompts_file.h - llmc run --prompts-file: offline batches -*- C++ -*-===//
+//===- prompts_file.h - llmc run --prompts-file: offline batches -*- C++
+//-*-===//
 #pragma once
 
 #include "cli_util.h"

@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> models() {
   std::vector<std::string> out;
-  for (const auto &e : fs::directory_iterator(std::string(LLMC_DATA_DIR) +
-                                              "/models"))
+  for (const auto &e :
+       fs::directory_iterator(std::string(LLMC_DATA_DIR) + "/models"))
     if (fs::exists(e.path() / "config.json"))
       out.push_back(e.path().filename().string());
   std::sort(out.begin(), out.end());
@@ -133,7 +133,9 @@ protected:
     Scheduler s(e, nullptr, {24, budget});
     Batched b;
     for (ScheduledRequest &r : rs) {
-      r.onFinish = [&](RequestResult res) { b.results[res.id] = std::move(res); };
+      r.onFinish = [&](RequestResult res) {
+        b.results[res.id] = std::move(res);
+      };
       s.add(std::move(r));
     }
     s.runToCompletion();

@@ -38,7 +38,6 @@ public:
   static constexpr const char *kModel = "llama-mqa";
 
 protected:
-
   static std::unique_ptr<Engine> engine(int32_t blockSize = 4,
                                         int64_t context = 64,
                                         int32_t maxSequences = 8) {
@@ -50,7 +49,6 @@ protected:
     o.maxSequences = maxSequences;
     return std::make_unique<Engine>(*plan_, *registry_, o);
   }
-
 };
 
 // 7 tokens: one full block and a 3-token block that the beams share.
@@ -242,7 +240,8 @@ TEST_F(BeamTest, MatchesHfReferenceWithoutSharing) {
                   << what << " hypothesis " << i;
               EXPECT_NEAR(got.hypotheses[i].score, want[i].score, 1e-4)
                   << what << " hypothesis " << i;
-              finishedByEos += got.hypotheses[i].finishReason == FinishReason::Eos;
+              finishedByEos +=
+                  got.hypotheses[i].finishReason == FinishReason::Eos;
             }
             EXPECT_EQ(e->freeBlocks(), e->numBlocks()) << what << ": leak";
             ++checked;

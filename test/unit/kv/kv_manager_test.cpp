@@ -115,8 +115,8 @@ TEST(KvManager, PrefixCacheSharesFullBlocksOfTheSamePrompt) {
   int32_t b = kv.create();
   EXPECT_EQ(kv.attachCachedPrefix(b, prompt), 8);
   EXPECT_EQ(kv.length(b), 8);
-  EXPECT_EQ(kv.blockTable(b), (std::vector<int32_t>{kv.blockTable(a)[0],
-                                                   kv.blockTable(a)[1]}));
+  EXPECT_EQ(kv.blockTable(b),
+            (std::vector<int32_t>{kv.blockTable(a)[0], kv.blockTable(a)[1]}));
   EXPECT_EQ(kv.refcount(kv.blockTable(a)[0]), 2);
   // A different second block shares only the first.
   std::vector<int32_t> other = prompt;
@@ -179,7 +179,8 @@ TEST(KvManager, CheckIdleNamesWhatLeaked) {
     kv.checkIdle();
     FAIL() << "a live sequence was not reported";
   } catch (const Error &e) {
-    EXPECT_THAT(e.what(), ::testing::HasSubstr("1 KV sequences are still live"));
+    EXPECT_THAT(e.what(),
+                ::testing::HasSubstr("1 KV sequences are still live"));
   }
   kv.release(s);
   kv.checkIdle();

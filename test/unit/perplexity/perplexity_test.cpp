@@ -29,7 +29,6 @@ public:
   static constexpr const char *kModel = "llama-mqa";
 
 protected:
-
   static std::unique_ptr<Engine> engine(int64_t context) {
     EngineOptions o;
     o.backend = "ref";
@@ -57,7 +56,6 @@ protected:
     }
     return out;
   }
-
 };
 
 std::vector<int32_t> someTokens(size_t n) {

@@ -1,4 +1,5 @@
-//===- fake_model.h - A model the scheduler can be tested against -*- C++ -*-===//
+//===- fake_model.h - A model the scheduler can be tested against -*- C++
+//-*-===//
 //
 // A StepRunner whose "KV cache" stores the token written at each slot and
 // whose logits for a sequence are a function of every token read back
@@ -76,13 +77,14 @@ protected:
         for (int32_t p = 0; p < len; ++p) {
           int32_t block = b.blockTables[i * static_cast<size_t>(b.maxBlocks) +
                                         static_cast<size_t>(p / bs)];
-          h = (h ^ static_cast<uint64_t>(slots_.at(
-                       static_cast<size_t>(block * bs + p % bs)) +
-                   1)) *
+          h = (h ^
+               static_cast<uint64_t>(
+                   slots_.at(static_cast<size_t>(block * bs + p % bs)) + 1)) *
               1099511628211ull;
         }
         (void)end;
-        const int64_t peak = static_cast<int64_t>(h % static_cast<uint64_t>(vocab_));
+        const int64_t peak =
+            static_cast<int64_t>(h % static_cast<uint64_t>(vocab_));
         float *row = logits + out * vocab_;
         for (int64_t v = 0; v < vocab_; ++v) {
           int64_t d = (v - peak + vocab_) % vocab_;

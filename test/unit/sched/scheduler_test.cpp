@@ -44,12 +44,14 @@ struct Outcome {
 
 /// Runs `requests` together on a fresh model; checks nothing leaked.
 Outcome runAll(std::vector<ScheduledRequest> requests, FakeModel::Options mo,
-           SchedulerOptions so) {
+               SchedulerOptions so) {
   FakeModel model(mo);
   Scheduler s(model, nullptr, so);
   Outcome run;
   for (ScheduledRequest &r : requests) {
-    r.onFinish = [&](RequestResult res) { run.results[res.id] = std::move(res); };
+    r.onFinish = [&](RequestResult res) {
+      run.results[res.id] = std::move(res);
+    };
     s.add(std::move(r));
   }
   s.runToCompletion();

@@ -1,4 +1,5 @@
-//===- byte_tokenizer.h - Bytes as tokens, for tests without a model -*- C++ -*-===//
+//===- byte_tokenizer.h - Bytes as tokens, for tests without a model -*- C++
+//-*-===//
 #pragma once
 
 #include "llmc/tokenizer/tokenizer.h"

@@ -68,18 +68,19 @@ TEST_F(OpenAiApi, CompletionFields) {
   EXPECT_EQ(r.options.maxNewTokens, 62); // the rest of the context
   EXPECT_FLOAT_EQ(r.options.sampling.temperature, 1.0f);
   r = parseRequest(Endpoint::Completions,
-                   R"({"prompt": "a", "ignore_eos": true, "top_k": -1})", model);
+                   R"({"prompt": "a", "ignore_eos": true, "top_k": -1})",
+                   model);
   EXPECT_TRUE(r.options.eosIds.empty());
   EXPECT_EQ(r.options.sampling.topK, 0);
 }
 
 TEST_F(OpenAiApi, ChatRendersTheTemplate) {
-  ParsedRequest r = parseRequest(
-      Endpoint::Chat,
-      R"({"messages": [{"role": "system", "content": "be"},
+  ParsedRequest r =
+      parseRequest(Endpoint::Chat,
+                   R"({"messages": [{"role": "system", "content": "be"},
                        {"role": "user", "content": [{"type": "text", "text": "hi"}]}],
           "logprobs": true, "top_logprobs": 2, "max_completion_tokens": 3})",
-      model);
+                   model);
   EXPECT_EQ(tokenizer.decode(r.prompt, false), "system:be|user:hi|A:");
   EXPECT_EQ(r.options.eosIds, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(r.logprobs, 2);
@@ -101,8 +102,8 @@ TEST_F(OpenAiApi, BadValuesNameTheParameter) {
        "max_tokens", "must be an integer"},
       {Endpoint::Completions, R"({"prompt": "a", "max_tokens": 0})",
        "max_tokens", "in [1, "},
-      {Endpoint::Completions, R"({"prompt": "a", "n": 99999999999999999})",
-       "n", "'n' must be an integer in [1, 4]"},
+      {Endpoint::Completions, R"({"prompt": "a", "n": 99999999999999999})", "n",
+       "'n' must be an integer in [1, 4]"},
       {Endpoint::Completions, R"({"prompt": "a", "stream": "yes"})", "stream",
        "true or false"},
       {Endpoint::Completions, R"({"prompt": "a", "stop": [1]})", "stop",
@@ -146,7 +147,8 @@ TEST_F(OpenAiApi, BadValuesNameTheParameter) {
 }
 
 TEST_F(OpenAiApi, BodiesThatAreNotRequests) {
-  for (const char *body : {"", "not json", "[1, 2]", "\"s\"", "{\"a\":", "nul"}) {
+  for (const char *body :
+       {"", "not json", "[1, 2]", "\"s\"", "{\"a\":", "nul"}) {
     ApiError e = errorOf(Endpoint::Completions, body);
     EXPECT_EQ(e.status, 400) << body;
     EXPECT_THAT(e.body(), HasSubstr("\"type\":\"invalid_request_error\""));
@@ -154,7 +156,8 @@ TEST_F(OpenAiApi, BodiesThatAreNotRequests) {
 }
 
 TEST_F(OpenAiApi, UnknownModelIs404) {
-  ApiError e = errorOf(Endpoint::Completions, R"({"model": "gpt-4", "prompt": "a"})");
+  ApiError e =
+      errorOf(Endpoint::Completions, R"({"model": "gpt-4", "prompt": "a"})");
   EXPECT_EQ(e.status, 404);
   EXPECT_EQ(e.code, "model_not_found");
   EXPECT_THAT(e.message, HasSubstr("gpt-4"));

@@ -31,8 +31,8 @@ class ServerTest : public ::testing::Test {
 protected:
   void start(ServerOptions so = {}, int32_t maxNumSeqs = 8,
              std::chrono::microseconds stepDelay = {}) {
-    model_ = std::make_unique<FakeModel>(
-        FakeModel::Options{512, 4, true, 256, 256});
+    model_ =
+        std::make_unique<FakeModel>(FakeModel::Options{512, 4, true, 256, 256});
     model_->stepDelay = stepDelay;
     info_.name = "fake";
     info_.contextLength = 256;
@@ -151,8 +151,8 @@ std::string rawExchange(int port, const std::string &bytes,
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   size_t sent = 0;
   while (sent < bytes.size()) {
-    ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent,
-                       MSG_NOSIGNAL);
+    ssize_t n =
+        ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
     if (n <= 0)
       break;
     sent += static_cast<size_t>(n);
@@ -228,10 +228,8 @@ TEST_F(ServerTest, ConcurrentStreamsEqualTheSameRequestsAlone) {
 
 TEST_F(ServerTest, ADisconnectedClientsRequestIsAborted) {
   start({}, 8, std::chrono::microseconds(2000));
-  std::string body = json{{"prompt", "long"},
-                          {"max_tokens", 200},
-                          {"stream", true}}
-                         .dump();
+  std::string body =
+      json{{"prompt", "long"}, {"max_tokens", 200}, {"stream", true}}.dump();
   std::string request = "POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
                         "Content-Type: application/json\r\nContent-Length: " +
                         std::to_string(body.size()) + "\r\n\r\n" + body;
@@ -280,7 +278,7 @@ TEST_F(ServerTest, MalformedTrafficGets4xx) {
       {"huge integer", R"({"prompt": "a", "n": 184467440737095516150})", 400},
       {"negative", R"({"prompt": "a", "temperature": -1})", 400},
       {"null prompt", R"({"prompt": null})", 400},
-      {"deep nesting", std::string(100000, '[') , 400},
+      {"deep nesting", std::string(100000, '['), 400},
       {"unknown model", R"({"model": "nope", "prompt": "a"})", 404},
   };
   for (const Case &c : cases) {
@@ -300,9 +298,9 @@ TEST_F(ServerTest, MalformedTrafficGets4xx) {
   EXPECT_EQ(big->status, 413);
   EXPECT_THAT(big->body, HasSubstr("\"error\""));
   // No body at all.
-  std::string none = rawExchange(
-      port_, "POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
-             "Content-Length: 0\r\nConnection: close\r\n\r\n");
+  std::string none =
+      rawExchange(port_, "POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+                         "Content-Length: 0\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(statusOf(none), 400) << none;
   // A request line alone, then nothing.
   rawExchange(port_, "POST /v1/completions HTTP/1.1\r\n", true);

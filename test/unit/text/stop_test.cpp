@@ -1,5 +1,5 @@
-#include "llmc/text/stop.h"
 #include "llmc/support/error.h"
+#include "llmc/text/stop.h"
 
 #include <gtest/gtest.h>
 #include <random>

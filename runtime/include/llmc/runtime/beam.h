@@ -78,7 +78,7 @@ struct BeamHypothesis {
   std::vector<int32_t> outputIds; // generated tokens, a final EOS included
   std::string text;               // decoded output, EOS excluded
   FinishReason finishReason = FinishReason::None; // Eos, Length, Context
-  double score = 0;               // sumLogprobs / len^length_penalty
+  double score = 0; // sumLogprobs / len^length_penalty
   double sumLogprobs = 0;
 };
 

@@ -1,4 +1,5 @@
-//===- block_pool.h - The KV cache's blocks and the prefix cache -*- C++ -*-===//
+//===- block_pool.h - The KV cache's blocks and the prefix cache -*- C++
+//-*-===//
 //
 // The host side of the paged KV cache's memory: a fixed number of blocks of
 // block_size token slots, each with a reference count (beams, parallel
@@ -79,7 +80,7 @@ private:
   struct Block {
     int32_t refs = 0;
     bool hasKey = false;
-    bool cached = false; // refs == 0 and kept for its key
+    bool cached = false;          // refs == 0 and kept for its key
     int32_t prev = -1, next = -1; // the cached list, oldest first
     BlockKey key;
     uint64_t hash = 0;

@@ -1,4 +1,5 @@
-//===- chat_template.h - A model's chat template, as HF renders it -*- C++ -*-===//
+//===- chat_template.h - A model's chat template, as HF renders it -*- C++
+//-*-===//
 //
 // Renders a conversation the way transformers' apply_chat_template does:
 // the template gets `messages`, `tools`, `documents`,

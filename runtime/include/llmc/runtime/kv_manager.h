@@ -105,7 +105,8 @@ private:
   struct Sequence {
     std::vector<int32_t> blocks;
     std::vector<int32_t> tokens;
-    std::vector<uint64_t> hashes; // of its registered-or-registrable full blocks
+    std::vector<uint64_t>
+        hashes; // of its registered-or-registrable full blocks
   };
   Sequence &at(int32_t seq);
   const Sequence &at(int32_t seq) const;

@@ -40,13 +40,13 @@ struct ApiError : std::exception {
 
 /// What every request is checked against (fixed while the server runs).
 struct ModelInfo {
-  std::string name;              // --served-model-name
-  int64_t contextLength = 0;     // tokens
+  std::string name;          // --served-model-name
+  int64_t contextLength = 0; // tokens
   int64_t vocabSize = 0;
-  int64_t kvCapacityTokens = 0;  // the whole KV pool
+  int64_t kvCapacityTokens = 0; // the whole KV pool
   int32_t maxNumSeqs = 1;
-  std::vector<int64_t> eosIds;      // completions
-  std::vector<int64_t> chatEosIds;  // chat: plus the template's end of turn
+  std::vector<int64_t> eosIds;     // completions
+  std::vector<int64_t> chatEosIds; // chat: plus the template's end of turn
   const tok::Tokenizer *tokenizer = nullptr;
   const ChatTemplate *chatTemplate = nullptr; // null: no chat endpoint
 };

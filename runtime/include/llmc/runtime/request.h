@@ -95,8 +95,8 @@ TokenLogprobs tokenLogprobs(std::span<const float> logits, int32_t token,
 
 struct GenerationMetrics {
   int64_t promptTokens = 0, generatedTokens = 0;
-  double ttftSeconds = 0; // start -> first token sampled (prefill included)
-  double tpotSeconds = 0; // (t_N - t_1) / (N - 1): decode time per token
+  double ttftSeconds = 0;  // start -> first token sampled (prefill included)
+  double tpotSeconds = 0;  // (t_N - t_1) / (N - 1): decode time per token
   double queueSeconds = 0; // waiting to be scheduled (scheduler runs)
   double prefillTokensPerSecond = 0, decodeTokensPerSecond = 0;
   int64_t peakRssBytes = 0;
@@ -111,10 +111,10 @@ public:
   /// `tokenizer` may be null (no text, and then no stop strings: throws).
   /// `prompt` is every token the sequence holds before the first generated
   /// one. A request with maxNewTokens 0 starts finished (Length).
-  RequestState(RequestOptions options, const tok::Tokenizer *tokenizer,
-               std::vector<int32_t> prompt, int64_t contextLength,
-               RequestClock::Clock::time_point arrival =
-                   RequestClock::Clock::now());
+  RequestState(
+      RequestOptions options, const tok::Tokenizer *tokenizer,
+      std::vector<int32_t> prompt, int64_t contextLength,
+      RequestClock::Clock::time_point arrival = RequestClock::Clock::now());
 
   /// Samples the next token from one row of logits (vocabulary size) and
   /// records it with push(). `trace` as in Sampler::sample.

@@ -33,8 +33,8 @@
 #pragma once
 
 #include "llmc/runtime/beam.h"
-#include "llmc/runtime/step_runner.h"
 #include "llmc/runtime/request.h"
+#include "llmc/runtime/step_runner.h"
 
 #include <cstdint>
 #include <deque>
@@ -66,7 +66,7 @@ struct SequenceOutput {
 struct RequestResult {
   uint64_t id = 0;
   std::vector<SequenceOutput> outputs; // n samples, or the best beams
-  GenerationMetrics metrics; // of the request (TPOT: of output 0's tokens)
+  GenerationMetrics metrics;      // of the request (TPOT: of output 0's tokens)
   int64_t cachedPromptTokens = 0; // prefix-cache hits at first admission
   BeamStats beamStats;            // beam search
 };
@@ -74,10 +74,10 @@ struct RequestResult {
 /// What a request produced in one step, for streaming.
 struct RequestEvent {
   uint64_t id = 0;
-  int32_t index = 0;                 // the sample
-  std::vector<int32_t> tokens;       // new tokens of that sample
-  std::vector<TokenLogprobs> logprobs; // theirs, when asked for
-  std::string text;                  // new final text
+  int32_t index = 0;                          // the sample
+  std::vector<int32_t> tokens;                // new tokens of that sample
+  std::vector<TokenLogprobs> logprobs;        // theirs, when asked for
+  std::string text;                           // new final text
   FinishReason finished = FinishReason::None; // this sample just ended
 };
 

@@ -24,12 +24,12 @@ namespace llmc {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8000;              // 0: any free port
-  std::string apiKey;           // "" = no authentication
+  int port = 8000;    // 0: any free port
+  std::string apiKey; // "" = no authentication
   size_t maxBodyBytes = 4u << 20;
-  int threads = 0;              // connection threads; 0 = from the limits
+  int threads = 0; // connection threads; 0 = from the limits
   size_t maxQueue = 256;
-  int shutdownSeconds = 30;     // in-flight requests get this long
+  int shutdownSeconds = 30; // in-flight requests get this long
 };
 
 class Server {

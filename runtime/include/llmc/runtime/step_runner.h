@@ -1,4 +1,5 @@
-//===- step_runner.h - Steps over the KV cache, model aside ------*- C++ -*-===//
+//===- step_runner.h - Steps over the KV cache, model aside ------*- C++
+//-*-===//
 //
 // What every step does whatever computes it: check that the sequences fit
 // the context and the pool, reserve their blocks (all or nothing), copy

@@ -1,4 +1,5 @@
-//===- memory.h - What this process and this machine have in memory -*- C++ -*-===//
+//===- memory.h - What this process and this machine have in memory -*- C++
+//-*-===//
 #pragma once
 
 #include <cstdint>
