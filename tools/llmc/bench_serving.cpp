@@ -58,14 +58,6 @@ std::vector<Work> workload(const ServingBenchOptions &o, int64_t vocab,
   return out;
 }
 
-double percentile(std::vector<double> v, double q) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
-
 struct Level {
   int32_t concurrency;
   double seconds = 0;

@@ -4,6 +4,7 @@
 #include "llmc/runtime/plan_tokenizer.h"
 #include "llmc/support/error.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -34,6 +35,14 @@ std::vector<int32_t> parseIds(const std::string &text,
     pos = comma + 1;
   }
   return ids;
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
 }
 
 void writeFile(const std::string &path, const void *bytes, size_t size) {

@@ -25,6 +25,9 @@ namespace llmc::cli {
 /// "1,2,3" -> {1, 2, 3}; errors name `flag` and the bad item.
 std::vector<int32_t> parseIds(const std::string &text, const std::string &flag);
 
+/// The q-quantile (0..1, nearest rank) of `v`; 0 when empty.
+double percentile(std::vector<double> v, double q);
+
 /// Writes `bytes` to `path`, naming it in errors.
 void writeFile(const std::string &path, const void *bytes, size_t size);
 

@@ -165,14 +165,6 @@ ScheduledRequest parseLine(const std::string &text, const OpenedPlan &opened,
   return r;
 }
 
-double percentile(std::vector<double> v, double q) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
-
 } // namespace
 
 int runPromptsFile(const std::string &file, const OpenedPlan &opened,

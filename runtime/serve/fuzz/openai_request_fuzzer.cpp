@@ -3,37 +3,14 @@
 // ApiError; nothing else may escape, crash or hang.
 #include "llmc/runtime/openai_api.h"
 
+#include "byte_tokenizer.h" // test/unit/serve
+
 #include <cstdint>
 #include <string>
 
-namespace {
-
-/// Bytes as token ids: enough for the parser to tokenize and template.
-class ByteTokenizer : public llmc::tok::Tokenizer {
-public:
-  std::vector<int32_t> encode(std::string_view text, bool) const override {
-    return {text.begin(), text.end()};
-  }
-  std::string decode(const std::vector<int32_t> &ids, bool) const override {
-    std::string s;
-    for (int32_t id : ids)
-      s += static_cast<char>(id & 0x7f);
-    return s;
-  }
-  std::string tokenBytes(int32_t id) const override {
-    return std::string(1, static_cast<char>(id));
-  }
-  std::string tokenText(int32_t id) const override { return tokenBytes(id); }
-  int32_t vocabSize() const override { return 256; }
-  std::optional<int32_t> tokenId(std::string_view) const override {
-    return std::nullopt;
-  }
-};
-
-} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static ByteTokenizer tokenizer;
+  static llmc::test::ByteTokenizer tokenizer;
   static llmc::ChatTemplate chat(
       "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}",
       "fuzz template", tokenizer);

@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include <future>
-#include <regex>
 
 namespace llmc::test {
 namespace {
@@ -82,10 +81,12 @@ protected:
     EXPECT_TRUE(res) << "no response: " << httplib::to_string(res.error());
     std::string raw = res ? res->body : "";
     std::string text, finish;
-    std::regex line("data: (.*)\n\n");
-    for (auto it = std::sregex_iterator(raw.begin(), raw.end(), line);
-         it != std::sregex_iterator(); ++it) {
-      std::string payload = (*it)[1];
+    for (size_t at = 0, end; (end = raw.find("\n\n", at)) != std::string::npos;
+         at = end + 2) {
+      std::string event = raw.substr(at, end - at);
+      if (event.rfind("data: ", 0) != 0)
+        continue;
+      std::string payload = event.substr(6);
       if (payload == "[DONE]")
         break;
       json j = json::parse(payload);
@@ -105,11 +106,18 @@ protected:
     auto res = client().Get("/metrics");
     if (!res)
       return -1;
-    std::regex re(name + "\\{[^}]*" + label + "[^}]*\\} ([0-9.e+-]+)");
-    std::smatch m;
-    if (!std::regex_search(res->body, m, re))
-      return -1;
-    return std::stod(m[1]);
+    const std::string &body = res->body;
+    for (size_t at = 0, end; at < body.size(); at = end + 1) {
+      end = body.find('\n', at);
+      if (end == std::string::npos)
+        end = body.size();
+      std::string line = body.substr(at, end - at);
+      size_t close = line.find("} ");
+      if (line.rfind(name + "{", 0) == 0 && close != std::string::npos &&
+          line.find(label) < close)
+        return std::stod(line.substr(close + 2));
+    }
+    return -1;
   }
 
   /// Polls /metrics until nothing runs and no KV block is held (bounded).
