@@ -30,7 +30,8 @@ nlohmann::json statsJson(const GenerationMetrics &m,
           {"dropped_prompt_tokens", m.droppedPromptTokens}};
 }
 
-void printStats(const GenerationMetrics &m, const std::string &backend) {
+void printStats(const GenerationMetrics &m, const Engine &engine) {
+  const std::string &backend = engine.backendName();
   std::fprintf(stderr,
                "\n--- stats (%s backend)\n"
                "prompt tokens     %lld, prefill %.1f tok/s\n"
@@ -48,6 +49,10 @@ void printStats(const GenerationMetrics &m, const std::string &backend) {
                static_cast<long long>(m.kvBytesUsed),
                static_cast<double>(m.peakRssBytes) / (1 << 20),
                static_cast<long long>(m.droppedPromptTokens));
+  std::fprintf(stderr, "KV pool           %d blocks of %d tokens, %.1f MiB (%s)\n",
+               engine.numBlocks(), engine.blockSize(),
+               static_cast<double>(engine.kvPoolBytes()) / (1 << 20),
+               engine.kvPoolOrigin().c_str());
 }
 
 /// --num-beams, --n and friends: several sequences over one prefilled prompt
@@ -142,7 +147,7 @@ int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
     }
   }
   if (r.stats)
-    printStats(metrics, engine.backendName());
+    printStats(metrics, engine);
   return 0;
 }
 
@@ -329,7 +334,7 @@ Action addRun(CLI::App &app) {
       }
     }
     if (o->stats)
-      printStats(r.metrics, engine.backendName());
+      printStats(r.metrics, engine);
     return 0;
   };
 }
