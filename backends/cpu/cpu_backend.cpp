@@ -10,6 +10,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -96,6 +97,15 @@ std::unique_ptr<common::Backend> create(const llmc_backend_options &options) {
                           std::to_string(options.device));
   if (options.threads < 0)
     throw InvalidArgument("threads must not be negative");
+  // OpenMP cannot start an unbounded pool (100000 threads crash libgomp),
+  // and more threads than a few per core only slow the kernels down.
+  const int limit = std::max(256, 4 * defaultThreads());
+  if (options.threads > limit)
+    throw InvalidArgument(std::to_string(options.threads) +
+                          " threads asked for, but this machine has " +
+                          std::to_string(defaultThreads()) +
+                          " cores (the cpu backend takes at most " +
+                          std::to_string(limit) + ")");
   int threads = options.threads > 0 ? options.threads : defaultThreads();
   // One pool for oneDNN and our kernels: both read this.
   omp_set_num_threads(threads);
