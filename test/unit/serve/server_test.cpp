@@ -390,7 +390,9 @@ TEST_F(ServerTest, ShutdownLetsAStreamFinish) {
   auto pending = std::async(std::launch::async, [&] {
     return stream(R"({"prompt": "a", "max_tokens": 60, "stream": true})");
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  // Shut down once the stream is in flight (running in the engine).
+  for (int i = 0; i < 500 && metric("llmc:num_requests_running") < 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   server_->shutdown(); // returns once the stream is done
   auto [text, finish] = pending.get();
   EXPECT_EQ(finish, "length");
