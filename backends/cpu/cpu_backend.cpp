@@ -27,6 +27,17 @@ const char *missingIsa() {
   return nullptr; // F16C comes with every AVX2 part
 }
 
+/// Whether /proc/cpuinfo lists `flag` (what __builtin_cpu_supports of GCC
+/// 12 cannot ask about, AMX among them).
+bool cpuFlag(const std::string &flag) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("flags", 0) == 0)
+      return (line + " ").find(" " + flag + " ") != std::string::npos;
+  return false;
+}
+
 std::string cpuModel() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -74,8 +85,15 @@ void deviceInfo(int32_t, llmc_device_info &info) {
   __builtin_cpu_init();
   std::string isa = __builtin_cpu_supports("avx512f") ? "AVX-512" : "AVX2";
   if (__builtin_cpu_supports("avx512bf16"))
-    isa += ", AMX-capable";
-  std::snprintf(info.name, sizeof info.name, "CPU (%s, %s, %d threads)",
+    isa += ", AVX512-BF16";
+  if (__builtin_cpu_supports("avx512vnni"))
+    isa += ", VNNI";
+  if (cpuFlag("amx_tile"))
+    isa += ", AMX";
+  // What the CPU has, and what llmc's own kernels use of it (oneDNN picks
+  // its own ISA for the large matmuls).
+  std::snprintf(info.name, sizeof info.name,
+                "CPU (%s, %s; kernels AVX2+FMA; %d threads)",
                 cpuModel().c_str(), isa.c_str(), defaultThreads());
   if (const char *missing = missingIsa()) {
     std::snprintf(info.reason, sizeof info.reason,

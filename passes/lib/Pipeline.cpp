@@ -30,12 +30,12 @@ LogicalResult buildPipeline(OpPassManager &pm, const PipelineOptions &o,
       "llmc-serialize"};
   for (const std::string &d : o.disabled) {
     if (!llvm::is_contained(all, d)) {
-      error =
-          "unknown pass '" + d + "' (passes: " + llvm::join(all, ", ") + ")";
+      error = "--disable-pass: unknown pass '" + d +
+              "' (passes: " + llvm::join(all, ", ") + ")";
       return failure();
     }
     if (!llvm::is_contained(optionalPasses(), d) && d != "llmc-quantize") {
-      error = "pass '" + d +
+      error = "--disable-pass: pass '" + d +
               "' is required: the plan cannot run without it "
               "(optional: " +
               llvm::join(optionalPasses(), ", ") + ")";

@@ -95,7 +95,7 @@ Action addCompile(CLI::App &app) {
     mlir::PassManager pm(&context);
     std::string error;
     if (failed(mlir::llmc::buildPipeline(pm, po, error)))
-      throw Error("--disable-pass: " + error);
+      throw Error(error); // it names the flag at fault
     if (o->printAll || !o->printAfter.empty()) {
       context.disableMultithreading();
       auto after = [o](mlir::Pass *pass, mlir::Operation *) {
