@@ -49,7 +49,8 @@ void printStats(const GenerationMetrics &m, const Engine &engine) {
                static_cast<long long>(m.kvBytesUsed),
                static_cast<double>(m.peakRssBytes) / (1 << 20),
                static_cast<long long>(m.droppedPromptTokens));
-  std::fprintf(stderr, "KV pool           %d blocks of %d tokens, %.1f MiB (%s)\n",
+  std::fprintf(stderr,
+               "KV pool           %d blocks of %d tokens, %.1f MiB (%s)\n",
                engine.numBlocks(), engine.blockSize(),
                static_cast<double>(engine.kvPoolBytes()) / (1 << 20),
                engine.kvPoolOrigin().c_str());
