@@ -82,14 +82,6 @@ Scheduler::~Scheduler() {
         engine_.releaseSequence(s.kv);
 }
 
-int32_t Scheduler::runningSequences() const {
-  int32_t n = 0;
-  for (const auto &g : running_)
-    for (const Seq &s : g->seqs)
-      n += s.kv >= 0;
-  return n;
-}
-
 double Scheduler::kvUsage() const {
   const KvManager &kv = engine_.kv();
   return static_cast<double>(kv.usedBlocks()) /
@@ -247,6 +239,16 @@ bool Scheduler::abort(uint64_t id) {
       return true;
     }
   return false;
+}
+
+void Scheduler::abortAll() {
+  std::vector<uint64_t> ids;
+  for (const auto &g : waiting_)
+    ids.push_back(g->req.id);
+  for (const auto &g : running_)
+    ids.push_back(g->req.id);
+  for (uint64_t id : ids)
+    abort(id);
 }
 
 bool Scheduler::preemptNewest(Group *current) {

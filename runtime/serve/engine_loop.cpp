@@ -152,7 +152,6 @@ void EngineLoop::stop() {
 }
 
 void EngineLoop::run() {
-  std::vector<uint64_t> live;
   while (true) {
     std::deque<Pending> incoming;
     std::vector<uint64_t> aborts;
@@ -170,10 +169,8 @@ void EngineLoop::run() {
       stopping = stop_;
     }
     for (Pending &p : incoming) {
-      uint64_t id = p.request.id;
       try {
         scheduler_.add(std::move(p.request));
-        live.push_back(id);
         p.channel->accepted();
       } catch (const std::exception &e) {
         --live_;
@@ -182,11 +179,8 @@ void EngineLoop::run() {
     }
     for (uint64_t id : aborts)
       scheduler_.abort(id);
-    if (abortAll || (stopping && !scheduler_.idle()))
-      for (uint64_t id : live)
-        scheduler_.abort(id);
-    if (scheduler_.idle())
-      live.clear();
+    if (abortAll || stopping)
+      scheduler_.abortAll();
     if (stopping && scheduler_.idle())
       break;
     if (!scheduler_.idle()) {
@@ -196,8 +190,7 @@ void EngineLoop::run() {
         // A failed step (a backend error) ends every request it touched;
         // the server keeps serving.
         std::fprintf(stderr, "llmc serve: engine step failed: %s\n", e.what());
-        for (uint64_t id : live)
-          scheduler_.abort(id);
+        scheduler_.abortAll();
       }
     }
     waiting_ = scheduler_.waitingRequests();

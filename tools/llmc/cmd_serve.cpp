@@ -101,8 +101,6 @@ Action addServe(CLI::App &app) {
                      : o->modelName;
     model.contextLength = engine->contextLength();
     model.vocabSize = engine->vocabSize();
-    model.kvCapacityTokens =
-        static_cast<int64_t>(engine->numBlocks()) * engine->blockSize();
     model.maxNumSeqs = so.maxNumSeqs;
     model.eosIds = plan.config().eosTokenIds;
     model.chatEosIds = chat ? chat->eosIds(model.eosIds) : model.eosIds;

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <string>
 
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static llmc::test::ByteTokenizer tokenizer;
   static llmc::ChatTemplate chat(
@@ -19,7 +18,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     m.name = "m";
     m.contextLength = 64;
     m.vocabSize = 256;
-    m.kvCapacityTokens = 1024;
     m.maxNumSeqs = 4;
     m.tokenizer = &tokenizer;
     m.chatTemplate = &chat;

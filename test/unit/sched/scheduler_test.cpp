@@ -235,6 +235,14 @@ TEST(Scheduler, AbortFreesTheRequestsBlocks) {
   EXPECT_TRUE(s.abort(3));
   EXPECT_TRUE(s.idle());
   EXPECT_EQ(s.counters().finished.at(FinishReason::Abort), 2);
+  // abortAll ends waiting and running requests alike.
+  s.add(request(4, tokens(5, 4), 30));
+  s.step();
+  s.add(request(5, tokens(5, 5), 30));
+  s.abortAll();
+  EXPECT_TRUE(s.idle());
+  EXPECT_EQ(s.counters().finished.at(FinishReason::Abort), 4);
+  model.checkIdle();
 }
 
 TEST(Scheduler, BatchedEqualsSolo) {

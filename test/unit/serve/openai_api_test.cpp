@@ -23,7 +23,6 @@ protected:
     m.name = "tiny";
     m.contextLength = 64;
     m.vocabSize = 256;
-    m.kvCapacityTokens = 4096;
     m.maxNumSeqs = 4;
     m.eosIds = {0};
     m.chatEosIds = {0, 1};

@@ -36,7 +36,6 @@ protected:
     info_.name = "fake";
     info_.contextLength = 256;
     info_.vocabSize = 256;
-    info_.kvCapacityTokens = 512 * 4;
     info_.maxNumSeqs = maxNumSeqs;
     info_.eosIds = {};
     info_.chatEosIds = {};

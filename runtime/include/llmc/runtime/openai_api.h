@@ -43,7 +43,6 @@ struct ModelInfo {
   std::string name;          // --served-model-name
   int64_t contextLength = 0; // tokens
   int64_t vocabSize = 0;
-  int64_t kvCapacityTokens = 0; // the whole KV pool
   int32_t maxNumSeqs = 1;
   std::vector<int64_t> eosIds;     // completions
   std::vector<int64_t> chatEosIds; // chat: plus the template's end of turn

@@ -122,6 +122,8 @@ public:
   /// Ends a waiting or running request now (FinishReason::Abort), frees its
   /// blocks and calls its onFinish. False if no such request is live.
   bool abort(uint64_t id);
+  /// abort() for every waiting and running request.
+  void abortAll();
   /// One engine step (nothing when idle). Returns the number of tokens run.
   int64_t step();
   /// step() until no request is left.
@@ -130,7 +132,6 @@ public:
   bool idle() const { return waiting_.empty() && running_.empty(); }
   size_t waitingRequests() const { return waiting_.size(); }
   size_t runningRequests() const { return running_.size(); }
-  int32_t runningSequences() const;
   /// Held KV blocks / all blocks.
   double kvUsage() const;
   const SchedulerCounters &counters() const { return counters_; }
