@@ -6,14 +6,17 @@
 // packed once at prepare and shared, keyed by their data pointer, between the
 // graphs of one plan.
 //
-// Our kernels use AVX2 + FMA + F16C, which every x86 server of the last
-// decade has; oneDNN picks AVX-512 / AMX itself at run time for the large
-// matmuls, where those units pay.
+// Our kernels need AVX2 + FMA + F16C, which every x86 server of the last
+// decade has; the dot products of decode also come in AVX-VNNI, AVX-512 VNNI
+// and AVX512-BF16 builds, chosen when the backend is created (isa.h).
+// oneDNN runs the many-row matmuls, capped at the same level.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "common/host.h"
+#include "gemv_int.h"
+#include "isa.h"
 
 #include <cstdint>
 #include <functional>
@@ -65,6 +68,9 @@ private:
 
 struct Backend {
   int threads = 1;
+  Isa isa = Isa::Avx2;
+  IntKernels ints;          // for isa
+  Bf16Panel bf16 = nullptr; // null below Avx512Bf16
   WeightCache weights;
   std::shared_ptr<MatmulEngine> matmul; // created on first pack
 };
@@ -105,6 +111,13 @@ void gemvQ8(const GemvArgs &a, const int8_t *w, const float *scales,
 /// i4 [N, K / 2] (low nibble = even column) with scales [N, K / group].
 void gemvQ4(const GemvArgs &a, const uint8_t *w, const float *scales,
             int64_t group);
+/// Whether gemvInt can take these shapes (blocks of 32 that groups align to).
+bool intGemvApplies(int64_t K, int64_t group);
+/// i8 or i4 weights on integer dot products (gemv_int.h).
+void gemvInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
+             const float *scales, int64_t group);
+/// bf16 weights with the activations rounded to bf16.
+void gemvBf16Dot(Bf16Panel panel, const GemvArgs &a, const uint16_t *w);
 
 //===-- Large-row linear (oneDNN) -----------------------------------------===//
 
@@ -119,6 +132,8 @@ struct LinearWeight {
   int64_t N, K, group;
 };
 std::shared_ptr<PackedMatmul> packMatmul(Backend &b, const LinearWeight &w);
+/// Keeps oneDNN at or below `isa` (process-wide; before its first matmul).
+void capOneDnn(Isa isa);
 /// out = x · Wᵀ (+ bias), x f32 [M, K]. Returns false when the primitive
 /// could not be created (the caller falls back).
 bool runMatmul(PackedMatmul &p, const float *x, int64_t M, const float *bias,

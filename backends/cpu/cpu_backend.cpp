@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 
 namespace llmc::cpu {
 namespace {
@@ -27,29 +26,6 @@ const char *missingIsa() {
   return nullptr; // F16C comes with every AVX2 part
 }
 
-/// Whether /proc/cpuinfo lists `flag` (what __builtin_cpu_supports of GCC
-/// 12 cannot ask about, AMX among them).
-bool cpuFlag(const std::string &flag) {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("flags", 0) == 0)
-      return (line + " ").find(" " + flag + " ") != std::string::npos;
-  return false;
-}
-
-std::string cpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      size_t colon = line.find(':');
-      if (colon != std::string::npos)
-        return line.substr(line.find_first_not_of(" \t", colon + 1));
-    }
-  return "unknown CPU";
-}
-
 int defaultThreads() { return omp_get_num_procs(); }
 
 struct PreparedGraph : common::PreparedGraph {
@@ -58,7 +34,15 @@ struct PreparedGraph : common::PreparedGraph {
 
 class CpuBackend : public common::HostBackend {
 public:
-  explicit CpuBackend(int threads) { state_.threads = threads; }
+  CpuBackend(int threads, Isa isa) {
+    state_.threads = threads;
+    state_.isa = isa;
+    state_.ints = isa >= Isa::Avx512    ? intKernelsAvx512()
+                  : isa == Isa::AvxVnni ? intKernelsAvxVnni()
+                                        : intKernelsAvx2();
+    if (isa >= Isa::Avx512Bf16)
+      state_.bf16 = bf16PanelAvx512();
+  }
 
   std::unique_ptr<common::PreparedGraph>
   prepare(const llmc_graph_desc &desc) override {
@@ -82,22 +66,22 @@ private:
 int32_t deviceCount() { return 1; }
 
 void deviceInfo(int32_t, llmc_device_info &info) {
-  __builtin_cpu_init();
-  std::string isa = __builtin_cpu_supports("avx512f") ? "AVX-512" : "AVX2";
-  if (__builtin_cpu_supports("avx512bf16"))
-    isa += ", AVX512-BF16";
-  if (__builtin_cpu_supports("avx512vnni"))
-    isa += ", VNNI";
-  if (cpuFlag("amx_tile"))
-    isa += ", AMX";
-  // What the CPU has, and what llmc's own kernels use of it (oneDNN picks
-  // its own ISA for the large matmuls).
-  std::snprintf(info.name, sizeof info.name,
-                "CPU (%s, %s; kernels AVX2+FMA; %d threads)",
-                cpuModel().c_str(), isa.c_str(), defaultThreads());
   if (const char *missing = missingIsa()) {
+    std::snprintf(info.name, sizeof info.name, "CPU (%s)",
+                  describeCpu().c_str());
     std::snprintf(info.reason, sizeof info.reason,
                   "the cpu backend needs %s, which this CPU lacks", missing);
+    return;
+  }
+  // What the CPU has, and the kernel level llmc runs on it.
+  try {
+    std::snprintf(info.name, sizeof info.name,
+                  "CPU (%s; kernels %s; %d threads)", describeCpu().c_str(),
+                  isaName(selectIsa()), defaultThreads());
+  } catch (const Error &e) {
+    std::snprintf(info.name, sizeof info.name, "CPU (%s)",
+                  describeCpu().c_str());
+    std::snprintf(info.reason, sizeof info.reason, "%s", e.what());
     return;
   }
   info.usable = 1;
@@ -125,9 +109,12 @@ std::unique_ptr<common::Backend> create(const llmc_backend_options &options) {
                           " cores (the cpu backend takes at most " +
                           std::to_string(limit) + ")");
   int threads = options.threads > 0 ? options.threads : defaultThreads();
+  Isa isa = selectIsa();
+  if (isa < detectIsa())
+    capOneDnn(isa); // a comparison at a lower level covers oneDNN too
   // One pool for oneDNN and our kernels: both read this.
   omp_set_num_threads(threads);
-  return std::make_unique<CpuBackend>(threads);
+  return std::make_unique<CpuBackend>(threads, isa);
 }
 
 const common::PluginDesc kPlugin = {"cpu", deviceCount, deviceInfo, score,

@@ -21,11 +21,22 @@ bool present(const llmc_op_desc &op, int s) {
          op.operands[s].kind != LLMC_OPERAND_NONE;
 }
 
-void gemv(const LinearWeight &w, const GemvArgs &a) {
+/// The small-row kernels the backend's ISA level has for one weight.
+struct Gemv {
+  IntKernels ints{};
+  Bf16Panel bf16 = nullptr;
+  bool intDot = false;
+};
+
+void gemv(const LinearWeight &w, const Gemv &k, const GemvArgs &a) {
+  if (k.intDot)
+    return gemvInt(k.ints, w.dtype == LLMC_I4, a, w.data, w.scales, w.group);
   switch (w.dtype) {
   case LLMC_F32:
     return gemvF32(a, static_cast<const float *>(w.data));
   case LLMC_BF16:
+    if (k.bf16)
+      return gemvBf16Dot(k.bf16, a, static_cast<const uint16_t *>(w.data));
     return gemvBf16(a, static_cast<const uint16_t *>(w.data));
   case LLMC_F16:
     return gemvF16(a, static_cast<const uint16_t *>(w.data));
@@ -71,18 +82,19 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
                  K,
                  quantized ? op.i[0] : 0};
 
+  Gemv kernels{b.ints, b.bf16, quantized && intGemvApplies(K, w.group)};
   std::shared_ptr<PackedMatmul> packed;
   if (mayExceed(g.buffers[op.operands[X].index].rows, kGemvMaxRows))
     packed = packMatmul(b, w);
 
-  return [op, w, scales, bias, packed](Step &step) {
+  return [op, w, kernels, scales, bias, packed](Step &step) {
     Matrix x = step.operand(op, X), out = step.result(op, 0);
     expectRows(out, x.rows, "the result");
     const float *bp = bias ? bias->data() : nullptr;
     if (x.rows > kGemvMaxRows && packed &&
         runMatmul(*packed, x.data, x.rows, bp, out.data))
       return;
-    gemv(w, GemvArgs{x.data, x.rows, w.K, w.N, bp, out.data});
+    gemv(w, kernels, GemvArgs{x.data, x.rows, w.K, w.N, bp, out.data});
   };
 }
 

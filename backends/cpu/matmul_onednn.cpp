@@ -264,3 +264,19 @@ bool runMatmul(PackedMatmul &p, const float *x, int64_t M, const float *bias,
 }
 
 } // namespace llmc::cpu
+
+namespace llmc::cpu {
+
+void capOneDnn(Isa isa) {
+  using ci = dnnl::cpu_isa;
+  ci max = isa == Isa::Avx2         ? ci::avx2
+           : isa == Isa::AvxVnni    ? ci::avx2_vnni
+           : isa == Isa::Avx512     ? ci::avx512_core_vnni
+           : isa == Isa::Avx512Bf16 ? ci::avx512_core_bf16
+                                    : ci::avx512_core_amx;
+  // Refused once oneDNN has run (a second backend in the process): the
+  // first cap stays, which is what that process asked for.
+  (void)dnnl::set_max_cpu_isa(max);
+}
+
+} // namespace llmc::cpu

@@ -45,11 +45,6 @@ LogicalResult buildPipeline(OpPassManager &pm, const PipelineOptions &o,
   auto enabled = [&](StringRef name) {
     return !llvm::is_contained(o.disabled, name.str());
   };
-  if (o.quant != "none" && o.dtype != "f32") {
-    error = "--quant " + o.quant + " with --dtype " + o.dtype +
-            " is not supported: quantized plans keep f32 activations";
-    return failure();
-  }
   pm.addPass(createFuseAttention());
   pm.addPass(createInsertKVCache());
   pm.addPass(createSpecializePhases());
@@ -60,6 +55,7 @@ LogicalResult buildPipeline(OpPassManager &pm, const PipelineOptions &o,
     QuantizeOptions q;
     q.mode = mode;
     q.group = o.group;
+    q.quantizeHead = o.quantizeHead;
     pm.addPass(createQuantize(q));
   }
   pm.addPass(createCanonicalizerPass());
@@ -78,6 +74,9 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
                             llvm::cl::init("none")};
   Option<int64_t> group{*this, "group", llvm::cl::desc("int4 group size"),
                         llvm::cl::init(32)};
+  Option<bool> quantizeHead{*this, "quantize-head",
+                            llvm::cl::desc("The LM head in the weight type"),
+                            llvm::cl::init(true)};
   ListOption<std::string> disable{*this, "disable",
                                   llvm::cl::desc("Passes to skip")};
 };
@@ -92,6 +91,7 @@ void registerAllLLMCPasses() {
         o.dtype = cl.dtype;
         o.quant = cl.quant;
         o.group = cl.group;
+        o.quantizeHead = cl.quantizeHead;
         o.disabled.assign(cl.disable.begin(), cl.disable.end());
         std::string error;
         if (failed(buildPipeline(pm, o, error)))

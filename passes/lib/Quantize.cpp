@@ -67,9 +67,13 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       auto w = l.getWeight().getDefiningOp<ParamOp>();
       if (!w || w.getQuant() || !w.getType().getElementType().isF32())
         continue;
-      if (!quantizeHead && isHead(l))
+      bool head = isHead(l);
+      if (!quantizeHead && head)
         continue;
-      if (!quantizeEmbedding && usedByEmbedding(w))
+      // A table shared with llmc.embedding is converted for a linear only
+      // when asked; the linear then reads a converted copy (cloneParam) and
+      // the embedding keeps the original.
+      if (!quantizeEmbedding && !(quantizeHead && head) && usedByEmbedding(w))
         continue;
       if (mode == "bf16" || mode == "f16")
         convertFloat(l, w);

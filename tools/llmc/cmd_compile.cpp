@@ -42,7 +42,7 @@ Action addCompile(CLI::App &app) {
   struct Options {
     std::string model, output, target = "cpu", dtype = "f32", quant = "none";
     int64_t group = 32;
-    bool printAll = false;
+    bool printAll = false, noQuantizeHead = false;
     std::vector<std::string> printAfter, disable;
   };
   auto o = std::make_shared<Options>();
@@ -54,12 +54,17 @@ Action addCompile(CLI::App &app) {
   app.add_option("--target", o->target,
                  "ref, cpu or cuda (the default backend)")
       ->check(CLI::IsMember({"ref", "cpu", "cuda"}));
-  app.add_option("--dtype", o->dtype, "Weight dtype: f32, bf16 or f16")
+  app.add_option("--dtype", o->dtype,
+                 "Weight and KV-cache dtype: f32, bf16 or f16 (with --quant: "
+                 "the KV cache and the weights --quant leaves)")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}));
   app.add_option("--quant", o->quant, "Weight quantization: none, int8 or int4")
       ->check(CLI::IsMember({"none", "int8", "int4"}));
   app.add_option("--group", o->group, "int4 group size: 32 or 128")
       ->check(CLI::IsMember({32, 128}));
+  app.add_flag("--no-quantize-head", o->noQuantizeHead,
+               "Keep the LM head in f32 (by default it takes --dtype or "
+               "--quant like every other linear)");
   app.add_flag("--print-ir-after-all", o->printAll,
                "Print the IR after every pass (to stdout)");
   app.add_option("--print-ir-after", o->printAfter,
@@ -91,6 +96,7 @@ Action addCompile(CLI::App &app) {
     po.dtype = o->dtype;
     po.quant = o->quant;
     po.group = o->group;
+    po.quantizeHead = !o->noQuantizeHead;
     po.disabled = o->disable;
     mlir::PassManager pm(&context);
     std::string error;
@@ -117,7 +123,7 @@ Action addCompile(CLI::App &app) {
 
     mlir::llmc::EmitOptions eo;
     eo.target = o->target;
-    eo.dtype = o->quant != "none" ? "f32" : o->dtype;
+    eo.dtype = o->dtype;
     eo.quant = o->quant;
     eo.progress = progressBar;
     auto start = std::chrono::steady_clock::now();

@@ -4,13 +4,12 @@
 // RUN: llmc-opt %s -split-input-file -verify-diagnostics --llmc-pipeline="disable=llmc-fuse,llmc-plan-memory" | FileCheck %s --check-prefix=NOFUSE
 // RUN: not llmc-opt %s -split-input-file --llmc-pipeline="disable=llmc-serialize" 2>&1 | FileCheck %s --check-prefix=ERR-REQUIRED
 // RUN: not llmc-opt %s -split-input-file --llmc-pipeline="disable=llmc-foo" 2>&1 | FileCheck %s --check-prefix=ERR-UNKNOWN
-// RUN: not llmc-opt %s -split-input-file --llmc-pipeline="dtype=bf16 quant=int4" 2>&1 | FileCheck %s --check-prefix=ERR-MIXED
+// RUN: llmc-opt %s -split-input-file -verify-diagnostics --llmc-pipeline="quant=int8 quantize-head=false" | FileCheck %s --check-prefix=F32HEAD
+// RUN: llmc-opt %s -split-input-file -verify-diagnostics --llmc-pipeline="dtype=bf16 quant=int8" | FileCheck %s --check-prefix=MIXED
 
-// Tests that the pipeline refuses to skip a required pass, an unknown pass,
-// and quantization combined with a non-f32 dtype.
+// Tests that the pipeline refuses to skip a required pass or an unknown pass.
 // ERR-REQUIRED: pass 'llmc-serialize' is required: the plan cannot run without it (optional: llmc-fuse, llmc-plan-memory)
 // ERR-UNKNOWN: unknown pass 'llmc-foo' (passes: llmc-fuse-attention, llmc-insert-kv-cache, llmc-specialize-phases, llmc-fuse, llmc-quantize, llmc-plan-memory, llmc-serialize)
-// ERR-MIXED: --quant int4 with --dtype bf16 is not supported: quantized plans keep f32 activations
 
 // Tests that the whole pipeline turns a handwritten 1-layer Llama-style model
 // (hidden 8, 2 query heads sharing 1 kv head of 4, FFN 16, vocab 16) into
@@ -59,13 +58,21 @@
 // CHECK: llmc.attention
 // CHECK-NOT: llmc.take_last
 
-// INT8: llmc.weights = ["embed : f32", "l0.attn_norm : f32", "l0.q+l0.k+l0.v : i8", "l0.q+l0.k+l0.v : f32", "rope.inv_freq(theta=1.000000e+04,dim=4) : f32", "l0.o : i8", "l0.o : f32", "l0.ffn_norm : f32", "l0.gate+l0.up : i8", "l0.gate+l0.up : f32", "l0.down : i8", "l0.down : f32", "norm : f32", "head : f32"]
+// By default the LM head takes the weight type too (the embedding stays f32).
+// INT8: llmc.weights = ["embed : f32", "l0.attn_norm : f32", "l0.q+l0.k+l0.v : i8", "l0.q+l0.k+l0.v : f32", "rope.inv_freq(theta=1.000000e+04,dim=4) : f32", "l0.o : i8", "l0.o : f32", "l0.ffn_norm : f32", "l0.gate+l0.up : i8", "l0.gate+l0.up : f32", "l0.down : i8", "l0.down : f32", "norm : f32", "head : i8", "head : f32"]
 // INT8-LABEL: func.func @prefill
 // INT8: llmc.quantized_linear {{.*}} {bits = 8 : i64, group_size = 8 : i64{{.*}}} : (tensor<?x8xf32>, tensor<16x8xi8>, tensor<16x1xf32>) -> tensor<?x16xf32>
 // INT8: llmc.take_last
-// INT8-NEXT: llmc.linear {{.*}} : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+// INT8: llmc.quantized_linear {{.*}} : (tensor<?x8xf32>, tensor<16x8xi8>, tensor<16x1xf32>) -> tensor<?x16xf32>
+// F32HEAD: "head : f32"]
+// F32HEAD: llmc.take_last
+// F32HEAD-NEXT: llmc.linear {{.*}} : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+// bf16 with int8: every linear in int8 (the KV cache bf16, see compile.test).
+// MIXED: "head : i8", "head : f32"]
+// MIXED: llmc.take_last
+// MIXED: llmc.quantized_linear {{.*}} {bits = 8 : i64{{.*}}} : (tensor<?x8xf32>, tensor<16x8xi8>, tensor<16x1xf32>)
 
-// BF16: llmc.weights = ["embed : f32", "l0.attn_norm : f32", "l0.q+l0.k+l0.v : bf16", "rope.inv_freq(theta=1.000000e+04,dim=4) : f32", "l0.o : bf16", "l0.ffn_norm : f32", "l0.gate+l0.up : bf16", "l0.down : bf16", "norm : f32", "head : f32"]
+// BF16: llmc.weights = ["embed : f32", "l0.attn_norm : f32", "l0.q+l0.k+l0.v : bf16", "rope.inv_freq(theta=1.000000e+04,dim=4) : f32", "l0.o : bf16", "l0.ffn_norm : f32", "l0.gate+l0.up : bf16", "l0.down : bf16", "norm : f32", "head : bf16"]
 
 // NOFUSE-LABEL: func.func @prefill
 // NOFUSE-SAME: llmc.kernels = ["b0 = embedding(w0, tokens)", "b1 = rms_norm(b0, w1)", "b2 = linear(b1, w2, -, -)", "b3 = linear(b1, w3, -, -)", "b4 = linear(b1, w4, -, -)",

@@ -91,15 +91,19 @@ func.func @embedding_and_head(%ids: tensor<?xi32>) -> tensor<?x16xf32> {
 
 // -----
 
-// Tests that a head tied to the embedding table is not converted even with
-// quantize-head=true: the table is shared with llmc.embedding.
+// Tests that a head tied to the embedding table stays f32 by default, and
+// with quantize-head=true gets a converted copy of the table: the embedding
+// keeps reading the f32 one.
 
 // CHECK-LABEL: func.func @tied_head
 // CHECK: %[[E:.*]] = llmc.param "embed" : tensor<16x64xf32>
 // CHECK: llmc.embedding %[[E]], %{{.*}}
-// CHECK: llmc.linear %{{.*}}, %[[E]] : (tensor<?x64xf32>, tensor<16x64xf32>) -> tensor<?x16xf32>
-// CHECK-NOT: llmc.quantized_linear
-// CHECK-NOT: bf16
+// INT4: llmc.linear %{{.*}}, %[[E]] : (tensor<?x64xf32>, tensor<16x64xf32>) -> tensor<?x16xf32>
+// INT8: llmc.linear %{{.*}}, %[[E]] : (tensor<?x64xf32>, tensor<16x64xf32>) -> tensor<?x16xf32>
+// BF16: llmc.linear %{{.*}}, %[[E]] : (tensor<?x64xf32>, tensor<16x64xf32>) -> tensor<?x16xf32>
+// HEAD: llmc.param "embed" {group_size = 64 : i64, quant = "int8", quant_part = "weight"} : tensor<16x64xi8>
+// HEAD: llmc.quantized_linear {{.*}} -> tensor<?x16xf32>
+// HEAD-NOT: llmc.linear
 func.func @tied_head(%ids: tensor<?xi32>) -> tensor<?x16xf32> {
   %e = llmc.param "embed" : tensor<16x64xf32>
   %h = llmc.embedding %e, %ids : (tensor<16x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>

@@ -17,9 +17,13 @@ namespace mlir::llmc {
 
 /// What `llmc compile` and `llmc-opt --llmc-pipeline` run.
 struct PipelineOptions {
-  std::string dtype = "f32";  // f32 | bf16 | f16
+  std::string dtype = "f32";  // f32 | bf16 | f16: the KV cache and any
+                              // weight --quant leaves alone
   std::string quant = "none"; // none | int8 | int4
   int64_t group = 32;
+  /// The LM head in the weight type too (bf16, int8, int4); false keeps
+  /// it f32 (`llmc compile --no-quantize-head`).
+  bool quantizeHead = true;
   std::vector<std::string> disabled; // pass arguments to skip
 };
 

@@ -1,0 +1,100 @@
+//===- gemv_int.cpp - Quantizing activations and running the panels -------===//
+#include "gemv_int.h"
+#include "cpu.h"
+#include "gemv.h"
+
+#include "llmc/support/half.h"
+
+#include <cmath>
+
+namespace llmc::cpu {
+namespace {
+
+/// Runs `panel(n0, n1, r0, R)` over panels of output columns in parallel and
+/// groups of up to four rows.
+template <typename Panel>
+void forPanels(int64_t rows, int64_t K, int64_t N, Panel panel) {
+  int64_t panels = (N + kGemvPanel - 1) / kGemvPanel;
+#pragma omp parallel for schedule(static) if (N * K >= (1 << 16))
+  for (int64_t p = 0; p < panels; ++p) {
+    int64_t n0 = p * kGemvPanel, n1 = std::min(N, n0 + kGemvPanel);
+    for (int64_t r0 = 0; r0 < rows; r0 += kGemvRowGroup)
+      panel(n0, n1, r0, std::min(kGemvRowGroup, rows - r0));
+  }
+}
+
+struct Scratch {
+  std::vector<int8_t> q;
+  std::vector<float> d, c;
+  std::vector<uint16_t> bf16;
+};
+
+Scratch &scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+/// x rows to int8 blocks of 32 with a scale each (round to nearest). With
+/// nibbleOrder, each block's even columns go first (see gemv_int.h) and the
+/// per-group sums the i4 offset needs go to c.
+void quantizeRows(const GemvArgs &a, int64_t group, bool nibbleOrder,
+                  Scratch &s) {
+  const int64_t blocks = a.K / kQuantBlock, groups = a.K / group;
+  s.q.resize(size_t(a.rows * a.K));
+  s.d.resize(size_t(a.rows * blocks));
+  s.c.assign(nibbleOrder ? size_t(a.rows * groups) : 0, 0.0f);
+  for (int64_t r = 0; r < a.rows; ++r)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const float *x = a.x + r * a.K + b * kQuantBlock;
+      float amax = 0.0f;
+      for (int64_t i = 0; i < kQuantBlock; ++i)
+        amax = std::max(amax, std::fabs(x[i]));
+      const float d = amax / 127.0f, id = amax > 0.0f ? 127.0f / amax : 0.0f;
+      int8_t *q = s.q.data() + r * a.K + b * kQuantBlock;
+      int sum = 0;
+      for (int64_t i = 0; i < kQuantBlock; ++i) {
+        int v = int(std::nearbyint(x[i] * id));
+        int64_t at = nibbleOrder ? (i % 2) * 16 + i / 2 : i;
+        q[at] = int8_t(v);
+        sum += v;
+      }
+      s.d[size_t(r * blocks + b)] = d;
+      if (nibbleOrder)
+        s.c[size_t(r * groups + b * kQuantBlock / group)] += 8.0f * d * sum;
+    }
+}
+
+} // namespace
+
+bool intGemvApplies(int64_t K, int64_t group) {
+  return K % kQuantBlock == 0 && group % kQuantBlock == 0 && K % group == 0;
+}
+
+void gemvInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
+             const float *scales, int64_t group) {
+  Scratch &s = scratch();
+  quantizeRows(a, group, q4, s);
+  IntGemv g{s.q.data(), s.d.data(), q4 ? s.c.data() : nullptr,
+            a.rows,     a.K,        a.N,
+            w,          scales,     group,
+            a.bias,     a.out};
+  IntPanel panel = q4 ? k.q4 : k.q8;
+  forPanels(a.rows, a.K, a.N,
+            [&](int64_t n0, int64_t n1, int64_t r0, int64_t R) {
+              panel(g, n0, n1, r0, R);
+            });
+}
+
+void gemvBf16Dot(Bf16Panel panel, const GemvArgs &a, const uint16_t *w) {
+  Scratch &s = scratch();
+  s.bf16.resize(size_t(a.rows * a.K));
+  for (int64_t i = 0; i < a.rows * a.K; ++i)
+    s.bf16[size_t(i)] = floatToBf16(a.x[i]);
+  Bf16Gemv g{s.bf16.data(), a.rows, a.K, a.N, w, a.bias, a.out};
+  forPanels(a.rows, a.K, a.N,
+            [&](int64_t n0, int64_t n1, int64_t r0, int64_t R) {
+              panel(g, n0, n1, r0, R);
+            });
+}
+
+} // namespace llmc::cpu

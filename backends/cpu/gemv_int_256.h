@@ -1,0 +1,91 @@
+//===- gemv_int_256.h - The 256-bit integer-dot panels ---------*- C++ -*-===//
+//
+// Included by gemv_int_avx2.cpp and gemv_int_avxvnni.cpp, each of which
+// defines dot32(u, s) first: 8 int32 lanes, each the sum of four u8 * s8
+// products. Everything here has internal linkage, so the two builds of it
+// never meet at link time.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "gemv_int.h"
+
+#include <immintrin.h>
+
+namespace llmc::cpu {
+namespace {
+
+inline float hsum8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// i8 weights are signed and vpmaddubsw / vpdpbusd want one unsigned side:
+// multiply |w| by x carrying w's sign. i4 weights are stored as q + 8, which
+// becomes unsigned by flipping bit 3; the 8 comes back out through IntGemv::xc.
+template <int R, bool Q4>
+void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
+  const int64_t K = a.K, blocks = K / kQuantBlock;
+  const int64_t perGroup = a.group / kQuantBlock, groups = K / a.group;
+  const __m256i low = _mm256_set1_epi8(0x0f);
+  const __m256i flip =
+      _mm256_set1_epi8(char(0x88)); // two's complement q -> q + 8
+  for (int64_t n = n0; n < n1; ++n) {
+    const float *ws = a.ws + n * groups;
+    __m256 acc[R];
+    for (int r = 0; r < R; ++r)
+      acc[r] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < blocks; ++b) {
+      __m256i u, w;
+      if (Q4) {
+        __m128i v = _mm_xor_si128(
+            _mm_loadu_si128(reinterpret_cast<const __m128i *>(
+                static_cast<const uint8_t *>(a.w) + n * (K / 2) + b * 16)),
+            _mm256_castsi256_si128(flip));
+        u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), low);
+        w = u;
+      } else {
+        w = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+            static_cast<const int8_t *>(a.w) + n * K + b * kQuantBlock));
+        u = _mm256_sign_epi8(w, w); // -128 stays 0x80, which is 128 unsigned
+      }
+      const float wsb = ws[b / perGroup];
+      for (int r = 0; r < R; ++r) {
+        const int64_t row = r0 + r;
+        __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+            a.xq + row * K + b * kQuantBlock));
+        __m256i d = dot32(u, Q4 ? x : _mm256_sign_epi8(x, w));
+        acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d),
+                                 _mm256_set1_ps(a.xd[row * blocks + b] * wsb),
+                                 acc[r]);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      const int64_t row = r0 + r;
+      float v = hsum8(acc[r]);
+      if (Q4)
+        for (int64_t g = 0; g < groups; ++g)
+          v -= ws[g] * a.xc[row * groups + g];
+      a.out[row * a.N + n] = v + (a.bias ? a.bias[n] : 0.0f);
+    }
+  }
+}
+
+template <bool Q4>
+void panelAny(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0, int64_t R) {
+  switch (R) {
+  case 1:
+    return panel<1, Q4>(a, n0, n1, r0);
+  case 2:
+    return panel<2, Q4>(a, n0, n1, r0);
+  case 3:
+    return panel<3, Q4>(a, n0, n1, r0);
+  default:
+    return panel<4, Q4>(a, n0, n1, r0);
+  }
+}
+
+} // namespace
+} // namespace llmc::cpu

@@ -1,0 +1,21 @@
+//===- gemv_int_avx2.cpp - Integer-dot panels with vpmaddubsw -------------===//
+//
+// Built with -mavx2 -mfma -mf16c. The pairwise int16 sums of vpmaddubsw
+// cannot saturate: |w| <= 128 and |x| <= 127 give at most 32512.
+//
+//===----------------------------------------------------------------------===//
+#include <immintrin.h>
+
+namespace {
+inline __m256i dot32(__m256i u, __m256i s) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+} // namespace
+
+#include "gemv_int_256.h"
+
+namespace llmc::cpu {
+
+IntKernels intKernelsAvx2() { return {panelAny<false>, panelAny<true>}; }
+
+} // namespace llmc::cpu

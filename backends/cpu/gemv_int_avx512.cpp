@@ -1,0 +1,126 @@
+//===- gemv_int_avx512.cpp - Integer-dot panels with AVX512-VNNI ----------===//
+//
+// Built with -mavx512f -mavx512bw -mavx512vl -mavx512vnni. Two blocks of 32
+// per vpdpbusd: lanes 0-7 hold the first block's sums, 8-15 the second's,
+// so each half is scaled by its own block's scales. A last odd block runs on
+// 256 bits.
+//
+//===----------------------------------------------------------------------===//
+#include "gemv_int.h"
+
+#include <immintrin.h>
+
+namespace llmc::cpu {
+namespace {
+
+inline __m512 halves(float lo, float hi) {
+  return _mm512_mask_blend_ps(0xff00, _mm512_set1_ps(lo), _mm512_set1_ps(hi));
+}
+
+inline float hsum8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+template <int R, bool Q4>
+void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
+  const int64_t K = a.K, blocks = K / kQuantBlock;
+  const int64_t perGroup = a.group / kQuantBlock, groups = K / a.group;
+  const __m256i low = _mm256_set1_epi8(0x0f);
+  const __m256i flip =
+      _mm256_set1_epi8(char(0x88)); // two's complement q -> q + 8
+  const __m512i zero = _mm512_setzero_si512();
+  for (int64_t n = n0; n < n1; ++n) {
+    const float *ws = a.ws + n * groups;
+    const uint8_t *w4 = static_cast<const uint8_t *>(a.w) + n * (K / 2);
+    const int8_t *w8 = static_cast<const int8_t *>(a.w) + n * K;
+    __m512 acc[R];
+    for (int r = 0; r < R; ++r)
+      acc[r] = _mm512_setzero_ps();
+    int64_t b = 0;
+    for (; b + 2 <= blocks; b += 2) {
+      __m512i u;
+      __mmask64 neg = 0;
+      if (Q4) {
+        __m256i v = _mm256_xor_si256(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i *>(w4 + b * 16)),
+            flip);
+        __m256i lo = _mm256_and_si256(v, low);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+        // [lo b, lo b+1, hi b, hi b+1] -> [lo b, hi b, lo b+1, hi b+1]
+        __m512i t = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+        u = _mm512_shuffle_i64x2(t, t, _MM_SHUFFLE(3, 1, 2, 0));
+      } else {
+        __m512i w = _mm512_loadu_si512(w8 + b * kQuantBlock);
+        u = _mm512_abs_epi8(w); // -128 stays 0x80, which is 128 unsigned
+        neg = _mm512_movepi8_mask(w);
+      }
+      const __m512 sw = halves(ws[b / perGroup], ws[(b + 1) / perGroup]);
+      for (int r = 0; r < R; ++r) {
+        const int64_t row = r0 + r;
+        __m512i x = _mm512_loadu_si512(a.xq + row * K + b * kQuantBlock);
+        if (!Q4)
+          x = _mm512_mask_sub_epi8(x, neg, zero, x);
+        __m512i d = _mm512_dpbusd_epi32(zero, u, x);
+        const float *xd = a.xd + row * blocks + b;
+        acc[r] =
+            _mm512_fmadd_ps(_mm512_cvtepi32_ps(d),
+                            _mm512_mul_ps(halves(xd[0], xd[1]), sw), acc[r]);
+      }
+    }
+    float tail[R] = {};
+    if (b < blocks) {
+      __m256i u, w;
+      if (Q4) {
+        __m128i v = _mm_xor_si128(
+            _mm_loadu_si128(reinterpret_cast<const __m128i *>(w4 + b * 16)),
+            _mm256_castsi256_si128(flip));
+        u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), low);
+        w = u;
+      } else {
+        w = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i *>(w8 + b * kQuantBlock));
+        u = _mm256_abs_epi8(w);
+      }
+      for (int r = 0; r < R; ++r) {
+        const int64_t row = r0 + r;
+        __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+            a.xq + row * K + b * kQuantBlock));
+        __m256i d = _mm256_dpbusd_epi32(_mm256_setzero_si256(), u,
+                                        Q4 ? x : _mm256_sign_epi8(x, w));
+        tail[r] = hsum8(_mm256_cvtepi32_ps(d)) * a.xd[row * blocks + b] *
+                  ws[b / perGroup];
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      const int64_t row = r0 + r;
+      float v = _mm512_reduce_add_ps(acc[r]) + tail[r];
+      if (Q4)
+        for (int64_t g = 0; g < groups; ++g)
+          v -= ws[g] * a.xc[row * groups + g];
+      a.out[row * a.N + n] = v + (a.bias ? a.bias[n] : 0.0f);
+    }
+  }
+}
+
+template <bool Q4>
+void panelAny(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0, int64_t R) {
+  switch (R) {
+  case 1:
+    return panel<1, Q4>(a, n0, n1, r0);
+  case 2:
+    return panel<2, Q4>(a, n0, n1, r0);
+  case 3:
+    return panel<3, Q4>(a, n0, n1, r0);
+  default:
+    return panel<4, Q4>(a, n0, n1, r0);
+  }
+}
+
+} // namespace
+
+IntKernels intKernelsAvx512() { return {panelAny<false>, panelAny<true>}; }
+
+} // namespace llmc::cpu

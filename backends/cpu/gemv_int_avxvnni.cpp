@@ -1,0 +1,21 @@
+//===- gemv_int_avxvnni.cpp - Integer-dot panels with AVX-VNNI ------------===//
+//
+// Built with -mavx2 -mfma -mf16c -mavxvnni: vpdpbusd on 256 bits, for CPUs
+// that have it without AVX-512 (Alder Lake and later client parts).
+//
+//===----------------------------------------------------------------------===//
+#include <immintrin.h>
+
+namespace {
+inline __m256i dot32(__m256i u, __m256i s) {
+  return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, s);
+}
+} // namespace
+
+#include "gemv_int_256.h"
+
+namespace llmc::cpu {
+
+IntKernels intKernelsAvxVnni() { return {panelAny<false>, panelAny<true>}; }
+
+} // namespace llmc::cpu

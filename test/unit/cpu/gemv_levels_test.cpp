@@ -1,0 +1,175 @@
+//===- gemv_levels_test.cpp - Each ISA level's dot products, exactly ------===//
+//
+// The expected values redo the kernels' arithmetic in double: the same int8
+// quantization of the activations (blocks of 32, round to nearest), the
+// same bf16 rounding. What remains is f32 summation order, so the bound is
+// tight: a wrong lane, block, nibble or scale is off by far more.
+//
+//===----------------------------------------------------------------------===//
+#include "cpu.h"
+
+#include "llmc/support/half.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace llmc::cpu {
+namespace {
+
+constexpr double kSummationOrder = 1e-10;
+
+double nmse(const std::vector<float> &got, const std::vector<double> &want) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    num += (got[i] - want[i]) * (got[i] - want[i]);
+    den += want[i] * want[i];
+  }
+  return num / den;
+}
+
+struct Level {
+  Isa isa;
+  IntKernels ints;
+  Bf16Panel bf16;
+};
+
+std::vector<Level> levelsHere() {
+  std::vector<Level> out = {{Isa::Avx2, intKernelsAvx2(), nullptr}};
+  Isa best = detectIsa();
+  if (best == Isa::AvxVnni)
+    out.push_back({Isa::AvxVnni, intKernelsAvxVnni(), nullptr});
+  if (best >= Isa::Avx512)
+    out.push_back({Isa::Avx512, intKernelsAvx512(), nullptr});
+  if (best >= Isa::Avx512Bf16)
+    out.push_back({Isa::Avx512Bf16, intKernelsAvx512(), bf16PanelAvx512()});
+  return out;
+}
+
+std::vector<float> random(std::mt19937 &rng, size_t n, float scale = 1.0f) {
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = u(rng);
+  return v;
+}
+
+/// x quantized as gemv_int.cpp does, in natural column order.
+std::vector<double> quantized(const std::vector<float> &x) {
+  std::vector<double> out(x.size());
+  for (size_t b = 0; b < x.size(); b += 32) {
+    float amax = 0;
+    for (size_t i = b; i < b + 32; ++i)
+      amax = std::max(amax, std::fabs(x[i]));
+    float d = amax / 127.0f, id = amax > 0 ? 127.0f / amax : 0.0f;
+    for (size_t i = b; i < b + 32; ++i)
+      out[i] = std::nearbyint(x[i] * id) * double(d);
+  }
+  return out;
+}
+
+struct Shape {
+  int64_t rows, K, N, group;
+};
+
+const Shape kShapes[] = {{1, 256, 96, 32},  {3, 96, 70, 32},
+                         {4, 512, 64, 128}, {5, 384, 130, 128},
+                         {7, 64, 33, 64},   {2, 4096, 256, 4096}};
+
+TEST(GemvLevels, Int8AndInt4AtEveryLevel) {
+  std::mt19937 rng(7);
+  for (const Level &level : levelsHere())
+    for (const Shape &s : kShapes)
+      for (bool q4 : {false, true})
+        for (bool withBias : {false, true}) {
+          SCOPED_TRACE(std::string(isaName(level.isa)) + (q4 ? " i4" : " i8") +
+                       " rows " + std::to_string(s.rows) + " K " +
+                       std::to_string(s.K) + " N " + std::to_string(s.N) +
+                       " group " + std::to_string(s.group));
+          const int64_t groups = s.K / s.group;
+          std::vector<float> x = random(rng, size_t(s.rows * s.K), 3.0f);
+          std::vector<float> scales = random(rng, size_t(s.N * groups), 0.1f);
+          std::vector<float> bias = random(rng, size_t(s.N));
+          std::uniform_int_distribution<int> q(q4 ? -8 : -128, q4 ? 7 : 127);
+          std::vector<int> wq(size_t(s.N * s.K));
+          for (int &v : wq)
+            v = q(rng);
+          std::vector<int8_t> w8(wq.begin(), wq.end());
+          std::vector<uint8_t> w4(size_t(s.N * s.K / 2));
+          for (size_t i = 0; i < w4.size(); ++i)
+            w4[i] = uint8_t((wq[2 * i] & 0xf) | ((wq[2 * i + 1] & 0xf) << 4));
+
+          std::vector<double> want(size_t(s.rows * s.N));
+          for (int64_t r = 0; r < s.rows; ++r) {
+            std::vector<double> xq = quantized(std::vector<float>(
+                x.begin() + r * s.K, x.begin() + (r + 1) * s.K));
+            for (int64_t n = 0; n < s.N; ++n) {
+              double acc = withBias ? bias[size_t(n)] : 0.0;
+              for (int64_t k = 0; k < s.K; ++k)
+                acc += xq[size_t(k)] * wq[size_t(n * s.K + k)] *
+                       scales[size_t(n * groups + k / s.group)];
+              want[size_t(r * s.N + n)] = acc;
+            }
+          }
+          std::vector<float> out(want.size());
+          GemvArgs a{
+              x.data(),  s.rows, s.K, s.N, withBias ? bias.data() : nullptr,
+              out.data()};
+          gemvInt(level.ints, q4, a,
+                  q4 ? static_cast<const void *>(w4.data()) : w8.data(),
+                  scales.data(), s.group);
+          EXPECT_LE(nmse(out, want), kSummationOrder);
+        }
+}
+
+TEST(GemvLevels, Bf16DotProducts) {
+  std::mt19937 rng(11);
+  bool ran = false;
+  for (const Level &level : levelsHere()) {
+    if (!level.bf16)
+      continue;
+    ran = true;
+    for (const Shape &s : kShapes) {
+      for (int64_t K : {s.K, s.K + 7}) { // a tail that is not a whole vector
+        SCOPED_TRACE("rows " + std::to_string(s.rows) + " K " +
+                     std::to_string(K));
+        std::vector<float> x = random(rng, size_t(s.rows * K));
+        std::vector<uint16_t> w(size_t(s.N * K));
+        for (uint16_t &v : w)
+          v = floatToBf16(random(rng, 1)[0]);
+        std::vector<double> want(size_t(s.rows * s.N));
+        for (int64_t r = 0; r < s.rows; ++r)
+          for (int64_t n = 0; n < s.N; ++n) {
+            double acc = 0;
+            for (int64_t k = 0; k < K; ++k)
+              acc += double(bf16ToFloat(floatToBf16(x[size_t(r * K + k)]))) *
+                     bf16ToFloat(w[size_t(n * K + k)]);
+            want[size_t(r * s.N + n)] = acc;
+          }
+        std::vector<float> out(want.size());
+        gemvBf16Dot(level.bf16,
+                    GemvArgs{x.data(), s.rows, K, s.N, nullptr, out.data()},
+                    w.data());
+        EXPECT_LE(nmse(out, want), kSummationOrder);
+      }
+    }
+  }
+  if (!ran)
+    GTEST_SKIP() << "this CPU has no AVX512-BF16; the bf16 weights run on the "
+                    "f32 kernels, which the conformance suite covers";
+}
+
+TEST(GemvLevels, CapFromTheEnvironment) {
+  setenv("LLMC_CPU_ISA", "avx2", 1);
+  EXPECT_EQ(selectIsa(), Isa::Avx2);
+  setenv("LLMC_CPU_ISA", "amx", 1);
+  EXPECT_EQ(selectIsa(), detectIsa()); // a cap above the CPU is the CPU
+  setenv("LLMC_CPU_ISA", "avx1024", 1);
+  EXPECT_THROW(selectIsa(), common::InvalidArgument);
+  unsetenv("LLMC_CPU_ISA");
+  EXPECT_EQ(selectIsa(), detectIsa());
+}
+
+} // namespace
+} // namespace llmc::cpu
