@@ -11,6 +11,7 @@
 #pragma once
 
 #include "cpu.h"
+#include "gemv_int.h"
 #include "simd.h"
 
 #include <algorithm>
@@ -51,9 +52,27 @@ inline void dotRows(const float *x, int64_t ldx, int64_t K, const Row &row,
   }
 }
 
+/// The weight rows a gemv streams, for software prefetch (the hardware
+/// prefetcher alone leaves decode latency-bound): row n + kPrefetchRows is
+/// requested while row n is dotted.
+struct WeightRows {
+  const void *base = nullptr;
+  int64_t rowBytes = 0;
+
+  void prefetch(int64_t n, int64_t N) const {
+    if (!base || n + kPrefetchRows >= N)
+      return;
+    const char *p =
+        static_cast<const char *>(base) + (n + kPrefetchRows) * rowBytes;
+    for (int64_t i = 0; i < rowBytes; i += 64)
+      _mm_prefetch(p + i, _MM_HINT_T0);
+  }
+};
+
 /// Runs `dot(n, x, R, res)` for every n and every group of up to four rows,
 /// writing out[r][n] = res + bias[n].
-template <typename Dot> void gemvDriver(const GemvArgs &a, Dot dot) {
+template <typename Dot>
+void gemvDriver(const GemvArgs &a, Dot dot, WeightRows rows = {}) {
   int64_t panels = (a.N + kGemvPanel - 1) / kGemvPanel;
   // Below ~64K weights a parallel region costs more than it saves.
 #pragma omp parallel for schedule(static) if (a.N * a.K >= (1 << 16))
@@ -63,6 +82,8 @@ template <typename Dot> void gemvDriver(const GemvArgs &a, Dot dot) {
       int64_t R = std::min(kGemvRowGroup, a.rows - r0);
       const float *x = a.x + r0 * a.K;
       for (int64_t n = n0; n < n1; ++n) {
+        if (r0 == 0)
+          rows.prefetch(n, a.N);
         float res[kGemvRowGroup];
         dot(n, x, R, res);
         float bias = a.bias ? a.bias[n] : 0.0f;

@@ -36,15 +36,21 @@ struct F16Row {
 } // namespace
 
 void gemvBf16(const GemvArgs &a, const uint16_t *w) {
-  gemvDriver(a, [&](int64_t n, const float *x, int64_t R, float *res) {
-    dotAny(x, a.K, R, Bf16Row{w + n * a.K}, res);
-  });
+  gemvDriver(
+      a,
+      [&](int64_t n, const float *x, int64_t R, float *res) {
+        dotAny(x, a.K, R, Bf16Row{w + n * a.K}, res);
+      },
+      WeightRows{w, a.K * 2});
 }
 
 void gemvF16(const GemvArgs &a, const uint16_t *w) {
-  gemvDriver(a, [&](int64_t n, const float *x, int64_t R, float *res) {
-    dotAny(x, a.K, R, F16Row{w + n * a.K}, res);
-  });
+  gemvDriver(
+      a,
+      [&](int64_t n, const float *x, int64_t R, float *res) {
+        dotAny(x, a.K, R, F16Row{w + n * a.K}, res);
+      },
+      WeightRows{w, a.K * 2});
 }
 
 } // namespace llmc::cpu

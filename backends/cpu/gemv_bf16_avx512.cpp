@@ -20,10 +20,26 @@ void panel(const Bf16Gemv &a, int64_t n0, int64_t n1, int64_t r0) {
   const __mmask32 tailMask = __mmask32((uint64_t(1) << tail) - 1);
   for (int64_t n = n0; n < n1; ++n) {
     const uint16_t *wn = a.w + n * K;
-    __m512 acc[R];
+    if (n + kPrefetchRows < a.N)
+      for (int64_t i = 0; i < K; i += 32)
+        _mm_prefetch(reinterpret_cast<const char *>(wn + kPrefetchRows * K + i),
+                     _MM_HINT_T0);
+    // Two chains per row: vdpbf16ps's latency would otherwise bound a
+    // single row's dot product.
+    __m512 acc[R], acc2[R];
     for (int r = 0; r < R; ++r)
-      acc[r] = _mm512_setzero_ps();
+      acc[r] = acc2[r] = _mm512_setzero_ps();
     int64_t k = 0;
+    for (; k + 64 <= K; k += 64) {
+      __m512bh w0 = asBh(_mm512_loadu_si512(wn + k));
+      __m512bh w1 = asBh(_mm512_loadu_si512(wn + k + 32));
+      for (int r = 0; r < R; ++r) {
+        const uint16_t *x = a.x + (r0 + r) * K + k;
+        acc[r] = _mm512_dpbf16_ps(acc[r], w0, asBh(_mm512_loadu_si512(x)));
+        acc2[r] =
+            _mm512_dpbf16_ps(acc2[r], w1, asBh(_mm512_loadu_si512(x + 32)));
+      }
+    }
     for (; k + 32 <= K; k += 32) {
       __m512bh w = asBh(_mm512_loadu_si512(wn + k));
       for (int r = 0; r < R; ++r)
@@ -39,7 +55,8 @@ void panel(const Bf16Gemv &a, int64_t n0, int64_t n1, int64_t r0) {
     }
     for (int r = 0; r < R; ++r)
       a.out[(r0 + r) * a.N + n] =
-          _mm512_reduce_add_ps(acc[r]) + (a.bias ? a.bias[n] : 0.0f);
+          _mm512_reduce_add_ps(_mm512_add_ps(acc[r], acc2[r])) +
+          (a.bias ? a.bias[n] : 0.0f);
   }
 }
 

@@ -17,9 +17,12 @@ struct F32Row {
 } // namespace
 
 void gemvF32(const GemvArgs &a, const float *w) {
-  gemvDriver(a, [&](int64_t n, const float *x, int64_t R, float *res) {
-    dotAny(x, a.K, R, F32Row{w + n * a.K}, res);
-  });
+  gemvDriver(
+      a,
+      [&](int64_t n, const float *x, int64_t R, float *res) {
+        dotAny(x, a.K, R, F32Row{w + n * a.K}, res);
+      },
+      WeightRows{w, a.K * 4});
 }
 
 } // namespace llmc::cpu

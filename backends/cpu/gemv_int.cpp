@@ -25,7 +25,8 @@ void forPanels(int64_t rows, int64_t K, int64_t N, Panel panel) {
 
 struct Scratch {
   std::vector<int8_t> q;
-  std::vector<float> d, c;
+  std::vector<float> s;
+  std::vector<int32_t> n;
   std::vector<uint16_t> bf16;
 };
 
@@ -34,33 +35,32 @@ Scratch &scratch() {
   return s;
 }
 
-/// x rows to int8 blocks of 32 with a scale each (round to nearest). With
-/// nibbleOrder, each block's even columns go first (see gemv_int.h) and the
-/// per-group sums the i4 offset needs go to c.
-void quantizeRows(const GemvArgs &a, int64_t group, bool nibbleOrder,
-                  Scratch &s) {
-  const int64_t blocks = a.K / kQuantBlock, groups = a.K / group;
+/// x rows to int8 blocks of 32 with a scale each (round to nearest), laid
+/// out as IntGemv says. With nibbleOrder, each block's even columns go first
+/// and the i4 offset's start values go to s.n.
+void quantizeRows(const GemvArgs &a, bool nibbleOrder, Scratch &s) {
+  const int64_t L = a.K / 4;
   s.q.resize(size_t(a.rows * a.K));
-  s.d.resize(size_t(a.rows * blocks));
-  s.c.assign(nibbleOrder ? size_t(a.rows * groups) : 0, 0.0f);
+  s.s.resize(size_t(a.rows * L));
+  s.n.resize(nibbleOrder ? size_t(a.rows * L) : 0);
   for (int64_t r = 0; r < a.rows; ++r)
-    for (int64_t b = 0; b < blocks; ++b) {
-      const float *x = a.x + r * a.K + b * kQuantBlock;
+    for (int64_t k0 = 0; k0 < a.K; k0 += kQuantBlock) {
+      const float *x = a.x + r * a.K + k0;
       float amax = 0.0f;
       for (int64_t i = 0; i < kQuantBlock; ++i)
         amax = std::max(amax, std::fabs(x[i]));
       const float d = amax / 127.0f, id = amax > 0.0f ? 127.0f / amax : 0.0f;
-      int8_t *q = s.q.data() + r * a.K + b * kQuantBlock;
-      int sum = 0;
-      for (int64_t i = 0; i < kQuantBlock; ++i) {
-        int v = int(std::nearbyint(x[i] * id));
-        int64_t at = nibbleOrder ? (i % 2) * 16 + i / 2 : i;
-        q[at] = int8_t(v);
-        sum += v;
+      int8_t *q = s.q.data() + r * a.K + k0;
+      for (int64_t i = 0; i < kQuantBlock; ++i)
+        q[nibbleOrder ? (i % 2) * 16 + i / 2 : i] =
+            int8_t(std::nearbyint(x[i] * id));
+      for (int64_t l = 0; l < kQuantBlock / 4; ++l) {
+        const size_t lane = size_t(r * L + k0 / 4 + l);
+        s.s[lane] = d;
+        if (nibbleOrder)
+          s.n[lane] =
+              -8 * (q[4 * l] + q[4 * l + 1] + q[4 * l + 2] + q[4 * l + 3]);
       }
-      s.d[size_t(r * blocks + b)] = d;
-      if (nibbleOrder)
-        s.c[size_t(r * groups + b * kQuantBlock / group)] += 8.0f * d * sum;
     }
 }
 
@@ -73,8 +73,8 @@ bool intGemvApplies(int64_t K, int64_t group) {
 void gemvInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
              const float *scales, int64_t group) {
   Scratch &s = scratch();
-  quantizeRows(a, group, q4, s);
-  IntGemv g{s.q.data(), s.d.data(), q4 ? s.c.data() : nullptr,
+  quantizeRows(a, q4, s);
+  IntGemv g{s.q.data(), s.s.data(), q4 ? s.n.data() : nullptr,
             a.rows,     a.K,        a.N,
             w,          scales,     group,
             a.bias,     a.out};

@@ -17,15 +17,19 @@
 namespace llmc::cpu {
 
 constexpr int64_t kQuantBlock = 32;
+/// How many weight rows ahead the panels prefetch.
+constexpr int64_t kPrefetchRows = 4;
 
 /// One integer GEMV: out[r][n] = sum_k x[r][k] * W[n][k] + bias[n], with x
 /// given quantized.
 struct IntGemv {
-  const int8_t *xq; // [rows][K]; for i4 each block holds its even columns
-                    // first, then its odd ones (the nibble order)
-  const float *xd;  // [rows][K / 32] block scales
-  const float *xc;  // i4 only: [rows][K / group], 8 * sum of d * sum(q) over
-                    // the group's blocks (a nibble q is read as q + 8)
+  const int8_t *xq;  // [rows][K]; for i4 each block holds its even columns
+                     // first, then its odd ones (the nibble order)
+  const float *xs;   // [rows][K / 4]: each block's scale, once per int32 lane
+                     // of a vpdpbusd over the block (8 copies)
+  const int32_t *xn; // i4 only: [rows][K / 4], -8 times the sum of each
+                     // lane's four xq: the accumulator's start, since a
+                     // nibble q is read as q + 8
   int64_t rows, K, N;
   const void *w;   // i8 [N][K] or i4 [N][K / 2]
   const float *ws; // [N][K / group]

@@ -7,8 +7,9 @@
 #include <immintrin.h>
 
 namespace {
-inline __m256i dot32(__m256i u, __m256i s) {
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+inline __m256i dot32(__m256i acc, __m256i u, __m256i s) {
+  return _mm256_add_epi32(
+      acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
 }
 } // namespace
 

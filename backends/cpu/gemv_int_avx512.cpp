@@ -26,14 +26,21 @@ inline float hsum8(__m256 v) {
 
 template <int R, bool Q4>
 void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
-  const int64_t K = a.K, blocks = K / kQuantBlock;
+  const int64_t K = a.K, L = K / 4, blocks = K / kQuantBlock;
   const int64_t perGroup = a.group / kQuantBlock, groups = K / a.group;
+  const bool rowScale = groups == 1;
   const __m256i low = _mm256_set1_epi8(0x0f);
-  const __m256i flip =
-      _mm256_set1_epi8(char(0x88)); // two's complement q -> q + 8
+  const __m256i flip = _mm256_set1_epi8(char(0x88)); // q -> q + 8
   const __m512i zero = _mm512_setzero_si512();
+  const int64_t rowBytes = Q4 ? K / 2 : K;
   for (int64_t n = n0; n < n1; ++n) {
     const float *ws = a.ws + n * groups;
+    // The hardware prefetcher alone leaves these streams latency-bound.
+    const char *ahead =
+        static_cast<const char *>(a.w) + (n + kPrefetchRows) * rowBytes;
+    if (n + kPrefetchRows < a.N)
+      for (int64_t i = 0; i < rowBytes; i += 64)
+        _mm_prefetch(ahead + i, _MM_HINT_T0);
     const uint8_t *w4 = static_cast<const uint8_t *>(a.w) + n * (K / 2);
     const int8_t *w8 = static_cast<const int8_t *>(a.w) + n * K;
     __m512 acc[R];
@@ -57,17 +64,20 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
         u = _mm512_abs_epi8(w); // -128 stays 0x80, which is 128 unsigned
         neg = _mm512_movepi8_mask(w);
       }
-      const __m512 sw = halves(ws[b / perGroup], ws[(b + 1) / perGroup]);
+      __m512 sw = _mm512_set1_ps(1.0f);
+      if (!rowScale)
+        sw = perGroup == 1 ? halves(ws[b], ws[b + 1])
+                           : _mm512_set1_ps(ws[b / perGroup]);
       for (int r = 0; r < R; ++r) {
-        const int64_t row = r0 + r;
+        const int64_t row = r0 + r, lane = row * L + b * 8;
         __m512i x = _mm512_loadu_si512(a.xq + row * K + b * kQuantBlock);
         if (!Q4)
           x = _mm512_mask_sub_epi8(x, neg, zero, x);
-        __m512i d = _mm512_dpbusd_epi32(zero, u, x);
-        const float *xd = a.xd + row * blocks + b;
-        acc[r] =
-            _mm512_fmadd_ps(_mm512_cvtepi32_ps(d),
-                            _mm512_mul_ps(halves(xd[0], xd[1]), sw), acc[r]);
+        __m512i d = _mm512_dpbusd_epi32(
+            Q4 ? _mm512_loadu_si512(a.xn + lane) : zero, u, x);
+        __m512 s = _mm512_loadu_ps(a.xs + lane);
+        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d),
+                                 rowScale ? s : _mm512_mul_ps(s, sw), acc[r]);
       }
     }
     float tail[R] = {};
@@ -84,23 +94,23 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
             reinterpret_cast<const __m256i *>(w8 + b * kQuantBlock));
         u = _mm256_abs_epi8(w);
       }
+      const float sw = rowScale ? 1.0f : ws[b / perGroup];
       for (int r = 0; r < R; ++r) {
-        const int64_t row = r0 + r;
+        const int64_t row = r0 + r, lane = row * L + b * 8;
         __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
             a.xq + row * K + b * kQuantBlock));
-        __m256i d = _mm256_dpbusd_epi32(_mm256_setzero_si256(), u,
-                                        Q4 ? x : _mm256_sign_epi8(x, w));
-        tail[r] = hsum8(_mm256_cvtepi32_ps(d)) * a.xd[row * blocks + b] *
-                  ws[b / perGroup];
+        __m256i d = _mm256_dpbusd_epi32(
+            Q4 ? _mm256_loadu_si256(
+                     reinterpret_cast<const __m256i *>(a.xn + lane))
+               : _mm256_setzero_si256(),
+            u, Q4 ? x : _mm256_sign_epi8(x, w));
+        tail[r] = hsum8(_mm256_cvtepi32_ps(d)) * a.xs[lane] * sw;
       }
     }
     for (int r = 0; r < R; ++r) {
-      const int64_t row = r0 + r;
-      float v = _mm512_reduce_add_ps(acc[r]) + tail[r];
-      if (Q4)
-        for (int64_t g = 0; g < groups; ++g)
-          v -= ws[g] * a.xc[row * groups + g];
-      a.out[row * a.N + n] = v + (a.bias ? a.bias[n] : 0.0f);
+      float v =
+          (_mm512_reduce_add_ps(acc[r]) + tail[r]) * (rowScale ? ws[0] : 1.0f);
+      a.out[(r0 + r) * a.N + n] = v + (a.bias ? a.bias[n] : 0.0f);
     }
   }
 }

@@ -7,8 +7,8 @@
 #include <immintrin.h>
 
 namespace {
-inline __m256i dot32(__m256i u, __m256i s) {
-  return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, s);
+inline __m256i dot32(__m256i acc, __m256i u, __m256i s) {
+  return _mm256_dpbusd_avx_epi32(acc, u, s);
 }
 } // namespace
 
