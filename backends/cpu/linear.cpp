@@ -84,7 +84,10 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
 
   Gemv kernels{b.ints, b.bf16, quantized && intGemvApplies(K, w.group)};
   std::shared_ptr<PackedMatmul> packed;
-  if (mayExceed(g.buffers[op.operands[X].index].rows, kGemvMaxRows))
+  // i8/i4 weights on integer dots need no pack at any row count: they beat
+  // oneDNN on a dequantized bf16 copy (which would also double the memory).
+  if (!kernels.intDot &&
+      mayExceed(g.buffers[op.operands[X].index].rows, kGemvMaxRows))
     packed = packMatmul(b, w);
 
   return [op, w, kernels, scales, bias, packed](Step &step) {

@@ -232,6 +232,11 @@ LogicalResult EmbeddingOp::verify() {
                            tensorType(getTable()).getDimSize(1), "result",
                            "table width")))
     return failure();
+  // A bf16/f16 table widens to f32 rows as it is read.
+  Type table = tensorType(getTable()).getElementType();
+  if (tensorType(getResult()).getElementType().isF32() &&
+      (table.isBF16() || table.isF16()))
+    return success();
   return expectSameElementType(*this, getResult(), getTable(), "result",
                                "table");
 }

@@ -56,6 +56,7 @@ LogicalResult buildPipeline(OpPassManager &pm, const PipelineOptions &o,
     q.mode = mode;
     q.group = o.group;
     q.quantizeHead = o.quantizeHead;
+    q.quantizeEmbedding = o.quantizeHead;
     pm.addPass(createQuantize(q));
   }
   pm.addPass(createCanonicalizerPass());

@@ -80,6 +80,31 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       else
         quantizeLinear(l, w);
     }
+    if (quantizeEmbedding) {
+      SmallVector<EmbeddingOp> lookups;
+      getOperation().walk([&](EmbeddingOp e) { lookups.push_back(e); });
+      for (EmbeddingOp e : lookups)
+        convertTable(e);
+    }
+  }
+
+  /// A lookup reads one row per token, so a table gains nothing from int8
+  /// or int4 but memory: quantized plans keep it in bf16. The op widens the
+  /// row to f32.
+  void convertTable(EmbeddingOp e) {
+    auto t = e.getTable().getDefiningOp<ParamOp>();
+    if (!t || t.getQuant() || !t.getType().getElementType().isF32())
+      return;
+    OpBuilder b(t);
+    Type elt = mode == "f16" ? Type(b.getF16Type()) : Type(b.getBF16Type());
+    auto type = RankedTensorType::get(t.getType().getShape(), elt);
+    if (t->hasOneUse()) {
+      t.getResult().setType(type);
+      return;
+    }
+    auto copy = cast<ParamOp>(b.clone(*t));
+    copy.getResult().setType(type);
+    e.getTableMutable().assign(copy);
   }
 
   void convertFloat(LinearOp l, ParamOp w) {

@@ -56,9 +56,9 @@ poolOptions(const Plan &plan, const EngineOptions &o,
     // A device that reports its memory holds the pool there; the host's
     // available memory otherwise.
     int64_t memory =
-        backend.devices.empty()
+        backend.devices().empty()
             ? 0
-            : static_cast<int64_t>(backend.devices[0].memory_bytes);
+            : static_cast<int64_t>(backend.devices()[0].memory_bytes);
     const char *where = "of the GPU's memory";
     if (memory == 0) {
       memory = availableMemoryBytes();
@@ -101,8 +101,8 @@ const LoadedBackend &chooseBackend(const BackendRegistry &registry,
                   "<prefix>/lib/llmc/backends)");
     if (!b->usable())
       throw Error("backend '" + requested + "' is not usable here: " +
-                  (b->devices.empty() ? std::string("no device")
-                                      : std::string(b->devices[0].reason)));
+                  (b->devices().empty() ? std::string("no device")
+                                        : std::string(b->devices()[0].reason)));
     return *b;
   }
   if (const LoadedBackend *b = registry.find(planTarget); b && b->usable())

@@ -6,8 +6,13 @@
 //  32 flatbuffer size    40 weights offset u64 (a multiple of 4096)
 //  48 weights size u64   56 checksum u64 (XXH64 of the bytes from the end of
 //                           the header to the end of the weight section)
-// A later minor may grow the header (header size says by how much); readers
-// skip what they do not know.
+// Since 1.1 (header size 72):
+//  64 metadata checksum u64 (XXH64 of the bytes from the end of the header to
+//     the weights offset: the FlatBuffer and its padding)
+// Loading checks the metadata checksum; the whole-file one is for `llmc
+// inspect --verify` (hashing GBs of weights before every run is what this
+// split avoids). A later minor may grow the header again (header size says by
+// how much); readers skip what they do not know.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -25,7 +30,10 @@ static_assert(std::endian::native == std::endian::little,
               "the plan format is little-endian; add byte swaps here");
 
 inline constexpr char kPlanMagic[8] = {'L', 'L', 'M', 'C', 'P', 'L', 'A', 'N'};
+/// What a 1.0 header holds; the smallest a reader accepts.
 inline constexpr size_t kPlanHeaderSize = 64;
+/// What this writer writes (1.1: + the metadata checksum).
+inline constexpr size_t kPlanHeaderSizeV1_1 = 72;
 inline constexpr uint64_t kWeightSectionAlign = 4096;
 inline constexpr uint64_t kWeightAlign = 64;
 // FlatBuffers 2.x cannot address more (signed 32-bit offsets).
@@ -35,13 +43,15 @@ inline constexpr size_t kMajorOffset = 8, kMinorOffset = 12,
                         kHeaderSizeOffset = 16, kFlagsOffset = 20,
                         kFlatBufferOffsetOffset = 24,
                         kFlatBufferSizeOffset = 32, kWeightsOffsetOffset = 40,
-                        kWeightsSizeOffset = 48, kChecksumOffset = 56;
+                        kWeightsSizeOffset = 48, kChecksumOffset = 56,
+                        kMetadataChecksumOffset = 64;
 
 struct PlanHeader {
   uint32_t major = 0, minor = 0, headerSize = 0, flags = 0;
   uint64_t flatBufferOffset = 0, flatBufferSize = 0;
   uint64_t weightsOffset = 0, weightsSize = 0;
   uint64_t checksum = 0;
+  uint64_t metadataChecksum = 0; // 1.1+, when headerSize >= 72
 };
 
 template <typename T> T readLE(const uint8_t *p) {
@@ -54,8 +64,9 @@ template <typename T> void writeLE(uint8_t *p, T v) {
   std::memcpy(p, &v, sizeof(T));
 }
 
-inline void encodeHeader(const PlanHeader &h, uint8_t out[kPlanHeaderSize]) {
-  std::memset(out, 0, kPlanHeaderSize);
+inline void encodeHeader(const PlanHeader &h,
+                         uint8_t out[kPlanHeaderSizeV1_1]) {
+  std::memset(out, 0, kPlanHeaderSizeV1_1);
   std::memcpy(out, kPlanMagic, sizeof(kPlanMagic));
   writeLE(out + kMajorOffset, h.major);
   writeLE(out + kMinorOffset, h.minor);
@@ -66,10 +77,11 @@ inline void encodeHeader(const PlanHeader &h, uint8_t out[kPlanHeaderSize]) {
   writeLE(out + kWeightsOffsetOffset, h.weightsOffset);
   writeLE(out + kWeightsSizeOffset, h.weightsSize);
   writeLE(out + kChecksumOffset, h.checksum);
+  writeLE(out + kMetadataChecksumOffset, h.metadataChecksum);
 }
 
-/// `in` holds at least kPlanHeaderSize bytes; the magic is checked apart.
-inline PlanHeader decodeHeader(const uint8_t *in) {
+/// `in` holds `size` >= kPlanHeaderSize bytes; the magic is checked apart.
+inline PlanHeader decodeHeader(const uint8_t *in, size_t size) {
   PlanHeader h;
   h.major = readLE<uint32_t>(in + kMajorOffset);
   h.minor = readLE<uint32_t>(in + kMinorOffset);
@@ -80,6 +92,8 @@ inline PlanHeader decodeHeader(const uint8_t *in) {
   h.weightsOffset = readLE<uint64_t>(in + kWeightsOffsetOffset);
   h.weightsSize = readLE<uint64_t>(in + kWeightsSizeOffset);
   h.checksum = readLE<uint64_t>(in + kChecksumOffset);
+  if (h.headerSize >= kPlanHeaderSizeV1_1 && size >= kPlanHeaderSizeV1_1)
+    h.metadataChecksum = readLE<uint64_t>(in + kMetadataChecksumOffset);
   return h;
 }
 

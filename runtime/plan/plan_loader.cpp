@@ -89,7 +89,7 @@ void Plan::parse(const PlanLoadOptions &options) {
                " bytes, a plan header is " + std::to_string(kPlanHeaderSize));
   if (std::memcmp(data_, kPlanMagic, sizeof(kPlanMagic)) != 0)
     throw fail("not an llmc plan (bad magic)");
-  PlanHeader h = decodeHeader(data_);
+  PlanHeader h = decodeHeader(data_, size_);
   formatMajor_ = h.major;
   formatMinor_ = h.minor;
   std::string supported = std::to_string(kPlanFormatMajor) + ".x";
@@ -104,9 +104,12 @@ void Plan::parse(const PlanLoadOptions &options) {
 
   // Overflow-safe: every quantity is checked against the file size before
   // it is added to another.
-  if (h.headerSize < kPlanHeaderSize || h.headerSize > size_)
+  if (h.headerSize < kPlanHeaderSize || h.headerSize > (uint64_t(1) << 20))
     throw fail("corrupted plan header: header size " +
                std::to_string(h.headerSize));
+  if (h.headerSize > size_)
+    throw fail("truncated plan: " + std::to_string(size_) +
+               " bytes, but its header is " + std::to_string(h.headerSize));
   if (h.flatBufferOffset < h.headerSize || h.flatBufferOffset % 8 != 0 ||
       h.weightsOffset % kWeightSectionAlign != 0 ||
       h.flatBufferOffset > h.weightsOffset ||
@@ -319,7 +322,13 @@ void Plan::parse(const PlanLoadOptions &options) {
     graphs_.push_back(std::move(g));
   }
 
-  if (options.verifyChecksum &&
+  // A 1.0 plan has only the whole-file checksum.
+  const bool split = h.headerSize >= kPlanHeaderSizeV1_1;
+  if (options.verifyChecksum && split &&
+      checksum(data_ + h.headerSize, h.weightsOffset - h.headerSize) !=
+          h.metadataChecksum)
+    throw fail("checksum mismatch: the plan's metadata is corrupted");
+  if ((options.verifyWeights || (options.verifyChecksum && !split)) &&
       checksum(data_ + h.headerSize, end - h.headerSize) != h.checksum)
     throw fail("checksum mismatch: the plan is corrupted");
 

@@ -65,11 +65,11 @@ void writePlanFile(const std::string &path, const uint8_t *flatBuffer,
   PlanHeader header;
   header.major = kPlanFormatMajor;
   header.minor = kPlanFormatMinor;
-  header.headerSize = kPlanHeaderSize;
-  header.flatBufferOffset = kPlanHeaderSize;
+  header.headerSize = kPlanHeaderSizeV1_1;
+  header.flatBufferOffset = kPlanHeaderSizeV1_1;
   header.flatBufferSize = flatBufferSize;
   header.weightsOffset =
-      alignUp(kPlanHeaderSize + flatBufferSize, kWeightSectionAlign);
+      alignUp(kPlanHeaderSizeV1_1 + flatBufferSize, kWeightSectionAlign);
   uint64_t maxWeight = 0;
   for (const WeightSlot &w : weights) {
     if (w.offset < header.weightsSize)
@@ -84,15 +84,21 @@ void writePlanFile(const std::string &path, const uint8_t *flatBuffer,
   try {
     OutputFile out(partial);
     Checksum sum;
-    uint8_t headerBytes[kPlanHeaderSize];
+    uint8_t headerBytes[kPlanHeaderSizeV1_1];
     encodeHeader(header, headerBytes);
     out.write(headerBytes, sizeof(headerBytes));
     out.write(flatBuffer, flatBufferSize);
     sum.update(flatBuffer, flatBufferSize);
     std::vector<uint8_t> zeros(kWeightSectionAlign);
-    uint64_t pad = header.weightsOffset - kPlanHeaderSize - flatBufferSize;
+    uint64_t pad = header.weightsOffset - kPlanHeaderSizeV1_1 - flatBufferSize;
     out.write(zeros.data(), pad);
     sum.update(zeros.data(), pad);
+    {
+      Checksum metadata;
+      metadata.update(flatBuffer, flatBufferSize);
+      metadata.update(zeros.data(), pad);
+      header.metadataChecksum = metadata.digest();
+    }
 
     std::vector<uint8_t> buffer(maxWeight);
     uint64_t at = 0;

@@ -104,9 +104,22 @@ std::string executableDir() {
 
 } // namespace
 
+const std::vector<llmc_device_info> &LoadedBackend::devices() const {
+  if (!devices_)
+    devices_ = queryDevices(*api);
+  return *devices_;
+}
+
 bool LoadedBackend::usable() const {
-  return std::any_of(devices.begin(), devices.end(),
+  const auto &ds = devices();
+  return std::any_of(ds.begin(), ds.end(),
                      [](const llmc_device_info &d) { return d.usable != 0; });
+}
+
+int LoadedBackend::score() const {
+  if (!score_)
+    score_ = api->score ? api->score() : 0;
+  return *score_;
 }
 
 std::vector<std::string> BackendRegistry::searchPath() {
@@ -199,8 +212,6 @@ void BackendRegistry::load(const std::string &path) {
   backend.path = path;
   backend.api = api;
   backend.handle = handle;
-  backend.devices = queryDevices(*api);
-  backend.score = api->score ? api->score() : 0;
   add(std::move(backend));
 }
 
@@ -208,13 +219,13 @@ void BackendRegistry::add(LoadedBackend backend) {
   for (LoadedBackend &existing : backends_) {
     if (existing.name != backend.name)
       continue;
-    bool better = backend.score > existing.score;
+    bool better = backend.score() > existing.score();
     LoadedBackend &loser = better ? existing : backend;
     const LoadedBackend &winner = better ? backend : existing;
     problems_.push_back(loser.path + ": backend '" + loser.name + "' (score " +
-                        std::to_string(loser.score) + ") is also provided by " +
-                        winner.path + " (score " +
-                        std::to_string(winner.score) + "), which is used");
+                        std::to_string(loser.score()) +
+                        ") is also provided by " + winner.path + " (score " +
+                        std::to_string(winner.score()) + "), which is used");
     if (better)
       existing = std::move(backend);
     return;

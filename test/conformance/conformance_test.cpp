@@ -433,9 +433,9 @@ TEST(Conformance, ListsTheBackendsCompared) {
 std::string cpuLevelMismatch() {
   const char *want = std::getenv("LLMC_CPU_ISA");
   const LoadedBackend *cpu = registry().find("cpu");
-  if (!want || !*want || !cpu || cpu->devices.empty())
+  if (!want || !*want || !cpu || cpu->devices().empty())
     return "";
-  std::string name = cpu->devices[0].name;
+  std::string name = cpu->devices()[0].name;
   if (name.find(std::string("kernels ") + want + ";") != std::string::npos)
     return "";
   return cat("LLMC_CPU_ISA=", want, " but the cpu backend runs: ", name);

@@ -19,9 +19,10 @@ Action addBackends(CLI::App &) {
       std::printf("no backends found\n");
     for (const LoadedBackend &b : registry.backends()) {
       std::printf("%-6s %s (ABI %u.%u, score %d)\n", b.name.c_str(),
-                  b.path.c_str(), b.api->abi_major, b.api->abi_minor, b.score);
-      for (size_t i = 0; i < b.devices.size(); ++i) {
-        const llmc_device_info &d = b.devices[i];
+                  b.path.c_str(), b.api->abi_major, b.api->abi_minor,
+                  b.score());
+      for (size_t i = 0; i < b.devices().size(); ++i) {
+        const llmc_device_info &d = b.devices()[i];
         std::printf("       device %zu: %s: %s%s%s\n", i, d.name,
                     d.usable ? "usable" : "not usable", d.usable ? "" : ": ",
                     d.usable ? "" : d.reason);

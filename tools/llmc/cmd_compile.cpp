@@ -63,8 +63,9 @@ Action addCompile(CLI::App &app) {
   app.add_option("--group", o->group, "int4 group size: 32 or 128")
       ->check(CLI::IsMember({32, 128}));
   app.add_flag("--no-quantize-head", o->noQuantizeHead,
-               "Keep the LM head in f32 (by default it takes --dtype or "
-               "--quant like every other linear)");
+               "Keep the LM head and the embedding in f32 (by default the "
+               "head takes --dtype or --quant like every other linear, and "
+               "the embedding bf16 or --dtype f16)");
   app.add_flag("--print-ir-after-all", o->printAll,
                "Print the IR after every pass (to stdout)");
   app.add_option("--print-ir-after", o->printAfter,

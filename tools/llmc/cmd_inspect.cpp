@@ -17,11 +17,13 @@ Action addInspect(CLI::App &app) {
   auto o = std::make_shared<Options>();
   app.add_option("PLAN", o->plan, "A plan written by llmc compile")->required();
   app.add_flag("--json", o->json, "Print JSON");
-  app.add_flag("--verify-checksum", o->checksum,
-               "Also hash every weight byte (slow for big plans)");
+  app.add_flag("--verify,--verify-checksum", o->checksum,
+               "Also hash every weight byte against the plan's checksum "
+               "(loading checks the metadata only; this reads the whole "
+               "file)");
   return [o]() -> int {
     PlanLoadOptions lo;
-    lo.verifyChecksum = o->checksum;
+    lo.verifyWeights = o->checksum;
     auto plan = Plan::load(o->plan, lo);
     std::string text = describePlan(*plan, o->json);
     std::fwrite(text.data(), 1, text.size(), stdout);

@@ -58,8 +58,8 @@
 // CHECK: llmc.attention
 // CHECK-NOT: llmc.take_last
 
-// By default the LM head takes the weight type too (the embedding stays f32).
-// INT8: llmc.weights = ["embed : f32", "l0.attn_norm : f32", "l0.q+l0.k+l0.v : i8", "l0.q+l0.k+l0.v : f32", "rope.inv_freq(theta=1.000000e+04,dim=4) : f32", "l0.o : i8", "l0.o : f32", "l0.ffn_norm : f32", "l0.gate+l0.up : i8", "l0.gate+l0.up : f32", "l0.down : i8", "l0.down : f32", "norm : f32", "head : i8", "head : f32"]
+// By default the LM head takes the weight type too, and the embedding bf16.
+// INT8: llmc.weights = ["embed : bf16", "l0.attn_norm : f32", "l0.q+l0.k+l0.v : i8", "l0.q+l0.k+l0.v : f32", "rope.inv_freq(theta=1.000000e+04,dim=4) : f32", "l0.o : i8", "l0.o : f32", "l0.ffn_norm : f32", "l0.gate+l0.up : i8", "l0.gate+l0.up : f32", "l0.down : i8", "l0.down : f32", "norm : f32", "head : i8", "head : f32"]
 // INT8-LABEL: func.func @prefill
 // INT8: llmc.quantized_linear {{.*}} {bits = 8 : i64, group_size = 8 : i64{{.*}}} : (tensor<?x8xf32>, tensor<16x8xi8>, tensor<16x1xf32>) -> tensor<?x16xf32>
 // INT8: llmc.take_last
@@ -72,7 +72,7 @@
 // MIXED: llmc.take_last
 // MIXED: llmc.quantized_linear {{.*}} {bits = 8 : i64{{.*}}} : (tensor<?x8xf32>, tensor<16x8xi8>, tensor<16x1xf32>)
 
-// BF16: llmc.weights = ["embed : f32", "l0.attn_norm : f32", "l0.q+l0.k+l0.v : bf16", "rope.inv_freq(theta=1.000000e+04,dim=4) : f32", "l0.o : bf16", "l0.ffn_norm : f32", "l0.gate+l0.up : bf16", "l0.down : bf16", "norm : f32", "head : bf16"]
+// BF16: llmc.weights = ["embed : bf16", "l0.attn_norm : f32", "l0.q+l0.k+l0.v : bf16", "rope.inv_freq(theta=1.000000e+04,dim=4) : f32", "l0.o : bf16", "l0.ffn_norm : f32", "l0.gate+l0.up : bf16", "l0.down : bf16", "norm : f32", "head : bf16"]
 
 // NOFUSE-LABEL: func.func @prefill
 // NOFUSE-SAME: llmc.kernels = ["b0 = embedding(w0, tokens)", "b1 = rms_norm(b0, w1)", "b2 = linear(b1, w2, -, -)", "b3 = linear(b1, w3, -, -)", "b4 = linear(b1, w4, -, -)",

@@ -4,6 +4,7 @@
 // RUN: llmc-opt %s -split-input-file --llmc-quantize="mode=int8" | FileCheck %s --check-prefixes=CHECK,INT8
 // RUN: llmc-opt %s -split-input-file --llmc-quantize="mode=bf16" | FileCheck %s --check-prefixes=CHECK,BF16
 // RUN: llmc-opt %s -split-input-file --llmc-quantize="mode=int8 quantize-head=true" | FileCheck %s --check-prefixes=CHECK,HEAD
+// RUN: llmc-opt %s -split-input-file --llmc-quantize="mode=int4 group=32 quantize-head=true quantize-embedding=true" | FileCheck %s --check-prefix=EMB
 // RUN: not llmc-opt %s -split-input-file --llmc-quantize="mode=int4 group=64" 2>&1 | FileCheck %s --check-prefix=ERR
 
 // RUN: not llmc-opt %s -split-input-file --llmc-quantize="mode=int3" 2>&1 | FileCheck %s --check-prefix=ERR-MODE
@@ -79,6 +80,10 @@ func.func @linears(%x: tensor<?x64xf32>) -> tensor<?x8xf32> {
 // HEAD: llmc.param "head" {group_size = 64 : i64, quant = "int8", quant_part = "weight"} : tensor<16x64xi8>
 // HEAD: llmc.quantized_linear {{.*}} -> tensor<?x16xf32>
 // HEAD-NOT: llmc.linear
+// With quantize-embedding the table is bf16 and the lookup widens it.
+// EMB-LABEL: func.func @embedding_and_head
+// EMB: %[[E:.*]] = llmc.param "embed" : tensor<16x64xbf16>
+// EMB: llmc.embedding %[[E]], %{{.*}} : (tensor<16x64xbf16>, tensor<?xi32>) -> tensor<?x64xf32>
 func.func @embedding_and_head(%ids: tensor<?xi32>) -> tensor<?x16xf32> {
   %e = llmc.param "embed" : tensor<16x64xf32>
   %h = llmc.embedding %e, %ids : (tensor<16x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>
@@ -104,6 +109,11 @@ func.func @embedding_and_head(%ids: tensor<?xi32>) -> tensor<?x16xf32> {
 // HEAD: llmc.param "embed" {group_size = 64 : i64, quant = "int8", quant_part = "weight"} : tensor<16x64xi8>
 // HEAD: llmc.quantized_linear {{.*}} -> tensor<?x16xf32>
 // HEAD-NOT: llmc.linear
+// EMB-LABEL: func.func @tied_head
+// EMB: %[[T:.*]] = llmc.param "embed" : tensor<16x64xbf16>
+// EMB: llmc.embedding %[[T]]
+// EMB: llmc.param "embed" {group_size = 32 : i64, quant = "int4", quant_part = "weight"} : tensor<16x32xi8>
+// EMB: llmc.quantized_linear {{.*}} -> tensor<?x16xf32>
 func.func @tied_head(%ids: tensor<?xi32>) -> tensor<?x16xf32> {
   %e = llmc.param "embed" : tensor<16x64xf32>
   %h = llmc.embedding %e, %ids : (tensor<16x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>

@@ -25,15 +25,15 @@ TEST(Registry, FindsRefAndNullOnTheSearchPath) {
   const LoadedBackend *ref = r.find("ref");
   ASSERT_NE(ref, nullptr);
   EXPECT_THAT(ref->path, HasSubstr("libllmc-backend-ref.so"));
-  ASSERT_EQ(ref->devices.size(), 1u);
-  EXPECT_STREQ(ref->devices[0].name, "CPU (reference kernels)");
+  ASSERT_EQ(ref->devices().size(), 1u);
+  EXPECT_STREQ(ref->devices()[0].name, "CPU (reference kernels)");
   EXPECT_TRUE(ref->usable());
 
   const LoadedBackend *null = r.find("null");
   ASSERT_NE(null, nullptr);
-  ASSERT_EQ(null->devices.size(), 1u);
-  EXPECT_EQ(null->devices[0].usable, 0);
-  EXPECT_STREQ(null->devices[0].reason,
+  ASSERT_EQ(null->devices().size(), 1u);
+  EXPECT_EQ(null->devices()[0].usable, 0);
+  EXPECT_STREQ(null->devices()[0].reason,
                "the null backend is a template and runs nothing");
   EXPECT_FALSE(null->usable());
 }

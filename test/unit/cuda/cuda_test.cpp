@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <memory>
 
@@ -37,8 +38,8 @@ std::string unusableReason() {
   const LoadedBackend &b = cudaPlugin();
   if (b.usable())
     return "";
-  return b.devices.empty() ? std::string("no device reported")
-                           : std::string(b.devices[0].reason);
+  return b.devices().empty() ? std::string("no device reported")
+                             : std::string(b.devices()[0].reason);
 }
 
 #define SKIP_WITHOUT_GPU()                                                     \
@@ -99,14 +100,43 @@ protected:
   std::mt19937 rng{1234};
 };
 
+bool mapped(const std::string &library) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find(library) != std::string::npos)
+      return true;
+  return false;
+}
+
+// ctest runs each case in its own process, so nothing before this asked.
+TEST(CudaPlugin, LoadsNoCudaLibraryUntilAskedForItsDevices) {
+  BackendRegistry r = BackendRegistry::discover();
+  const LoadedBackend *cuda = r.find("cuda");
+  ASSERT_NE(cuda, nullptr);
+  const LoadedBackend *ref = r.find("ref");
+  ASSERT_NE(ref, nullptr);
+  EXPECT_TRUE(ref->usable()); // choosing another backend asks only it
+  EXPECT_FALSE(mapped("libllmc-cuda-device.so"));
+  EXPECT_FALSE(mapped("libcublas"));
+  EXPECT_FALSE(mapped("libcudart"));
+  // Without a driver even listing the devices loads nothing.
+  const bool driver = cuda->score() > 0;
+  ASSERT_FALSE(cuda->devices().empty());
+  EXPECT_EQ(mapped("libllmc-cuda-device.so"), driver);
+  if (!driver) {
+    EXPECT_FALSE(mapped("libcublas"));
+  }
+}
+
 TEST(CudaPlugin, ReportsWhyItIsNotUsable) {
   const LoadedBackend &b = cudaPlugin();
   if (b.usable())
     GTEST_SKIP() << "a CUDA device is usable here; the GPU tests run instead";
-  ASSERT_FALSE(b.devices.empty());
-  std::string reason = b.devices[0].reason;
+  ASSERT_FALSE(b.devices().empty());
+  std::string reason = b.devices()[0].reason;
   EXPECT_EQ(reason.rfind("no CUDA device (", 0), 0u) << reason;
-  EXPECT_EQ(b.devices[0].usable, 0);
+  EXPECT_EQ(b.devices()[0].usable, 0);
   // create() fails with the same message, and never crashes.
   llmc_backend *backend = nullptr;
   llmc_backend_options options{};

@@ -2,6 +2,7 @@
 // with a message that says what is wrong, never in a crash.
 #include "plan_test_util.h"
 
+#include "checksum.h"
 #include "plan_format.h"
 #include "plan_generated.h"
 
@@ -24,16 +25,17 @@ protected:
     good_ = path("good.plan");
     testWriter().write(good_);
     bytes_ = readBytes(good_);
-    header_ =
-        detail::decodeHeader(reinterpret_cast<const uint8_t *>(bytes_.data()));
+    header_ = detail::decodeHeader(
+        reinterpret_cast<const uint8_t *>(bytes_.data()), bytes_.size());
   }
   /// Loads `bytes` from a file and expects an error containing `message`
   /// and naming the file.
-  void expectRefused(const std::string &bytes, const std::string &message) {
+  void expectRefused(const std::string &bytes, const std::string &message,
+                     const PlanLoadOptions &options = {}) {
     std::string p = path("bad.plan");
     writeBytes(p, bytes);
     EXPECT_THAT(
-        [&] { Plan::load(p); },
+        [&] { Plan::load(p, options); },
         ThrowsMessage<Error>(AllOf(HasSubstr(p + ": "), HasSubstr(message))));
   }
   void expectWriterPlanRefused(
@@ -64,9 +66,9 @@ TEST_F(PlanCorruptionTest, TruncatedHeader) {
 }
 
 TEST_F(PlanCorruptionTest, TruncatedMetadataAndWeights) {
-  uint64_t fbEnd = 64 + header_.flatBufferSize;
+  uint64_t fbEnd = header_.flatBufferOffset + header_.flatBufferSize;
   for (uint64_t n :
-       {uint64_t(64), uint64_t(100), fbEnd - 1, fbEnd, header_.weightsOffset,
+       {uint64_t(72), uint64_t(100), fbEnd - 1, fbEnd, header_.weightsOffset,
         header_.weightsOffset + 1, uint64_t(bytes_.size() - 1)}) {
     SCOPED_TRACE(n);
     expectRefused(bytes_.substr(0, n), "truncated plan: " + std::to_string(n) +
@@ -74,6 +76,8 @@ TEST_F(PlanCorruptionTest, TruncatedMetadataAndWeights) {
                                            "ends at byte " +
                                            std::to_string(bytes_.size()));
   }
+  expectRefused(bytes_.substr(0, 64),
+                "truncated plan: 64 bytes, but its header is 72");
 }
 
 TEST_F(PlanCorruptionTest, TrailingBytes) {
@@ -114,7 +118,7 @@ void patch64(std::string &b, size_t offset, uint64_t v) {
 TEST_F(PlanCorruptionTest, NewerMajorVersion) {
   std::string b = bytes_;
   patch32(b, detail::kMajorOffset, 2);
-  expectRefused(b, "plan format 2.0 is newer than this llmc supports (1.x): "
+  expectRefused(b, "plan format 2.1 is newer than this llmc supports (1.x): "
                    "recompile the model with this llmc or upgrade llmc");
 }
 
@@ -151,18 +155,19 @@ TEST_F(PlanCorruptionTest, InconsistentHeader) {
 TEST_F(PlanCorruptionTest, FlippedMetadataByteFailsTheVerifierOrChecksum) {
   std::string b = bytes_;
   // The root table offset: the verifier must catch it.
-  patch32(b, 64, 0x7ffffff0);
+  const size_t fb = header_.flatBufferOffset;
+  patch32(b, fb, 0x7ffffff0);
   expectRefused(b, "corrupted plan metadata");
   // The file identifier.
   b = bytes_;
-  b[64 + 4] = 'X';
+  b[fb + 4] = 'X';
   expectRefused(b, "corrupted plan metadata");
   // A byte inside a string is structurally fine: only the checksum sees it.
   b = bytes_;
-  size_t at = b.find("llama", 64);
+  size_t at = b.find("llama", fb);
   ASSERT_LT(at, header_.weightsOffset);
   b[at] = 'L';
-  expectRefused(b, "checksum mismatch: the plan is corrupted");
+  expectRefused(b, "checksum mismatch: the plan's metadata is corrupted");
 }
 
 TEST_F(PlanCorruptionTest, EveryFlippedMetadataByteIsRefused) {
@@ -175,7 +180,8 @@ TEST_F(PlanCorruptionTest, EveryFlippedMetadataByteIsRefused) {
   PlanLoadOptions skip;
   skip.verifyChecksum = false;
   size_t refusedWithoutChecksum = 0;
-  for (uint64_t k = 64; k < 64 + header_.flatBufferSize; ++k) {
+  for (uint64_t k = header_.flatBufferOffset;
+       k < header_.flatBufferOffset + header_.flatBufferSize; ++k) {
     data[k] ^= 0x41;
     EXPECT_THROW(Plan::loadFromMemory(data, bytes_.size(), "flip.plan"), Error)
         << "byte " << k;
@@ -190,18 +196,49 @@ TEST_F(PlanCorruptionTest, EveryFlippedMetadataByteIsRefused) {
 }
 
 TEST_F(PlanCorruptionTest, FlippedWeightByte) {
+  // Found by the whole-file hash (llmc inspect --verify); a plain load hashes
+  // the metadata only, so that GB-sized plans start at once.
+  PlanLoadOptions verify;
+  verify.verifyWeights = true;
   for (uint64_t k : {header_.weightsOffset, header_.weightsOffset + 4000,
                      uint64_t(bytes_.size() - 1)}) {
     std::string b = bytes_;
     b[k] ^= 1;
-    expectRefused(b, "checksum mismatch: the plan is corrupted");
+    expectRefused(b, "checksum mismatch: the plan is corrupted", verify);
+    std::string p = path("weight-flip.plan");
+    writeBytes(p, b);
+    EXPECT_NO_THROW(Plan::load(p));
   }
+}
+
+TEST_F(PlanCorruptionTest, FlippedWholeFileChecksum) {
+  std::string b = bytes_;
+  b[detail::kChecksumOffset] ^= 1;
+  PlanLoadOptions verify;
+  verify.verifyWeights = true;
+  expectRefused(b, "checksum mismatch: the plan is corrupted", verify);
+}
+
+TEST_F(PlanCorruptionTest, Format10PlansAreHashedWhole) {
+  // A 1.0 header (64 bytes, no metadata checksum): the whole-file checksum
+  // is all there is, so a plain load still runs it.
+  std::string b = bytes_;
+  patch32(b, detail::kHeaderSizeOffset, 64);
+  patch32(b, detail::kMinorOffset, 0);
+  // As a 1.0 writer would have hashed it: from byte 64 on.
+  patch64(b, detail::kChecksumOffset,
+          detail::checksum(b.data() + 64, b.size() - 64));
+  std::string p = path("v10.plan");
+  writeBytes(p, b);
+  EXPECT_NO_THROW(Plan::load(p));
+  b[header_.weightsOffset] ^= 1;
+  expectRefused(b, "checksum mismatch: the plan is corrupted");
 }
 
 TEST_F(PlanCorruptionTest, FlippedPaddingByte) {
   std::string b = bytes_;
   b[header_.weightsOffset - 1] = 1;
-  expectRefused(b, "checksum mismatch");
+  expectRefused(b, "checksum mismatch: the plan's metadata is corrupted");
 }
 
 TEST_F(PlanCorruptionTest, BadOpKind) {

@@ -104,15 +104,15 @@ TEST_F(PlanTest, RoundTripWeightsAndAlignment) {
 
   auto plan = Plan::load(path("m.plan"));
   std::string bytes = readBytes(path("m.plan"));
-  auto header =
-      detail::decodeHeader(reinterpret_cast<const uint8_t *>(bytes.data()));
-  EXPECT_EQ(header.headerSize, 64u);
-  EXPECT_EQ(header.flatBufferOffset, 64u);
+  auto header = detail::decodeHeader(
+      reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
+  EXPECT_EQ(header.headerSize, 72u);
+  EXPECT_EQ(header.flatBufferOffset, 72u);
   EXPECT_EQ(header.weightsOffset % 4096, 0u);
-  EXPECT_GE(header.weightsOffset, 64 + header.flatBufferSize);
+  EXPECT_GE(header.weightsOffset, 72 + header.flatBufferSize);
   EXPECT_EQ(header.weightsOffset + header.weightsSize, bytes.size());
   // The padding between metadata and weights is zeros.
-  for (uint64_t k = 64 + header.flatBufferSize; k < header.weightsOffset; ++k)
+  for (uint64_t k = 72 + header.flatBufferSize; k < header.weightsOffset; ++k)
     ASSERT_EQ(bytes[k], 0) << k;
 
   ASSERT_EQ(plan->weights().size(), ws.size());
@@ -193,9 +193,9 @@ TEST_F(PlanTest, LoadFromMemoryAndSkippingTheChecksum) {
   auto *data = reinterpret_cast<uint8_t *>(aligned.data());
   auto plan = Plan::loadFromMemory(data, bytes.size(), "mem.plan");
   EXPECT_EQ(plan->config().architecture, "llama");
-  auto header = detail::decodeHeader(data);
+  auto header = detail::decodeHeader(data, bytes.size());
   EXPECT_EQ(plan->weightData(0), data + header.weightsOffset);
-  data[bytes.size() - 1] ^= 1; // in the last weight
+  data[header.weightsOffset - 1] ^= 1; // in the metadata's padding
   EXPECT_THAT([&] { Plan::loadFromMemory(data, bytes.size(), "mem.plan"); },
               ::testing::ThrowsMessage<Error>(
                   HasSubstr("mem.plan: checksum mismatch")));
@@ -279,7 +279,7 @@ TEST_F(PlanTest, DescribeJson) {
   testWriter().write(path("m.plan"));
   auto plan = Plan::load(path("m.plan"));
   auto j = nlohmann::json::parse(describePlan(*plan, true));
-  EXPECT_EQ(j["format"], "1.0");
+  EXPECT_EQ(j["format"], "1.1");
   EXPECT_EQ(j["config"]["architecture"], "llama");
   EXPECT_EQ(j["config"]["kv_dtype"], "f32");
   EXPECT_EQ(j["config"]["bos_token_id"], 1);

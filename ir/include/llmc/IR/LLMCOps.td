@@ -62,6 +62,7 @@ def LLMC_EmbeddingOp : LLMC_Op<"embedding", [Pure]> {
     ```mlir
     %h = llmc.embedding %table, %ids : (tensor<2048x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>
     ```
+    A bf16 or f16 table may give f32 rows (widened as they are read).
   }];
   let arguments = (ins LLMC_FloatTensor:$table, LLMC_IndexTensor:$ids);
   let results = (outs LLMC_FloatTensor:$result);

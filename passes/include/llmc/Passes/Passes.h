@@ -21,8 +21,9 @@ struct PipelineOptions {
                               // weight --quant leaves alone
   std::string quant = "none"; // none | int8 | int4
   int64_t group = 32;
-  /// The LM head in the weight type too (bf16, int8, int4); false keeps
-  /// it f32 (`llmc compile --no-quantize-head`).
+  /// The LM head in the weight type too (bf16, int8, int4) and the
+  /// embedding tables in bf16 (f16 with --dtype f16); false keeps both f32
+  /// (`llmc compile --no-quantize-head`).
   bool quantizeHead = true;
   std::vector<std::string> disabled; // pass arguments to skip
 };

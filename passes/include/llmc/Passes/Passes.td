@@ -84,7 +84,8 @@ def Quantize : Pass<"llmc-quantize", "::mlir::ModuleOp"> {
            "f32, bf16, f16, int8 or int4">,
     Option<"group", "group", "int64_t", "32", "int4 group size (32 or 128)">,
     Option<"quantizeEmbedding", "quantize-embedding", "bool", "false",
-           "Also convert the embedding table">,
+           "Also convert embedding tables (bf16, or f16 in f16 mode), and "
+           "linears that share them">,
     Option<"quantizeHead", "quantize-head", "bool", "false",
            "Also convert the LM head">
   ];

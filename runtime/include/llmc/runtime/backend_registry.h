@@ -28,6 +28,7 @@
 #include "llmc/backend.h"
 #include "llmc/support/error.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,11 +51,19 @@ struct LoadedBackend {
   std::string path; // the file it was loaded from
   const llmc_backend_api *api = nullptr;
   void *handle = nullptr; // dlopen handle
-  std::vector<llmc_device_info> devices;
-  int score = 0;
 
-  /// Whether any device is usable here.
+  /// The plugin's devices, asked on first use: a plugin may load its device
+  /// libraries then (cuda does), so discovering it costs nothing. Call from
+  /// one thread at a time.
+  const std::vector<llmc_device_info> &devices() const;
+  /// Whether any device is usable here (asks for the devices).
   bool usable() const;
+  /// The plugin's score (higher wins between two builds of one backend).
+  int score() const;
+
+private:
+  mutable std::optional<std::vector<llmc_device_info>> devices_;
+  mutable std::optional<int> score_;
 };
 
 class BackendRegistry {

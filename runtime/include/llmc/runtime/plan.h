@@ -23,7 +23,7 @@ namespace llmc {
 class MappedFile;
 
 constexpr uint32_t kPlanFormatMajor = 1;
-constexpr uint32_t kPlanFormatMinor = 0;
+constexpr uint32_t kPlanFormatMinor = 1; // 1.1: the metadata checksum
 
 /// Everything the runtime needs to know about the model, without a
 /// checkpoint.
@@ -85,10 +85,14 @@ private:
 };
 
 struct PlanLoadOptions {
-  /// Hashing reads every byte of a plan that can be GBs; tools that only
-  /// describe a plan, and the fuzzer (whose inputs would all fail the
-  /// checksum), may skip it. Every structural check still runs.
+  /// The metadata checksum (graphs, config, tokenizer: small). Only the
+  /// fuzzer, whose inputs would all fail it, turns it off; every structural
+  /// check still runs.
   bool verifyChecksum = true;
+  /// Also hash every weight byte: seconds for a GB-sized plan, so not before
+  /// every run (`llmc inspect --verify`). Plans of format 1.0, which have
+  /// only the whole-file checksum, are hashed whole when verifyChecksum.
+  bool verifyWeights = false;
 };
 
 /// A loaded plan. Loading checks, in order: magic, format major version, the
