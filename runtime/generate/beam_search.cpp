@@ -16,8 +16,10 @@
 namespace llmc {
 
 void BeamOptions::validate() const {
-  if (numBeams < 1)
-    throw Error("--num-beams must be >= 1, got " + std::to_string(numBeams));
+  if (numBeams < 1 || numBeams > kMaxSequencesPerRequest)
+    throw Error("--num-beams must be in [1, " +
+                std::to_string(kMaxSequencesPerRequest) + "], got " +
+                std::to_string(numBeams));
   if (numReturnSequences < 1 || numReturnSequences > numBeams)
     throw Error("--num-return-sequences must be in [1, --num-beams = " +
                 std::to_string(numBeams) + "], got " +

@@ -34,8 +34,10 @@ std::vector<GenerateResult> generateN(Engine &engine,
                                       const std::vector<int32_t> &prompt,
                                       const GenerateOptions &options,
                                       int32_t n) {
-  if (n < 1)
-    throw Error("--n must be >= 1, got " + std::to_string(n));
+  if (n < 1 || n > kMaxSequencesPerRequest)
+    throw Error("--n must be in [1, " +
+                std::to_string(kMaxSequencesPerRequest) + "], got " +
+                std::to_string(n));
   if (options.keepPromptLogits || options.keepAllPromptLogits)
     throw Error("prompt logits are not kept with --n");
   ScheduledRequest r;

@@ -54,6 +54,11 @@
 
 namespace llmc {
 
+/// The most sequences one request may run at once (--n, --num-beams): each
+/// decode step carries all of them, and its workspace grows with them. More
+/// would be minutes of work that look like a hang; OpenAI caps n at 128.
+constexpr int32_t kMaxSequencesPerRequest = 1024;
+
 enum class EarlyStopping { False, True, Never };
 
 struct BeamOptions {
