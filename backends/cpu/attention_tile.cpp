@@ -106,6 +106,8 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
   const uint8_t *vBase = cache.v[size_t(s.layer)].data();
   const int32_t *table = step.args.block_tables + b * step.args.max_blocks;
   alignas(32) float scores[kChunk];
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256 vscale = _mm256_set1_ps(s.scale);
 
   for (int64_t j0 = from; j0 < to;) {
     // A chunk never crosses a block: its keys are contiguous in the pool.
@@ -146,12 +148,22 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
       _mm256_store_ps(scores + 8, s1);
       _mm256_store_ps(scores + 16, s2);
       _mm256_store_ps(scores + 24, s3);
-      float cmax = ninf;
-      for (int64_t t = 0; t < kChunk; ++t) {
-        int64_t j = j0 + t;
-        scores[t] = j >= lo && j < hi ? scores[t] * s.scale : ninf;
-        cmax = std::max(cmax, scores[t]);
+      // Scale, mask keys outside [lo, hi) to -inf, and take the max.
+      const __m256i vlo = _mm256_set1_epi32(int32_t(lo - j0 - 1)),
+                    vhi = _mm256_set1_epi32(int32_t(hi - j0));
+      __m256 vmax = _mm256_set1_ps(ninf);
+      for (int64_t t = 0; t < kChunk; t += 8) {
+        __m256i idx = _mm256_add_epi32(_mm256_set1_epi32(int32_t(t)), iota);
+        __m256i ok = _mm256_and_si256(_mm256_cmpgt_epi32(idx, vlo),
+                                      _mm256_cmpgt_epi32(vhi, idx));
+        __m256 sv = _mm256_blendv_ps(
+            _mm256_set1_ps(ninf),
+            _mm256_mul_ps(_mm256_load_ps(scores + t), vscale),
+            _mm256_castsi256_ps(ok));
+        _mm256_store_ps(scores + t, sv);
+        vmax = _mm256_max_ps(vmax, sv);
       }
+      float cmax = simd::hmax(vmax);
       float &m = sc.m[size_t(r)], &l = sc.l[size_t(r)];
       float mNew = std::max(m, cmax);
       float alpha = m == ninf ? 0.0f : std::exp(m - mNew);
