@@ -156,10 +156,10 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
         __m256i idx = _mm256_add_epi32(_mm256_set1_epi32(int32_t(t)), iota);
         __m256i ok = _mm256_and_si256(_mm256_cmpgt_epi32(idx, vlo),
                                       _mm256_cmpgt_epi32(vhi, idx));
-        __m256 sv = _mm256_blendv_ps(
-            _mm256_set1_ps(ninf),
-            _mm256_mul_ps(_mm256_load_ps(scores + t), vscale),
-            _mm256_castsi256_ps(ok));
+        __m256 sv =
+            _mm256_blendv_ps(_mm256_set1_ps(ninf),
+                             _mm256_mul_ps(_mm256_load_ps(scores + t), vscale),
+                             _mm256_castsi256_ps(ok));
         _mm256_store_ps(scores + t, sv);
         vmax = _mm256_max_ps(vmax, sv);
       }
