@@ -408,7 +408,9 @@ TEST_F(BeamTest, RejectsBadOptions) {
   };
   BeamOptions o;
   o.numBeams = 0;
-  EXPECT_EQ(message(o), "--num-beams must be >= 1, got 0");
+  EXPECT_EQ(message(o), "--num-beams must be in [1, 1024], got 0");
+  o.numBeams = 1025;
+  EXPECT_EQ(message(o), "--num-beams must be in [1, 1024], got 1025");
   o = {};
   o.numReturnSequences = 5;
   EXPECT_EQ(message(o),
