@@ -75,6 +75,9 @@ struct Backend {
   std::shared_ptr<MatmulEngine> matmul; // created on first pack
 };
 
+/// Sets b.isa and the kernels of that level.
+void useLevel(Backend &b, Isa isa);
+
 //===-- Weight helpers ----------------------------------------------------===//
 
 /// A f32/bf16/f16 weight as an owned f32 vector (norm weights, biases,

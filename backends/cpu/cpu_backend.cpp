@@ -36,12 +36,7 @@ class CpuBackend : public common::HostBackend {
 public:
   CpuBackend(int threads, Isa isa) {
     state_.threads = threads;
-    state_.isa = isa;
-    state_.ints = isa >= Isa::Avx512    ? intKernelsAvx512()
-                  : isa == Isa::AvxVnni ? intKernelsAvxVnni()
-                                        : intKernelsAvx2();
-    if (isa >= Isa::Avx512Bf16)
-      state_.bf16 = bf16PanelAvx512();
+    useLevel(state_, isa);
   }
 
   std::unique_ptr<common::PreparedGraph>

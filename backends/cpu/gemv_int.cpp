@@ -66,6 +66,14 @@ void quantizeRows(const GemvArgs &a, bool nibbleOrder, Scratch &s) {
 
 } // namespace
 
+void useLevel(Backend &b, Isa isa) {
+  b.isa = isa;
+  b.ints = isa >= Isa::Avx512    ? intKernelsAvx512()
+           : isa == Isa::AvxVnni ? intKernelsAvxVnni()
+                                 : intKernelsAvx2();
+  b.bf16 = isa >= Isa::Avx512Bf16 ? bf16PanelAvx512() : nullptr;
+}
+
 bool intGemvApplies(int64_t K, int64_t group) {
   return K % kQuantBlock == 0 && group % kQuantBlock == 0 && K % group == 0;
 }
