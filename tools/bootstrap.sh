@@ -80,11 +80,15 @@ run_tests() {
   local leaks=1
   [ "$(awk '/TracerPid/ {print $2}' /proc/self/status)" = "0" ] || leaks=0
   [ "$leaks" = 1 ] || echo "running under a tracer: leak detection off"
-  (cd "$build-asan" && ASAN_OPTIONS=detect_leaks=$leaks ctest --output-on-failure -j "$jobs" -E OpConformance)
+  # intercept_tls_get_addr=0: GCC 12's LeakSanitizer misreads glibc 2.36's
+  # dynamic TLS of dlopened plugins ("Tracer caught signal 11" after "DTLS
+  # ... at 0x26b-0x28...") and dies at exit; without the interception it
+  # scans static TLS only.
+  (cd "$build-asan" && ASAN_OPTIONS=detect_leaks=$leaks:intercept_tls_get_addr=0 ctest --output-on-failure -j "$jobs" -E "OpConformance|cpu_isa")
   # LeakSanitizer's stop-the-world step crashes (SIGSEGV in its tracer) when
   # the cpu plugin's OpenMP threads are alive at exit; the conformance suite
   # still runs under ASan + UBSan, without the leak check.
-  (cd "$build-asan" && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j "$jobs" -R OpConformance)
+  (cd "$build-asan" && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j "$jobs" -R "OpConformance|cpu_isa")
 
   if [ "$fuzz_seconds" -gt 0 ]; then
     step "fuzzers (${fuzz_seconds}s each)"

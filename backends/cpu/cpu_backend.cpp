@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 namespace llmc::cpu {
 namespace {
@@ -51,11 +52,20 @@ public:
     // The calling thread may not be the one that created us, and the
     // thread count is per thread in OpenMP.
     omp_set_num_threads(state_.threads);
-    executeGraph(static_cast<PreparedGraph &>(graph).p, hostCache(pool), args);
+    executeGraph(static_cast<PreparedGraph &>(graph).p, hostCache(pool), args,
+                 profile_ ? &*profile_ : nullptr);
+  }
+
+  ~CpuBackend() override {
+    if (profile_)
+      std::fputs(profile_->report().c_str(), stderr);
   }
 
 private:
   cpu::Backend state_;
+  std::optional<OpProfile> profile_ =
+      OpProfile::enabled() ? std::optional<OpProfile>(OpProfile())
+                           : std::nullopt;
 };
 
 int32_t deviceCount() { return 1; }

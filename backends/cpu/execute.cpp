@@ -36,9 +36,21 @@ void prepareGraph(Backend &b, const llmc_graph_desc &desc, Prepared &p) {
     p.kernels.push_back(makeKernel(op, p.graph, b));
 }
 
-void executeGraph(Prepared &p, KvCache *cache, const llmc_step_args &args) {
-  common::runHostStep(p.graph, p.workspace, cache, args,
-                      [&](size_t i, Step &step) { p.kernels[i](step); });
+void executeGraph(Prepared &p, KvCache *cache, const llmc_step_args &args,
+                  OpProfile *profile) {
+  if (!profile) {
+    common::runHostStep(p.graph, p.workspace, cache, args,
+                        [&](size_t i, Step &step) { p.kernels[i](step); });
+    return;
+  }
+  common::runHostStep(
+      p.graph, p.workspace, cache, args, [&](size_t i, Step &step) {
+        auto t0 = std::chrono::steady_clock::now();
+        p.kernels[i](step);
+        std::chrono::duration<double> d = std::chrono::steady_clock::now() - t0;
+        profile->add(p.graph.name, common::opName(p.graph.ops[i].kind),
+                     d.count());
+      });
 }
 
 } // namespace llmc::cpu

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cpu.h"
+#include "profile.h"
 
 namespace llmc::cpu {
 
@@ -13,7 +14,9 @@ struct Prepared {
 
 /// backends/common's graph checks, then one Kernel per op.
 void prepareGraph(Backend &b, const llmc_graph_desc &desc, Prepared &p);
-/// backends/common's host step loop over the kernels.
-void executeGraph(Prepared &p, KvCache *cache, const llmc_step_args &args);
+/// backends/common's host step loop over the kernels; timed per op into
+/// `profile` when one is given.
+void executeGraph(Prepared &p, KvCache *cache, const llmc_step_args &args,
+                  OpProfile *profile = nullptr);
 
 } // namespace llmc::cpu

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -120,7 +121,7 @@ Action addBench(CLI::App &app) {
     int reps = 3;
     EngineFlags engine;
     uint32_t seed = 1;
-    bool json = false;
+    bool json = false, profile = false;
     std::string concurrency;
     int32_t requests = 32;
     ServingFlags serving;
@@ -141,6 +142,9 @@ Action addBench(CLI::App &app) {
                  "Timed repetitions after one warm-up (default 3)");
   app.add_option("--seed", o->seed, "Seed of the random prompt token ids");
   app.add_flag("--json", o->json, "Print one JSON object instead of a table");
+  app.add_flag("--profile", o->profile,
+               "Time every op per graph and op kind (cpu backend: the table "
+               "goes to stderr at the end; warm-up included)");
   app.add_option("--concurrency", o->concurrency,
                  "Serving benchmark: a mixed workload through the scheduler "
                  "with this many requests in flight, e.g. 1,4,16 (prompt and "
@@ -149,6 +153,9 @@ Action addBench(CLI::App &app) {
                  "Requests in the --concurrency workload (default 32)");
   addServingFlags(app, o->serving);
   return [o, &app]() -> int {
+    // Read by the cpu backend when it is created.
+    if (o->profile)
+      setenv("LLMC_CPU_PROFILE", "1", 1);
     if (!o->concurrency.empty()) {
       if (app.count("--batch") || app.count("--reps"))
         throw Error("--batch and --reps do not apply to --concurrency");
