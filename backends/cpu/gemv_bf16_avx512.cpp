@@ -5,9 +5,7 @@
 // multiplies 32 weight pairs; the sums stay f32.
 //
 //===----------------------------------------------------------------------===//
-#include "gemv_int.h"
-
-#include <immintrin.h>
+#include "gemv_int_common.h"
 
 namespace llmc::cpu {
 namespace {
@@ -60,18 +58,16 @@ void panel(const Bf16Gemv &a, int64_t n0, int64_t n1, int64_t r0) {
   }
 }
 
+struct Panel {
+  template <int R>
+  static void run(const Bf16Gemv &a, int64_t n0, int64_t n1, int64_t r0) {
+    panel<R>(a, n0, n1, r0);
+  }
+};
+
 void panelAny(const Bf16Gemv &a, int64_t n0, int64_t n1, int64_t r0,
               int64_t R) {
-  switch (R) {
-  case 1:
-    return panel<1>(a, n0, n1, r0);
-  case 2:
-    return panel<2>(a, n0, n1, r0);
-  case 3:
-    return panel<3>(a, n0, n1, r0);
-  default:
-    return panel<4>(a, n0, n1, r0);
-  }
+  forRowCount<Panel>(R, a, n0, n1, r0);
 }
 
 } // namespace

@@ -8,19 +8,10 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "gemv_int.h"
-
-#include <immintrin.h>
+#include "gemv_int_common.h"
 
 namespace llmc::cpu {
 namespace {
-
-inline float hsum8(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 // i8 weights are signed and vpmaddubsw / vpdpbusd want one unsigned side:
 // multiply |w| by x carrying w's sign. i4 weights become unsigned (q + 8) by
@@ -31,8 +22,6 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
   const int64_t K = a.K, L = K / 4, blocks = K / kQuantBlock;
   const int64_t perGroup = a.group / kQuantBlock, groups = K / a.group;
   const bool rowScale = groups == 1;
-  const __m256i low = _mm256_set1_epi8(0x0f);
-  const __m256i flip = _mm256_set1_epi8(char(0x88)); // q -> q + 8
   const int64_t rowBytes = Q4 ? K / 2 : K;
   for (int64_t n = n0; n < n1; ++n) {
     const float *ws = a.ws + n * groups;
@@ -48,12 +37,8 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
     for (int64_t b = 0; b < blocks; ++b) {
       __m256i u, w;
       if (Q4) {
-        __m128i v = _mm_xor_si128(
-            _mm_loadu_si128(reinterpret_cast<const __m128i *>(
-                static_cast<const uint8_t *>(a.w) + n * (K / 2) + b * 16)),
-            _mm256_castsi256_si128(flip));
-        u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), low);
-        w = u;
+        u = w = unpackNibbles(static_cast<const uint8_t *>(a.w) + n * (K / 2) +
+                              b * 16);
       } else {
         w = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
             static_cast<const int8_t *>(a.w) + n * K + b * kQuantBlock));
@@ -81,18 +66,16 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
   }
 }
 
+template <bool Q4> struct Panel {
+  template <int R>
+  static void run(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
+    panel<R, Q4>(a, n0, n1, r0);
+  }
+};
+
 template <bool Q4>
 void panelAny(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0, int64_t R) {
-  switch (R) {
-  case 1:
-    return panel<1, Q4>(a, n0, n1, r0);
-  case 2:
-    return panel<2, Q4>(a, n0, n1, r0);
-  case 3:
-    return panel<3, Q4>(a, n0, n1, r0);
-  default:
-    return panel<4, Q4>(a, n0, n1, r0);
-  }
+  forRowCount<Panel<Q4>>(R, a, n0, n1, r0);
 }
 
 } // namespace

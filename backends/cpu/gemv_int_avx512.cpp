@@ -6,22 +6,13 @@
 // 256 bits.
 //
 //===----------------------------------------------------------------------===//
-#include "gemv_int.h"
-
-#include <immintrin.h>
+#include "gemv_int_common.h"
 
 namespace llmc::cpu {
 namespace {
 
 inline __m512 halves(float lo, float hi) {
   return _mm512_mask_blend_ps(0xff00, _mm512_set1_ps(lo), _mm512_set1_ps(hi));
-}
-
-inline float hsum8(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
 }
 
 template <int R, bool Q4>
@@ -84,11 +75,7 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
     if (b < blocks) {
       __m256i u, w;
       if (Q4) {
-        __m128i v = _mm_xor_si128(
-            _mm_loadu_si128(reinterpret_cast<const __m128i *>(w4 + b * 16)),
-            _mm256_castsi256_si128(flip));
-        u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), low);
-        w = u;
+        u = w = unpackNibbles(w4 + b * 16);
       } else {
         w = _mm256_loadu_si256(
             reinterpret_cast<const __m256i *>(w8 + b * kQuantBlock));
@@ -115,18 +102,16 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
   }
 }
 
+template <bool Q4> struct Panel {
+  template <int R>
+  static void run(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
+    panel<R, Q4>(a, n0, n1, r0);
+  }
+};
+
 template <bool Q4>
 void panelAny(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0, int64_t R) {
-  switch (R) {
-  case 1:
-    return panel<1, Q4>(a, n0, n1, r0);
-  case 2:
-    return panel<2, Q4>(a, n0, n1, r0);
-  case 3:
-    return panel<3, Q4>(a, n0, n1, r0);
-  default:
-    return panel<4, Q4>(a, n0, n1, r0);
-  }
+  forRowCount<Panel<Q4>>(R, a, n0, n1, r0);
 }
 
 } // namespace

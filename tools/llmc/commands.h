@@ -7,7 +7,10 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "llmc/support/error.h"
+
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <functional>
 
 namespace llmc::cli {
@@ -25,5 +28,19 @@ Action addServe(CLI::App &app);
 Action addBench(CLI::App &app);
 Action addChatTemplate(CLI::App &app);
 Action addPerplexity(CLI::App &app);
+
+/// Runs an action as the tool does: llmc::Error is the user's input at
+/// fault ("llmc: error: ...", exit 1), anything else an internal error.
+inline int runAction(const Action &action) {
+  try {
+    return action();
+  } catch (const llmc::Error &e) {
+    std::fprintf(stderr, "llmc: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "llmc: internal error: %s\n", e.what());
+    return 2;
+  }
+}
 
 } // namespace llmc::cli

@@ -25,13 +25,5 @@ llmc_compiler_main(const char *command, int argc, char **argv) {
   } catch (const CLI::ParseError &e) {
     return app.exit(e);
   }
-  try {
-    return action();
-  } catch (const llmc::Error &e) {
-    std::fprintf(stderr, "llmc: error: %s\n", e.what());
-    return 1;
-  } catch (const std::exception &e) {
-    std::fprintf(stderr, "llmc: internal error: %s\n", e.what());
-    return 2;
-  }
+  return runAction(action);
 }

@@ -45,15 +45,7 @@ int main(int argc, char **argv) {
   } catch (const CLI::ParseError &e) {
     return app.exit(e);
   }
-  try {
-    for (CLI::App *sub : app.get_subcommands())
-      return actions.at(sub->get_name())();
-  } catch (const llmc::Error &e) {
-    std::fprintf(stderr, "llmc: error: %s\n", e.what());
-    return 1;
-  } catch (const std::exception &e) {
-    std::fprintf(stderr, "llmc: internal error: %s\n", e.what());
-    return 2;
-  }
+  for (CLI::App *sub : app.get_subcommands())
+    return runAction(actions.at(sub->get_name()));
   return 1;
 }
