@@ -5,14 +5,34 @@ namespace llmc::common {
 
 // EMBEDDING: out[t] = table[ids[t]], ids being the step's tokens or
 // positions (GPT-2's learned position table uses the latter).
+// An i8 table takes a third operand, its f32 scales [vocab, dim / group],
+// with i0 = group.
 void checkEmbedding(const llmc_op_desc &op, const Graph &g) {
-  expectArity(op, g, 2, 1);
+  const bool quantized = op.num_operands == 3;
+  expectArity(op, g, quantized ? 3 : 2, 1);
   const llmc_weight_desc &table = expectWeight(op, g, 0);
   expectInput(op, 1);
   if (table.rank != 2)
     throw InvalidArgument("the table must be [vocab, dim]");
-  expectFloatWeight(table, table.shape[0] * table.shape[1], "the table");
-  expectCols(resultDesc(op, g, 0).cols, table.shape[1], "the result");
+  const int64_t vocab = table.shape[0], dim = table.shape[1];
+  if (quantized) {
+    int64_t group = op.i[0];
+    if (table.dtype != LLMC_I8)
+      throw InvalidArgument("a table with scales must be i8");
+    if (int64_t(table.nbytes) < vocab * dim)
+      throw InvalidArgument("the table is truncated");
+    if (group <= 0 || dim % group != 0)
+      throw InvalidArgument("group size " + std::to_string(group) +
+                            " does not divide the table width " +
+                            std::to_string(dim));
+    const llmc_weight_desc &s = expectWeight(op, g, 2);
+    if (s.dtype != LLMC_F32)
+      throw InvalidArgument("the scales must be f32");
+    expectFloatWeight(s, vocab * (dim / group), "the scales");
+  } else {
+    expectFloatWeight(table, vocab * dim, "the table");
+  }
+  expectCols(resultDesc(op, g, 0).cols, dim, "the result");
 }
 
 // RMS_NORM. in: x, w. f0 = eps.

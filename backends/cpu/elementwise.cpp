@@ -165,10 +165,17 @@ Kernel makeElementwise(const llmc_op_desc &op, const Graph &, Backend &) {
   }
 }
 
-// EMBEDDING: rows of a f32/bf16/f16 table, ids being tokens or positions.
+// EMBEDDING: rows of a f32/bf16/f16 table, or of an i8 one with a scale per
+// group of columns, ids being tokens or positions.
 Kernel makeEmbedding(const llmc_op_desc &op, const Graph &g, Backend &) {
   const llmc_weight_desc table = g.weights[op.operands[0].index];
-  return [op, table](Step &step) {
+  const bool quantized = op.num_operands == 3;
+  std::vector<float> scales; // i8 tables: [rows, dim / group], small
+  if (quantized)
+    scales = toF32(g.weights[op.operands[2].index],
+                   common::weightElements(g.weights[op.operands[2].index]));
+  const int64_t group = quantized ? op.i[0] : 1;
+  return [op, table, scales = std::move(scales), group](Step &step) {
     const int32_t *ids = step.input(op, 1);
     Matrix out = step.result(op, 0);
     int64_t rows = table.shape[0], dim = table.shape[1];
@@ -182,6 +189,13 @@ Kernel makeEmbedding(const llmc_op_desc &op, const Graph &g, Backend &) {
     for (int64_t t = 0; t < out.rows; ++t) {
       float *o = out.row(t);
       int64_t e = int64_t(ids[t]) * dim;
+      if (table.dtype == LLMC_I8) {
+        const auto *q = reinterpret_cast<const int8_t *>(bytes + e);
+        const float *s = scales.data() + e / group;
+        for (int64_t c = 0; c < dim; ++c)
+          o[c] = float(q[c]) * s[c / group];
+        continue;
+      }
       if (table.dtype == LLMC_F32) {
         std::memcpy(o, bytes + e * 4, size_t(dim) * 4);
         continue;

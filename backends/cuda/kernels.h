@@ -26,9 +26,11 @@ struct DevStep {
 
 //===-- embedding.cu ------------------------------------------------------===//
 
-/// out[t] = table[ids[t]] (table f32/bf16/f16 [V, dim]).
+/// out[t] = table[ids[t]] (table f32/bf16/f16 [V, dim], or i8 with f32
+/// `scales` [V, dim / group]; scales is null otherwise).
 void launchEmbedding(cudaStream_t s, const void *table, uint32_t dtype,
-                     const int32_t *ids, float *out, int64_t rows, int64_t dim);
+                     const float *scales, int64_t group, const int32_t *ids,
+                     float *out, int64_t rows, int64_t dim);
 
 //===-- norm.cu -----------------------------------------------------------===//
 

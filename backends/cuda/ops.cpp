@@ -56,11 +56,19 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     p.weights.push_back(table);
     const void *data = table->get();
     uint32_t dtype = t.dtype;
+    const float *scales = nullptr;
+    int64_t group = 1;
+    if (op.num_operands == 3) { // an i8 table and its f32 scales
+      auto s = uploadWeight(b, g.weights[bufOf(2)]);
+      p.weights.push_back(s);
+      scales = static_cast<const float *>(s->get());
+      group = op.i[0];
+    }
     llmc_operand ids = op.operands[1];
     int64_t vocab = t.shape[0];
     kernel = [=](StepCtx &c) {
-      launchEmbedding(c.stream, data, dtype, inputOf(c, ids), c.buf[r0],
-                      c.rows[r0], cols);
+      launchEmbedding(c.stream, data, dtype, scales, group, inputOf(c, ids),
+                      c.buf[r0], c.rows[r0], cols);
     };
     check = [=](const llmc_step_args &a, const KvPool *,
                 const std::vector<int64_t> &rows) {

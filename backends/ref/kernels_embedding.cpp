@@ -5,7 +5,8 @@
 namespace llmc::ref {
 
 // EMBEDDING: out[t] = table[ids[t]], ids being the step's tokens or
-// positions (GPT-2's learned position table uses the latter).
+// positions (GPT-2's learned position table uses the latter); an i8 table
+// is scaled per group of columns.
 void runEmbedding(const llmc_op_desc &op, Step &step) {
   const llmc_weight_desc &table = step.weight(op, 0);
   const int32_t *ids = step.input(op, 1);
@@ -17,6 +18,16 @@ void runEmbedding(const llmc_op_desc &op, Step &step) {
       throw InvalidArgument("id " + std::to_string(ids[t]) + " at row " +
                             std::to_string(t) + " is outside the table of " +
                             std::to_string(rows) + " rows");
+    if (op.num_operands == 3) { // i8 rows, a scale per group of columns
+      const auto *q = static_cast<const int8_t *>(table.data) + ids[t] * dim;
+      const llmc_weight_desc &scales = step.weight(op, 2);
+      int64_t group = op.i[0], groups = dim / group;
+      std::vector<float> s(static_cast<size_t>(groups));
+      loadWeight(scales, ids[t] * groups, groups, s.data());
+      for (int64_t c = 0; c < dim; ++c)
+        out.row(t)[c] = float(q[c]) * s[size_t(c / group)];
+      continue;
+    }
     loadWeight(table, ids[t] * dim, dim, out.row(t));
   }
 }

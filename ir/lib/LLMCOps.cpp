@@ -598,6 +598,30 @@ LogicalResult AddRMSNormOp::verify() {
   return verifyNormOperands(*this, getInput(), getWeight(), getNormed());
 }
 
+LogicalResult QuantizedEmbeddingOp::verify() {
+  if (failed(expectRank(*this, getTable(), 2, "table")) ||
+      failed(expectRank(*this, getScales(), 2, "scales")))
+    return failure();
+  auto t = tensorType(getTable()), s = tensorType(getScales());
+  int64_t v = t.getDimSize(0), d = t.getDimSize(1);
+  int64_t group = static_cast<int64_t>(getGroupSize());
+  if (group <= 0 || d % group)
+    return emitOpError() << "group_size (" << group
+                         << ") must divide the table width (" << d << ")";
+  if (!dimsMatch(s.getDimSize(0), v) || !dimsMatch(s.getDimSize(1), d / group))
+    return emitOpError() << "scales must be [" << v << ", " << d / group
+                         << "], got [" << dimStr(s.getDimSize(0)) << ", "
+                         << dimStr(s.getDimSize(1)) << "]";
+  auto ids = tensorType(getIds()), res = tensorType(getResult());
+  if (res.getRank() != ids.getRank() + 1)
+    return emitOpError() << "result rank (" << res.getRank()
+                         << ") must be ids rank + 1 (" << ids.getRank() + 1
+                         << ")";
+  if (!res.getElementType().isF32())
+    return emitOpError() << "result must be f32, got " << res.getElementType();
+  return expectLastDim(*this, getResult(), d, "result", "table width");
+}
+
 LogicalResult QuantizedLinearOp::verify() {
   if (failed(expectRank(*this, getWeight(), 2, "weight")) ||
       failed(expectRank(*this, getScales(), 2, "scales")))

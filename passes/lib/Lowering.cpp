@@ -211,6 +211,11 @@ private:
         .Case([&](EmbeddingOp o) {
           return emit(op, LLMC_OP_EMBEDDING, {o.getTable(), o.getIds()});
         })
+        .Case([&](QuantizedEmbeddingOp o) {
+          return emit(op, LLMC_OP_EMBEDDING,
+                      {o.getTable(), o.getIds(), o.getScales()},
+                      {static_cast<int64_t>(o.getGroupSize())});
+        })
         .Case([&](RMSNormOp o) {
           return emit(op, LLMC_OP_RMS_NORM, {o.getInput(), o.getWeight()}, {},
                       {o.getEps().convertToDouble()});

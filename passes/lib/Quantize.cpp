@@ -88,21 +88,40 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     }
   }
 
-  /// A lookup reads one row per token, so a table gains nothing from int8
-  /// or int4 but memory: quantized plans keep it in bf16. The op widens the
-  /// row to f32.
+  /// A lookup reads one row per token, so the table costs memory, not
+  /// time: bf16 (f16 in f16 mode) in float plans, int8 with one scale per
+  /// row in int8/int4 plans (int4 would cost too much quality for what it
+  /// saves). The lookup dequantizes or widens one row to f32.
   void convertTable(EmbeddingOp e) {
     auto t = e.getTable().getDefiningOp<ParamOp>();
     if (!t || t.getQuant() || !t.getType().getElementType().isF32())
       return;
-    OpBuilder b(t);
+    OpBuilder b(e);
+    if (mode == "int8" || mode == "int4") {
+      int64_t v = t.getType().getDimSize(0), d = t.getType().getDimSize(1);
+      ParamOp q =
+          cloneParam(b, t, RankedTensorType::get({v, d}, b.getIntegerType(8)),
+                     "int8", "weight", d);
+      ParamOp scales =
+          cloneParam(b, t, RankedTensorType::get({v, 1}, b.getF32Type()),
+                     "int8", "scales", d);
+      auto lookup =
+          b.create<QuantizedEmbeddingOp>(e.getLoc(), e.getType(), q, scales,
+                                         e.getIds(), b.getI64IntegerAttr(d));
+      e.replaceAllUsesWith(lookup.getResult());
+      e.erase();
+      if (t->use_empty())
+        t.erase();
+      return;
+    }
     Type elt = mode == "f16" ? Type(b.getF16Type()) : Type(b.getBF16Type());
     auto type = RankedTensorType::get(t.getType().getShape(), elt);
     if (t->hasOneUse()) {
       t.getResult().setType(type);
       return;
     }
-    auto copy = cast<ParamOp>(b.clone(*t));
+    OpBuilder at(t);
+    auto copy = cast<ParamOp>(at.clone(*t));
     copy.getResult().setType(type);
     e.getTableMutable().assign(copy);
   }

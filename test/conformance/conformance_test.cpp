@@ -243,6 +243,21 @@ void addPointwiseCases(std::vector<Case> &cases) {
             g.add(makeOp(LLMC_OP_EMBEDDING, {wt(t), ids}, {out}));
             return out;
           }));
+  // i8 tables with a scale per row (what quantized plans store) or per
+  // group of 16 columns.
+  for (int64_t group : {48, 16})
+    cases.push_back(simple(
+        cat("embedding/i8/g", group), kExact, 6, {},
+        [=](OpGraph &g, const std::vector<uint32_t> &, std::mt19937 &rng) {
+          Quantized q =
+              quantize(LLMC_I8, randomVector(rng, 300 * 48), 300, 48, group);
+          uint32_t t = g.weight(LLMC_I8, {300, 48}, q.bytes);
+          uint32_t s = g.weight(LLMC_F32, {300, 48 / group}, q.scales);
+          uint32_t out = g.buffer(rowsT(), 48);
+          g.add(makeOp(LLMC_OP_EMBEDDING, {wt(t), tokensInput(), wt(s)}, {out},
+                       {group}));
+          return out;
+        }));
   for (int style : {0, 1})
     for (auto [heads, headDim, rot] : {std::tuple{4, 64, 64}, {2, 128, 32}})
       for (double scaling : {1.0, 1.2})

@@ -924,3 +924,27 @@ func.func @case_more(%q: tensor<?x8x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<
   %0 = llmc.attention %q, %k, %v, %s, %t {causal, scale = 0.25 : f64} : (tensor<?x8x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?xi32>, tensor<?x1xi32>) -> tensor<?x8x16xf32>
   return
 }
+
+// -----
+
+func.func @quantized_embedding_group(%t: tensor<8x6xi8>, %s: tensor<8x1xf32>, %i: tensor<?xi32>) {
+  // expected-error @+1 {{'llmc.quantized_embedding' op group_size (4) must divide the table width (6)}}
+  %0 = llmc.quantized_embedding %t, %s, %i {group_size = 4 : i64} : (tensor<8x6xi8>, tensor<8x1xf32>, tensor<?xi32>) -> tensor<?x6xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_embedding_scales(%t: tensor<8x6xi8>, %s: tensor<8x2xf32>, %i: tensor<?xi32>) {
+  // expected-error @+1 {{'llmc.quantized_embedding' op scales must be [8, 1], got [8, 2]}}
+  %0 = llmc.quantized_embedding %t, %s, %i {group_size = 6 : i64} : (tensor<8x6xi8>, tensor<8x2xf32>, tensor<?xi32>) -> tensor<?x6xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_embedding_result(%t: tensor<8x6xi8>, %s: tensor<8x1xf32>, %i: tensor<?xi32>) {
+  // expected-error @+1 {{'llmc.quantized_embedding' op result must be f32, got 'f16'}}
+  %0 = llmc.quantized_embedding %t, %s, %i {group_size = 6 : i64} : (tensor<8x6xi8>, tensor<8x1xf32>, tensor<?xi32>) -> tensor<?x6xf16>
+  return
+}

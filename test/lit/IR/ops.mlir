@@ -27,6 +27,13 @@ func.func @decomposed(%ids: tensor<?xi32>, %pos: tensor<?xi32>) -> tensor<1x2048
   %bq = llmc.param "q.bias" : tensor<64xf32>
   // CHECK: llmc.embedding %{{.*}}, %{{.*}} : (tensor<2048x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>
   %h = llmc.embedding %table, %ids : (tensor<2048x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>
+  %tq = llmc.param "embed.q" : tensor<2048x64xi8>
+  %ts = llmc.param "embed.s" : tensor<2048x1xf32>
+  // CHECK: llmc.quantized_embedding %{{.*}}, %{{.*}}, %{{.*}} {group_size = 64 : i64} : (tensor<2048x64xi8>, tensor<2048x1xf32>, tensor<?xi32>) -> tensor<?x64xf32>
+  %hq = llmc.quantized_embedding %tq, %ts, %ids {group_size = 64 : i64} : (tensor<2048x64xi8>, tensor<2048x1xf32>, tensor<?xi32>) -> tensor<?x64xf32>
+  %tb = llmc.param "embed.bf16" : tensor<2048x64xbf16>
+  // CHECK: llmc.embedding %{{.*}}, %{{.*}} : (tensor<2048x64xbf16>, tensor<?xi32>) -> tensor<?x64xf32>
+  %hb = llmc.embedding %tb, %ids : (tensor<2048x64xbf16>, tensor<?xi32>) -> tensor<?x64xf32>
   // CHECK: llmc.rms_norm %{{.*}}, %{{.*}} {eps = 1.000000e-05 : f64}
   %n = llmc.rms_norm %h, %nw {eps = 1.0e-05 : f64} : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
   // CHECK: llmc.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {eps = 1.000000e-05 : f64}

@@ -58,8 +58,9 @@
 // CHECK: llmc.attention
 // CHECK-NOT: llmc.take_last
 
-// By default the LM head takes the weight type too, and the embedding bf16.
-// INT8: llmc.weights = ["embed : bf16", "l0.attn_norm : f32", "l0.q+l0.k+l0.v : i8", "l0.q+l0.k+l0.v : f32", "rope.inv_freq(theta=1.000000e+04,dim=4) : f32", "l0.o : i8", "l0.o : f32", "l0.ffn_norm : f32", "l0.gate+l0.up : i8", "l0.gate+l0.up : f32", "l0.down : i8", "l0.down : f32", "norm : f32", "head : i8", "head : f32"]
+// By default the LM head takes the weight type too, and the embedding int8
+// (bf16 in bf16 plans).
+// INT8: llmc.weights = ["embed : i8", "embed : f32", "l0.attn_norm : f32", "l0.q+l0.k+l0.v : i8", "l0.q+l0.k+l0.v : f32", "rope.inv_freq(theta=1.000000e+04,dim=4) : f32", "l0.o : i8", "l0.o : f32", "l0.ffn_norm : f32", "l0.gate+l0.up : i8", "l0.gate+l0.up : f32", "l0.down : i8", "l0.down : f32", "norm : f32", "head : i8", "head : f32"]
 // INT8-LABEL: func.func @prefill
 // INT8: llmc.quantized_linear {{.*}} {bits = 8 : i64, group_size = 8 : i64{{.*}}} : (tensor<?x8xf32>, tensor<16x8xi8>, tensor<16x1xf32>) -> tensor<?x16xf32>
 // INT8: llmc.take_last

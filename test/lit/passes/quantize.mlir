@@ -5,6 +5,10 @@
 // RUN: llmc-opt %s -split-input-file --llmc-quantize="mode=bf16" | FileCheck %s --check-prefixes=CHECK,BF16
 // RUN: llmc-opt %s -split-input-file --llmc-quantize="mode=int8 quantize-head=true" | FileCheck %s --check-prefixes=CHECK,HEAD
 // RUN: llmc-opt %s -split-input-file --llmc-quantize="mode=int4 group=32 quantize-head=true quantize-embedding=true" | FileCheck %s --check-prefix=EMB
+// RUN: llmc-opt %s -split-input-file --llmc-quantize="mode=bf16 quantize-embedding=true" | FileCheck %s --check-prefix=EMBF
+// EMBF-LABEL: func.func @embedding_and_head
+// EMBF: %[[E:.*]] = llmc.param "embed" : tensor<16x64xbf16>
+// EMBF: llmc.embedding %[[E]], %{{.*}} : (tensor<16x64xbf16>, tensor<?xi32>) -> tensor<?x64xf32>
 // RUN: not llmc-opt %s -split-input-file --llmc-quantize="mode=int4 group=64" 2>&1 | FileCheck %s --check-prefix=ERR
 
 // RUN: not llmc-opt %s -split-input-file --llmc-quantize="mode=int3" 2>&1 | FileCheck %s --check-prefix=ERR-MODE
@@ -80,10 +84,13 @@ func.func @linears(%x: tensor<?x64xf32>) -> tensor<?x8xf32> {
 // HEAD: llmc.param "head" {group_size = 64 : i64, quant = "int8", quant_part = "weight"} : tensor<16x64xi8>
 // HEAD: llmc.quantized_linear {{.*}} -> tensor<?x16xf32>
 // HEAD-NOT: llmc.linear
-// With quantize-embedding the table is bf16 and the lookup widens it.
+// With quantize-embedding an int8/int4 plan's table is int8 with a scale
+// per row, looked up by llmc.quantized_embedding (bf16 in bf16 mode).
 // EMB-LABEL: func.func @embedding_and_head
-// EMB: %[[E:.*]] = llmc.param "embed" : tensor<16x64xbf16>
-// EMB: llmc.embedding %[[E]], %{{.*}} : (tensor<16x64xbf16>, tensor<?xi32>) -> tensor<?x64xf32>
+// EMB: %[[E:.*]] = llmc.param "embed" {group_size = 64 : i64, quant = "int8", quant_part = "weight"} : tensor<16x64xi8>
+// EMB: %[[S:.*]] = llmc.param "embed" {group_size = 64 : i64, quant = "int8", quant_part = "scales"} : tensor<16x1xf32>
+// EMB: llmc.quantized_embedding %[[E]], %[[S]], %{{.*}} {group_size = 64 : i64} : (tensor<16x64xi8>, tensor<16x1xf32>, tensor<?xi32>) -> tensor<?x64xf32>
+// EMB-NOT: llmc.embedding
 func.func @embedding_and_head(%ids: tensor<?xi32>) -> tensor<?x16xf32> {
   %e = llmc.param "embed" : tensor<16x64xf32>
   %h = llmc.embedding %e, %ids : (tensor<16x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>
@@ -110,8 +117,7 @@ func.func @embedding_and_head(%ids: tensor<?xi32>) -> tensor<?x16xf32> {
 // HEAD: llmc.quantized_linear {{.*}} -> tensor<?x16xf32>
 // HEAD-NOT: llmc.linear
 // EMB-LABEL: func.func @tied_head
-// EMB: %[[T:.*]] = llmc.param "embed" : tensor<16x64xbf16>
-// EMB: llmc.embedding %[[T]]
+// EMB: llmc.quantized_embedding
 // EMB: llmc.param "embed" {group_size = 32 : i64, quant = "int4", quant_part = "weight"} : tensor<16x32xi8>
 // EMB: llmc.quantized_linear {{.*}} -> tensor<?x16xf32>
 func.func @tied_head(%ids: tensor<?xi32>) -> tensor<?x16xf32> {

@@ -70,6 +70,22 @@ def LLMC_EmbeddingOp : LLMC_Op<"embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
+def LLMC_QuantizedEmbeddingOp : LLMC_Op<"quantized_embedding", [Pure]> {
+  let summary = "Row lookup in an int8 table: result[i] = table[ids[i]] * its scales";
+  let description = [{
+    ```mlir
+    %h = llmc.quantized_embedding %table, %scales, %ids {group_size = 64 : i64} : (tensor<2048x64xi8>, tensor<2048x1xf32>, tensor<?xi32>) -> tensor<?x64xf32>
+    ```
+    The table is i8 [V, D] with one f32 scale per `group_size` columns
+    (scales [V, D / group_size]); a lookup dequantizes one row.
+  }];
+  let arguments = (ins RankedTensorOf<[I8]>:$table, LLMC_FloatTensor:$scales,
+                       LLMC_IndexTensor:$ids, I64Attr:$group_size);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "$table `,` $scales `,` $ids attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def LLMC_RMSNormOp : LLMC_Op<"rms_norm", [Pure]> {
   let summary = "x / sqrt(mean(x^2) + eps) * weight over the last dimension";
   let description = [{
