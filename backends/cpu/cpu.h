@@ -119,6 +119,8 @@ bool intGemvApplies(int64_t K, int64_t group);
 /// i8 or i4 weights on integer dot products (gemv_int.h).
 void gemvInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
              const float *scales, int64_t group);
+/// x rounded to bf16, to nearest even (as llmc::floatToBf16 for finite x).
+void toBf16(const float *x, int64_t n, uint16_t *out);
 /// bf16 weights with the activations rounded to bf16.
 void gemvBf16Dot(Bf16Panel panel, const GemvArgs &a, const uint16_t *w);
 

@@ -3,9 +3,7 @@
 #include "cpu.h"
 #include "gemv.h"
 
-#include "llmc/support/half.h"
-
-#include <cmath>
+#include "simd.h"
 
 namespace llmc::cpu {
 namespace {
@@ -45,15 +43,24 @@ void quantizeRows(const GemvArgs &a, bool nibbleOrder, Scratch &s) {
   s.n.resize(nibbleOrder ? size_t(a.rows * L) : 0);
   for (int64_t r = 0; r < a.rows; ++r)
     for (int64_t k0 = 0; k0 < a.K; k0 += kQuantBlock) {
+      // Once per block of every decode-step linear: vectors, and the
+      // rounding of cvtps (to nearest even, as std::nearbyint).
       const float *x = a.x + r * a.K + k0;
-      float amax = 0.0f;
-      for (int64_t i = 0; i < kQuantBlock; ++i)
-        amax = std::max(amax, std::fabs(x[i]));
+      const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+      __m256 vmax = _mm256_setzero_ps();
+      for (int64_t i = 0; i < kQuantBlock; i += 8)
+        vmax =
+            _mm256_max_ps(vmax, _mm256_and_ps(_mm256_loadu_ps(x + i), absMask));
+      const float amax = simd::hmax(vmax);
       const float d = amax / 127.0f, id = amax > 0.0f ? 127.0f / amax : 0.0f;
+      alignas(32) int32_t v[kQuantBlock];
+      for (int64_t i = 0; i < kQuantBlock; i += 8)
+        _mm256_store_si256(reinterpret_cast<__m256i *>(v + i),
+                           _mm256_cvtps_epi32(_mm256_mul_ps(
+                               _mm256_loadu_ps(x + i), _mm256_set1_ps(id))));
       int8_t *q = s.q.data() + r * a.K + k0;
       for (int64_t i = 0; i < kQuantBlock; ++i)
-        q[nibbleOrder ? (i % 2) * 16 + i / 2 : i] =
-            int8_t(std::nearbyint(x[i] * id));
+        q[nibbleOrder ? (i % 2) * 16 + i / 2 : i] = int8_t(v[i]);
       for (int64_t l = 0; l < kQuantBlock / 4; ++l) {
         const size_t lane = size_t(r * L + k0 / 4 + l);
         s.s[lane] = d;
@@ -96,8 +103,7 @@ void gemvInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
 void gemvBf16Dot(Bf16Panel panel, const GemvArgs &a, const uint16_t *w) {
   Scratch &s = scratch();
   s.bf16.resize(size_t(a.rows * a.K));
-  for (int64_t i = 0; i < a.rows * a.K; ++i)
-    s.bf16[size_t(i)] = floatToBf16(a.x[i]);
+  toBf16(a.x, a.rows * a.K, s.bf16.data());
   Bf16Gemv g{s.bf16.data(), a.rows, a.K, a.N, w, a.bias, a.out};
   forPanels(a.rows, a.K, a.N,
             [&](int64_t n0, int64_t n1, int64_t r0, int64_t R) {

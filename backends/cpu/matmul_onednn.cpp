@@ -56,9 +56,6 @@ struct PackedMatmul {
   std::vector<float> tmp;
 };
 
-namespace {
-
-// Rounds to nearest even, as llmc::floatToBf16 does for finite values.
 void toBf16(const float *x, int64_t n, uint16_t *out) {
   int64_t i = 0;
   const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff);
@@ -81,6 +78,8 @@ void toBf16(const float *x, int64_t n, uint16_t *out) {
   for (; i < n; ++i)
     out[i] = floatToBf16(x[i]);
 }
+
+namespace {
 
 bool probeBf16(MatmulEngine &e) {
   if (const char *force = std::getenv("LLMC_CPU_ONEDNN_BF16"))
@@ -271,10 +270,6 @@ bool runMatmul(PackedMatmul &p, const float *x, int64_t M, const float *bias,
   }
   return true;
 }
-
-} // namespace llmc::cpu
-
-namespace llmc::cpu {
 
 void capOneDnn(Isa isa) {
   using ci = dnnl::cpu_isa;
