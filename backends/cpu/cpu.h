@@ -114,10 +114,17 @@ void gemvQ8(const GemvArgs &a, const int8_t *w, const float *scales,
 /// i4 [N, K / 2] (low nibble = even column) with scales [N, K / group].
 void gemvQ4(const GemvArgs &a, const uint8_t *w, const float *scales,
             int64_t group);
+/// Up to this many rows a linear is bound by reading its weights (gemv
+/// kernels); above it by arithmetic (GEMM: oneDNN, or gemmInt).
+constexpr int64_t kGemvMaxRows = 8;
 /// Whether gemvInt can take these shapes (blocks of 32 that groups align to).
 bool intGemvApplies(int64_t K, int64_t group);
 /// i8 or i4 weights on integer dot products (gemv_int.h).
 void gemvInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
+             const float *scales, int64_t group);
+/// The same for many rows (prefill): a register-blocked GEMM over panels of
+/// the weights repacked per call (gemm_int.cpp); rounds exactly as gemvInt.
+void gemmInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
              const float *scales, int64_t group);
 /// x rounded to bf16, to nearest even (as llmc::floatToBf16 for finite x).
 void toBf16(const float *x, int64_t n, uint16_t *out);

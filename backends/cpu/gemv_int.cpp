@@ -33,9 +33,9 @@ Scratch &scratch() {
   return s;
 }
 
-/// x rows to int8 blocks of 32 with a scale each (round to nearest), laid
-/// out as IntGemv says. With nibbleOrder, each block's even columns go first
-/// and the i4 offset's start values go to s.n.
+/// x rows to int8 blocks of 32 with a scale each, laid out as IntGemv says.
+/// With nibbleOrder, each block's even columns go first and the i4 offset's
+/// start values go to s.n.
 void quantizeRows(const GemvArgs &a, bool nibbleOrder, Scratch &s) {
   const int64_t L = a.K / 4;
   s.q.resize(size_t(a.rows * a.K));
@@ -43,21 +43,8 @@ void quantizeRows(const GemvArgs &a, bool nibbleOrder, Scratch &s) {
   s.n.resize(nibbleOrder ? size_t(a.rows * L) : 0);
   for (int64_t r = 0; r < a.rows; ++r)
     for (int64_t k0 = 0; k0 < a.K; k0 += kQuantBlock) {
-      // Once per block of every decode-step linear: vectors, and the
-      // rounding of cvtps (to nearest even, as std::nearbyint).
-      const float *x = a.x + r * a.K + k0;
-      const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-      __m256 vmax = _mm256_setzero_ps();
-      for (int64_t i = 0; i < kQuantBlock; i += 8)
-        vmax =
-            _mm256_max_ps(vmax, _mm256_and_ps(_mm256_loadu_ps(x + i), absMask));
-      const float amax = simd::hmax(vmax);
-      const float d = amax / 127.0f, id = amax > 0.0f ? 127.0f / amax : 0.0f;
       alignas(32) int32_t v[kQuantBlock];
-      for (int64_t i = 0; i < kQuantBlock; i += 8)
-        _mm256_store_si256(reinterpret_cast<__m256i *>(v + i),
-                           _mm256_cvtps_epi32(_mm256_mul_ps(
-                               _mm256_loadu_ps(x + i), _mm256_set1_ps(id))));
+      const float d = quantizeBlock(a.x + r * a.K + k0, v);
       int8_t *q = s.q.data() + r * a.K + k0;
       for (int64_t i = 0; i < kQuantBlock; ++i)
         q[nibbleOrder ? (i % 2) * 16 + i / 2 : i] = int8_t(v[i]);
@@ -72,6 +59,22 @@ void quantizeRows(const GemvArgs &a, bool nibbleOrder, Scratch &s) {
 }
 
 } // namespace
+
+float quantizeBlock(const float *x, int32_t *q) {
+  // Once per block of every linear: vectors, and the rounding of cvtps (to
+  // nearest even, as std::nearbyint).
+  const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  __m256 vmax = _mm256_setzero_ps();
+  for (int64_t i = 0; i < kQuantBlock; i += 8)
+    vmax = _mm256_max_ps(vmax, _mm256_and_ps(_mm256_loadu_ps(x + i), absMask));
+  const float amax = simd::hmax(vmax);
+  const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+  for (int64_t i = 0; i < kQuantBlock; i += 8)
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(q + i),
+                        _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + i),
+                                                         _mm256_set1_ps(id))));
+  return amax / 127.0f;
+}
 
 void useLevel(Backend &b, Isa isa) {
   b.isa = isa;

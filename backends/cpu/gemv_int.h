@@ -38,17 +38,52 @@ struct IntGemv {
   float *out; // [rows][N]
 };
 
+/// 32 floats to int8 values (in int32s) and returns their scale: round to
+/// nearest of x * 127 / max |x| (gemv_int.cpp, baseline build).
+float quantizeBlock(const float *x, int32_t *q);
+
 /// Output columns [n0, n1) of rows [r0, r0 + R), R <= 4.
 using IntPanel = void (*)(const IntGemv &, int64_t n0, int64_t n1, int64_t r0,
                           int64_t R);
 
+/// Many rows (prefill): a register-blocked GEMM over one panel of kTileN
+/// output columns at a time. The panel's weights are repacked on the fly,
+/// per call, into a small per-thread buffer (packIntPanel), so the plan's
+/// bytes stay the only resident copy: each group of 4 consecutive columns
+/// of K ("quad") holds kTileN 4-byte runs, one per output column, so one
+/// vpdpbusd against a broadcast quad of x yields 16 columns at once and no
+/// horizontal sums are needed.
+constexpr int64_t kTileN = 32;
+
+struct IntGemm {
+  const int8_t *xq;  // [rows][K], natural column order
+  const float *xs;   // [rows][K / 32]: each block's scale
+  const int32_t *xc; // [rows][K / 32]: each block's accumulator start,
+                     // -offset times the block's sum of xq (see IntKernels)
+  int64_t rows, K;
+  const uint8_t *w;  // [K / 4][kTileN][4] unsigned: weight + offset
+  const float *ws;   // [groups][kTileN], 0 past the last column
+  int64_t groups;    // weight scale groups along K
+  const float *bias; // the panel's first column, or null
+  float *out;        // row 0, the panel's first column
+  int64_t ldo, cols; // output row stride, columns to write (<= kTileN)
+};
+using IntTile = void (*)(const IntGemm &);
+
 struct IntKernels {
   IntPanel q8, q4;
+  IntTile t8, t4;
+  // What the GEMM adds to an i8 weight to make it unsigned: 128 for
+  // vpdpbusd; 0 on plain AVX2, whose tile multiplies |w| by x carrying w's
+  // sign instead (128 * 127 * 2 would saturate vpmaddubsw). i4 weights
+  // always get 8.
+  int32_t q8Offset;
 };
 
 IntKernels intKernelsAvx2();
 IntKernels intKernelsAvxVnni();
 IntKernels intKernelsAvx512();
+void intTileAvx512(const IntGemm &g); // gemm_int_avx512.cpp
 
 /// bf16 weights against activations rounded to bf16 (vdpbf16ps).
 struct Bf16Gemv {

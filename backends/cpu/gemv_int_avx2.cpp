@@ -13,10 +13,13 @@ inline __m256i dot32(__m256i acc, __m256i u, __m256i s) {
 }
 } // namespace
 
+#include "gemm_int_256.h"
 #include "gemv_int_256.h"
 
 namespace llmc::cpu {
 
-IntKernels intKernelsAvx2() { return {panelAny<false>, panelAny<true>}; }
+IntKernels intKernelsAvx2() {
+  return {panelAny<false>, panelAny<true>, tile256<true>, tile256<false>, 0};
+}
 
 } // namespace llmc::cpu

@@ -116,6 +116,8 @@ void panelAny(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0, int64_t R) {
 
 } // namespace
 
-IntKernels intKernelsAvx512() { return {panelAny<false>, panelAny<true>}; }
+IntKernels intKernelsAvx512() {
+  return {panelAny<false>, panelAny<true>, intTileAvx512, intTileAvx512, 128};
+}
 
 } // namespace llmc::cpu

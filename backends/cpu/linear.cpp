@@ -12,8 +12,6 @@
 namespace llmc::cpu {
 namespace {
 
-constexpr int64_t kGemvMaxRows = 8;
-
 enum Slot { X = 0, W = 1, Scales = 2, Bias = 3 };
 
 bool present(const llmc_op_desc &op, int s) {
@@ -30,7 +28,8 @@ struct Gemv {
 
 void gemv(const LinearWeight &w, const Gemv &k, const GemvArgs &a) {
   if (k.intDot)
-    return gemvInt(k.ints, w.dtype == LLMC_I4, a, w.data, w.scales, w.group);
+    return (a.rows > kGemvMaxRows ? gemmInt : gemvInt)(
+        k.ints, w.dtype == LLMC_I4, a, w.data, w.scales, w.group);
   switch (w.dtype) {
   case LLMC_F32:
     return gemvF32(a, static_cast<const float *>(w.data));

@@ -52,6 +52,7 @@ struct Weight {
   /// The kernel LINEAR runs for this format at the CPU's level.
   void gemv(const GemvArgs &a) const {
     const Backend &b = level();
+    auto *intLinear = a.rows > kGemvMaxRows ? gemmInt : gemvInt;
     switch (fmt) {
     case F32:
       return gemvF32(a, reinterpret_cast<const float *>(bytes.data()));
@@ -61,9 +62,9 @@ struct Weight {
                            reinterpret_cast<const uint16_t *>(bytes.data()));
       return gemvBf16(a, reinterpret_cast<const uint16_t *>(bytes.data()));
     case Q8:
-      return gemvInt(b.ints, false, a, bytes.data(), scales.data(), K);
+      return intLinear(b.ints, false, a, bytes.data(), scales.data(), K);
     case Q4:
-      return gemvInt(b.ints, true, a, bytes.data(), scales.data(), 32);
+      return intLinear(b.ints, true, a, bytes.data(), scales.data(), 32);
     }
   }
 
@@ -134,11 +135,11 @@ void BM_Prefill(benchmark::State &state) {
                                  : LLMC_I4;
   LinearWeight lw{dtype, w.bytes.data(),    w.bytes.size(), w.scales.data(), N,
                   K,     fmt == Q4 ? 32 : K};
-  // As LINEAR: i8/i4 always on the integer panels, the rest through oneDNN
+  // As LINEAR: i8/i4 always on the integer GEMM, the rest through oneDNN
   // where it has a fast kernel.
   auto packed = fmt == Q8 || fmt == Q4 ? nullptr : packMatmul(backend, lw);
   state.SetLabel(packed ? "oneDNN"
-                        : std::string("llmc panels, ") +
+                        : std::string("llmc integer GEMM, ") +
                               isaName(Weight::level().isa));
   std::vector<float> x(size_t(M * K), 0.25f), out(size_t(M * N));
   for (auto _ : state) {

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
 #include <random>
 
 namespace llmc::cpu {
@@ -77,10 +78,22 @@ const Shape kShapes[] = {{1, 256, 96, 32},  {3, 96, 70, 32},
                          {4, 512, 64, 128}, {5, 384, 130, 128},
                          {7, 64, 33, 64},   {2, 4096, 256, 4096}};
 
-TEST(GemvLevels, Int8AndInt4AtEveryLevel) {
-  std::mt19937 rng(7);
+// Rows past kGemvMaxRows take the GEMM: every tile height (6 and 2 rows,
+// and each remainder), a column count off the 32-column panel (and off 8
+// and 16), grouped and per-row weight scales.
+const Shape kGemmShapes[] = {{9, 256, 96, 32},   {13, 96, 70, 32},
+                             {17, 512, 64, 128}, {23, 384, 130, 128},
+                             {40, 64, 33, 64},   {11, 4096, 256, 4096},
+                             {12, 128, 7, 128},  {31, 160, 45, 32}};
+
+using IntLinear = void (*)(const IntKernels &, bool, const GemvArgs &,
+                           const void *, const float *, int64_t);
+
+void checkIntLevels(IntLinear linear, const Shape *shapes, size_t count,
+                    uint32_t seed) {
+  std::mt19937 rng(seed);
   for (const Level &level : levelsHere())
-    for (const Shape &s : kShapes)
+    for (const Shape &s : std::vector<Shape>(shapes, shapes + count))
       for (bool q4 : {false, true})
         for (bool withBias : {false, true}) {
           SCOPED_TRACE(std::string(isaName(level.isa)) + (q4 ? " i4" : " i8") +
@@ -112,15 +125,27 @@ TEST(GemvLevels, Int8AndInt4AtEveryLevel) {
               want[size_t(r * s.N + n)] = acc;
             }
           }
-          std::vector<float> out(want.size());
+          // Past the last row: the kernels must not write there.
+          std::vector<float> out(want.size() + 64, -7.0f);
           GemvArgs a{
               x.data(),  s.rows, s.K, s.N, withBias ? bias.data() : nullptr,
               out.data()};
-          gemvInt(level.ints, q4, a,
-                  q4 ? static_cast<const void *>(w4.data()) : w8.data(),
-                  scales.data(), s.group);
+          linear(level.ints, q4, a,
+                 q4 ? static_cast<const void *>(w4.data()) : w8.data(),
+                 scales.data(), s.group);
+          for (size_t i = want.size(); i < out.size(); ++i)
+            ASSERT_EQ(out[i], -7.0f) << "written past the output at " << i;
+          out.resize(want.size());
           EXPECT_LE(nmse(out, want), kSummationOrder);
         }
+}
+
+TEST(GemvLevels, Int8AndInt4AtEveryLevel) {
+  checkIntLevels(gemvInt, kShapes, std::size(kShapes), 7);
+}
+
+TEST(GemvLevels, Int8AndInt4GemmAtEveryLevel) {
+  checkIntLevels(gemmInt, kGemmShapes, std::size(kGemmShapes), 13);
 }
 
 TEST(GemvLevels, Bf16DotProducts) {

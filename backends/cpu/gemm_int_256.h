@@ -1,0 +1,94 @@
+//===- gemm_int_256.h - The 256-bit integer GEMM tile ----------*- C++ -*-===//
+//
+// Included after gemv_int_256.h by gemv_int_avx2.cpp and gemv_int_avxvnni.cpp
+// (dot32 as there). Sixteen ymm registers hold 2 rows by half a panel (16
+// columns, two vectors): 4 int32 accumulators for a block of K, 4 f32 ones
+// across blocks, the weights and the broadcast quad of x.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "gemv_int_common.h"
+
+namespace llmc::cpu {
+namespace {
+
+constexpr int kTileRows256 = 2;
+
+inline __m256i broadcastQuad256(const int8_t *p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
+/// SignedW: the panel holds signed i8 (offset 0); |w| goes unsigned and x
+/// takes w's sign, as in gemv_int_256.h.
+template <int RM, bool SignedW>
+void tileHalf(const IntGemm &g, int64_t m0, int h) {
+  const int64_t K = g.K, blocks = K / kQuantBlock;
+  const int64_t perGroup = blocks / g.groups;
+  const bool rowScale = g.groups == 1;
+  __m256 f[RM][2];
+  for (int m = 0; m < RM; ++m)
+    f[m][0] = f[m][1] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < blocks; ++b) {
+    __m256i acc[RM][2];
+    for (int m = 0; m < RM; ++m)
+      acc[m][0] = acc[m][1] = _mm256_set1_epi32(g.xc[(m0 + m) * blocks + b]);
+    const uint8_t *wb = g.w + b * kQuantBlock * kTileN + h * 64;
+    const int8_t *xb = g.xq + m0 * K + b * kQuantBlock;
+    for (int q = 0; q < kQuantBlock / 4; ++q) {
+      __m256i w[2], u[2];
+      for (int v = 0; v < 2; ++v) {
+        w[v] = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i *>(wb + q * 4 * kTileN + v * 32));
+        u[v] = SignedW ? _mm256_sign_epi8(w[v], w[v]) : w[v];
+      }
+      for (int m = 0; m < RM; ++m) {
+        const __m256i x = broadcastQuad256(xb + m * K + q * 4);
+        for (int v = 0; v < 2; ++v)
+          acc[m][v] =
+              dot32(acc[m][v], u[v], SignedW ? _mm256_sign_epi8(x, w[v]) : x);
+      }
+    }
+    for (int v = 0; v < 2; ++v) {
+      const __m256 sw = rowScale
+                            ? _mm256_set1_ps(1.0f)
+                            : _mm256_loadu_ps(g.ws + (b / perGroup) * kTileN +
+                                              h * 16 + v * 8);
+      for (int m = 0; m < RM; ++m) {
+        const __m256 sx = _mm256_set1_ps(g.xs[(m0 + m) * blocks + b]);
+        f[m][v] =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[m][v]),
+                            rowScale ? sx : _mm256_mul_ps(sx, sw), f[m][v]);
+      }
+    }
+  }
+  for (int v = 0; v < 2; ++v) {
+    const int64_t c0 = h * 16 + v * 8;
+    if (c0 >= g.cols)
+      break;
+    const __m256 scale =
+        rowScale ? _mm256_loadu_ps(g.ws + c0) : _mm256_set1_ps(1.0f);
+    for (int m = 0; m < RM; ++m) {
+      alignas(32) float r[8];
+      _mm256_store_ps(r, _mm256_mul_ps(f[m][v], scale));
+      float *out = g.out + (m0 + m) * g.ldo + c0;
+      for (int64_t c = 0; c < 8 && c0 + c < g.cols; ++c)
+        out[c] = r[c] + (g.bias ? g.bias[c0 + c] : 0.0f);
+    }
+  }
+}
+
+template <bool SignedW> void tile256(const IntGemm &g) {
+  for (int h = 0; h < 2 && h * 16 < g.cols; ++h) {
+    int64_t m0 = 0;
+    for (; m0 + kTileRows256 <= g.rows; m0 += kTileRows256)
+      tileHalf<kTileRows256, SignedW>(g, m0, h);
+    if (m0 < g.rows)
+      tileHalf<1, SignedW>(g, m0, h);
+  }
+}
+
+} // namespace
+} // namespace llmc::cpu
