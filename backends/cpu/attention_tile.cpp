@@ -72,6 +72,72 @@ inline void transpose8(const float *in, int64_t ld, float *out, int64_t ldo) {
   _mm256_storeu_ps(out + 7 * ldo, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
 
+/// One row's scores of a chunk (keys [lo, hi) valid) into its running
+/// softmax (max m, sum l) and its output accumulator acc[D].
+void accumulateChunk(float *scores, int64_t lo, int64_t hi, float scale,
+                     const float *v, int64_t D, float &m, float &l,
+                     float *acc) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256 vscale = _mm256_set1_ps(scale);
+  // Scale, mask keys outside [lo, hi) to -inf, and take the max.
+  const __m256i vlo = _mm256_set1_epi32(int32_t(lo - 1)),
+                vhi = _mm256_set1_epi32(int32_t(hi));
+  __m256 vmax = _mm256_set1_ps(ninf);
+  for (int64_t t = 0; t < kChunk; t += 8) {
+    __m256i idx = _mm256_add_epi32(_mm256_set1_epi32(int32_t(t)), iota);
+    __m256i ok = _mm256_and_si256(_mm256_cmpgt_epi32(idx, vlo),
+                                  _mm256_cmpgt_epi32(vhi, idx));
+    __m256 sv = _mm256_blendv_ps(
+        _mm256_set1_ps(ninf), _mm256_mul_ps(_mm256_load_ps(scores + t), vscale),
+        _mm256_castsi256_ps(ok));
+    _mm256_store_ps(scores + t, sv);
+    vmax = _mm256_max_ps(vmax, sv);
+  }
+  const float mNew = std::max(m, simd::hmax(vmax));
+  const float alpha = m == ninf ? 0.0f : std::exp(m - mNew);
+  __m256 vm = _mm256_set1_ps(mNew), psum = _mm256_setzero_ps();
+  for (int64_t t = 0; t < kChunk; t += 8) {
+    __m256 sv = _mm256_load_ps(scores + t);
+    __m256 valid = _mm256_cmp_ps(sv, _mm256_set1_ps(ninf), _CMP_NEQ_OQ);
+    __m256 p = _mm256_and_ps(simd::exp(_mm256_sub_ps(sv, vm)), valid);
+    _mm256_store_ps(scores + t, p);
+    psum = _mm256_add_ps(psum, p);
+  }
+  l = l * alpha + simd::hsum(psum);
+  m = mNew;
+
+  // 64 columns at a time where D allows: eight independent chains.
+  const __m256 va = _mm256_set1_ps(alpha);
+  int64_t d = 0;
+  for (; d + 64 <= D; d += 64) {
+    __m256 a[8];
+    for (int j = 0; j < 8; ++j)
+      a[j] = _mm256_mul_ps(_mm256_loadu_ps(acc + d + 8 * j), va);
+    for (int64_t t = lo; t < hi; ++t) {
+      const __m256 p = _mm256_set1_ps(scores[t]);
+      const float *vt = v + t * D + d;
+      for (int j = 0; j < 8; ++j)
+        a[j] = _mm256_fmadd_ps(p, _mm256_loadu_ps(vt + 8 * j), a[j]);
+    }
+    for (int j = 0; j < 8; ++j)
+      _mm256_storeu_ps(acc + d + 8 * j, a[j]);
+  }
+  for (; d + 8 <= D; d += 8) {
+    __m256 a = _mm256_mul_ps(_mm256_loadu_ps(acc + d), va);
+    for (int64_t t = lo; t < hi; ++t)
+      a = _mm256_fmadd_ps(_mm256_set1_ps(scores[t]),
+                          _mm256_loadu_ps(v + t * D + d), a);
+    _mm256_storeu_ps(acc + d, a);
+  }
+  for (; d < D; ++d) {
+    float a = acc[d] * alpha;
+    for (int64_t t = lo; t < hi; ++t)
+      a += scores[t] * v[t * D + d];
+    acc[d] = a;
+  }
+}
+
 } // namespace
 
 void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
@@ -106,8 +172,6 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
   const uint8_t *vBase = cache.v[size_t(s.layer)].data();
   const int32_t *table = step.args.block_tables + b * step.args.max_blocks;
   alignas(32) float scores[kChunk];
-  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256 vscale = _mm256_set1_ps(s.scale);
 
   for (int64_t j0 = from; j0 < to;) {
     // A chunk never crosses a block: its keys are contiguous in the pool.
@@ -129,81 +193,44 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
       for (int64_t d = d8; d < D; ++d)
         sc.kt[size_t(d * kChunk + t)] = sc.krows[size_t(t * D + d)];
 
-    for (int64_t r = 0; r < R; ++r) {
-      int64_t i = r / G, h = kvHead * G + r % G;
-      int64_t lo = std::max(rowLo(i), j0), hi = std::min(rowHi(i), j0 + nt);
-      if (lo >= hi)
-        continue;
-      const float *qv = q.row(first + i) + h * D;
-      __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    for (int64_t r0 = 0; r0 < R; r0 += 2) {
+      // Two query rows at a time: eight independent FMA chains hide the
+      // FMA latency, and each chunk load feeds both rows.
+      const int64_t pair = std::min<int64_t>(2, R - r0);
+      const float *qv[2];
+      for (int64_t p = 0; p < 2; ++p) {
+        const int64_t r = r0 + std::min(p, pair - 1);
+        qv[p] = q.row(first + r / G) + (kvHead * G + r % G) * D;
+      }
+      __m256 s0[2], s1[2], s2[2], s3[2];
+      for (int p = 0; p < 2; ++p)
+        s0[p] = s1[p] = s2[p] = s3[p] = _mm256_setzero_ps();
       const float *kt = sc.kt.data();
       for (int64_t d = 0; d < D; ++d, kt += kChunk) {
-        __m256 qd = _mm256_set1_ps(qv[d]);
-        s0 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kt), s0);
-        s1 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kt + 8), s1);
-        s2 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kt + 16), s2);
-        s3 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kt + 24), s3);
-      }
-      _mm256_store_ps(scores, s0);
-      _mm256_store_ps(scores + 8, s1);
-      _mm256_store_ps(scores + 16, s2);
-      _mm256_store_ps(scores + 24, s3);
-      // Scale, mask keys outside [lo, hi) to -inf, and take the max.
-      const __m256i vlo = _mm256_set1_epi32(int32_t(lo - j0 - 1)),
-                    vhi = _mm256_set1_epi32(int32_t(hi - j0));
-      __m256 vmax = _mm256_set1_ps(ninf);
-      for (int64_t t = 0; t < kChunk; t += 8) {
-        __m256i idx = _mm256_add_epi32(_mm256_set1_epi32(int32_t(t)), iota);
-        __m256i ok = _mm256_and_si256(_mm256_cmpgt_epi32(idx, vlo),
-                                      _mm256_cmpgt_epi32(vhi, idx));
-        __m256 sv =
-            _mm256_blendv_ps(_mm256_set1_ps(ninf),
-                             _mm256_mul_ps(_mm256_load_ps(scores + t), vscale),
-                             _mm256_castsi256_ps(ok));
-        _mm256_store_ps(scores + t, sv);
-        vmax = _mm256_max_ps(vmax, sv);
-      }
-      float cmax = simd::hmax(vmax);
-      float &m = sc.m[size_t(r)], &l = sc.l[size_t(r)];
-      float mNew = std::max(m, cmax);
-      float alpha = m == ninf ? 0.0f : std::exp(m - mNew);
-      __m256 vm = _mm256_set1_ps(mNew), psum = _mm256_setzero_ps();
-      for (int64_t t = 0; t < kChunk; t += 8) {
-        __m256 sv = _mm256_load_ps(scores + t);
-        __m256 valid = _mm256_cmp_ps(sv, _mm256_set1_ps(ninf), _CMP_NEQ_OQ);
-        __m256 p = _mm256_and_ps(simd::exp(_mm256_sub_ps(sv, vm)), valid);
-        _mm256_store_ps(scores + t, p);
-        psum = _mm256_add_ps(psum, p);
-      }
-      l = l * alpha + simd::hsum(psum);
-      m = mNew;
-
-      float *acc = &sc.acc[size_t(r * D)];
-      __m256 va = _mm256_set1_ps(alpha);
-      int64_t d = 0;
-      for (; d + 32 <= D; d += 32) {
-        __m256 a0 = _mm256_mul_ps(_mm256_loadu_ps(acc + d), va);
-        __m256 a1 = _mm256_mul_ps(_mm256_loadu_ps(acc + d + 8), va);
-        __m256 a2 = _mm256_mul_ps(_mm256_loadu_ps(acc + d + 16), va);
-        __m256 a3 = _mm256_mul_ps(_mm256_loadu_ps(acc + d + 24), va);
-        for (int64_t t = lo - j0; t < hi - j0; ++t) {
-          __m256 p = _mm256_set1_ps(scores[t]);
-          const float *vt = &sc.v[size_t(t * D + d)];
-          a0 = _mm256_fmadd_ps(p, _mm256_loadu_ps(vt), a0);
-          a1 = _mm256_fmadd_ps(p, _mm256_loadu_ps(vt + 8), a1);
-          a2 = _mm256_fmadd_ps(p, _mm256_loadu_ps(vt + 16), a2);
-          a3 = _mm256_fmadd_ps(p, _mm256_loadu_ps(vt + 24), a3);
+        const __m256 k0 = _mm256_loadu_ps(kt), k1 = _mm256_loadu_ps(kt + 8),
+                     k2 = _mm256_loadu_ps(kt + 16),
+                     k3 = _mm256_loadu_ps(kt + 24);
+        for (int p = 0; p < 2; ++p) {
+          const __m256 qd = _mm256_set1_ps(qv[p][d]);
+          s0[p] = _mm256_fmadd_ps(qd, k0, s0[p]);
+          s1[p] = _mm256_fmadd_ps(qd, k1, s1[p]);
+          s2[p] = _mm256_fmadd_ps(qd, k2, s2[p]);
+          s3[p] = _mm256_fmadd_ps(qd, k3, s3[p]);
         }
-        _mm256_storeu_ps(acc + d, a0);
-        _mm256_storeu_ps(acc + d + 8, a1);
-        _mm256_storeu_ps(acc + d + 16, a2);
-        _mm256_storeu_ps(acc + d + 24, a3);
       }
-      for (; d < D; ++d) {
-        float a = acc[d] * alpha;
-        for (int64_t t = lo - j0; t < hi - j0; ++t)
-          a += scores[t] * sc.v[size_t(t * D + d)];
-        acc[d] = a;
+      for (int64_t p = 0; p < pair; ++p) {
+        const int64_t r = r0 + p, i = r / G;
+        const int64_t lo = std::max(rowLo(i), j0),
+                      hi = std::min(rowHi(i), j0 + nt);
+        if (lo >= hi)
+          continue;
+        _mm256_store_ps(scores, s0[p]);
+        _mm256_store_ps(scores + 8, s1[p]);
+        _mm256_store_ps(scores + 16, s2[p]);
+        _mm256_store_ps(scores + 24, s3[p]);
+        accumulateChunk(scores, lo - j0, hi - j0, s.scale, sc.v.data(), D,
+                        sc.m[size_t(r)], sc.l[size_t(r)],
+                        &sc.acc[size_t(r * D)]);
       }
     }
     j0 += nt;

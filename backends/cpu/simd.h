@@ -38,10 +38,14 @@ inline __m256i tailMask(int64_t n) {
 }
 
 /// exp(x) to about 1 ulp over the range softmax and silu need (Cephes'
-/// expf: reduce by ln2, degree-6 polynomial, scale by 2^n).
+/// expf: reduce by ln2, degree-6 polynomial, scale by 2^n). Below the
+/// smallest normal result it is exactly 0: a denormal product costs a
+/// microcode assist of ~100 cycles, and softmax feeds every masked key's
+/// -inf through here.
 inline __m256 exp(__m256 x) {
   const __m256 hi = _mm256_set1_ps(88.3762626647949f);
-  const __m256 lo = _mm256_set1_ps(-87.3365478515625f);
+  const __m256 lo = _mm256_set1_ps(-87.0f);
+  const __m256 normal = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
   x = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
   __m256 fx = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f),
                               _mm256_set1_ps(0.5f));
@@ -58,7 +62,7 @@ inline __m256 exp(__m256 x) {
   y = _mm256_fmadd_ps(y, x2, _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
   __m256i n = _mm256_cvttps_epi32(fx);
   n = _mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(y, _mm256_castsi256_ps(n));
+  return _mm256_and_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(n)), normal);
 }
 
 } // namespace llmc::cpu::simd
