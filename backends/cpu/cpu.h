@@ -71,6 +71,7 @@ struct Backend {
   Isa isa = Isa::Avx2;
   IntKernels ints;          // for isa
   Bf16Panel bf16 = nullptr; // null below Avx512Bf16
+  F32Tile f32Tile = nullptr;
   WeightCache weights;
   std::shared_ptr<MatmulEngine> matmul; // created on first pack
 };
@@ -123,13 +124,15 @@ bool intGemvApplies(int64_t K, int64_t group);
 void gemvInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
              const float *scales, int64_t group);
 /// The same for many rows (prefill): a register-blocked GEMM over panels of
-/// the weights repacked per call (gemm_int.cpp); rounds exactly as gemvInt.
+/// the weights repacked per call (gemm.cpp); rounds exactly as gemvInt.
 void gemmInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
              const float *scales, int64_t group);
 /// x rounded to bf16, to nearest even (as llmc::floatToBf16 for finite x).
 void toBf16(const float *x, int64_t n, uint16_t *out);
 /// bf16 weights with the activations rounded to bf16.
 void gemvBf16Dot(Bf16Panel panel, const GemvArgs &a, const uint16_t *w);
+/// The same for many rows: a GEMM over panels repacked per call (gemm.cpp).
+void gemmBf16(F32Tile tile, const GemvArgs &a, const uint16_t *w);
 
 //===-- Large-row linear (oneDNN) -----------------------------------------===//
 

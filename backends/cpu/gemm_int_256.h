@@ -25,7 +25,7 @@ inline __m256i broadcastQuad256(const int8_t *p) {
 /// takes w's sign, as in gemv_int_256.h.
 template <int RM, bool SignedW>
 void tileHalf(const IntGemm &g, int64_t m0, int h) {
-  const int64_t K = g.K, blocks = K / kQuantBlock;
+  const int64_t blocks = g.K / kQuantBlock, lb = g.ldx / kQuantBlock;
   const int64_t perGroup = blocks / g.groups;
   const bool rowScale = g.groups == 1;
   __m256 f[RM][2];
@@ -34,9 +34,9 @@ void tileHalf(const IntGemm &g, int64_t m0, int h) {
   for (int64_t b = 0; b < blocks; ++b) {
     __m256i acc[RM][2];
     for (int m = 0; m < RM; ++m)
-      acc[m][0] = acc[m][1] = _mm256_set1_epi32(g.xc[(m0 + m) * blocks + b]);
+      acc[m][0] = acc[m][1] = _mm256_set1_epi32(g.xc[(m0 + m) * lb + b]);
     const uint8_t *wb = g.w + b * kQuantBlock * kTileN + h * 64;
-    const int8_t *xb = g.xq + m0 * K + b * kQuantBlock;
+    const int8_t *xb = g.xq + m0 * g.ldx + b * kQuantBlock;
     for (int q = 0; q < kQuantBlock / 4; ++q) {
       __m256i w[2], u[2];
       for (int v = 0; v < 2; ++v) {
@@ -45,7 +45,7 @@ void tileHalf(const IntGemm &g, int64_t m0, int h) {
         u[v] = SignedW ? _mm256_sign_epi8(w[v], w[v]) : w[v];
       }
       for (int m = 0; m < RM; ++m) {
-        const __m256i x = broadcastQuad256(xb + m * K + q * 4);
+        const __m256i x = broadcastQuad256(xb + m * g.ldx + q * 4);
         for (int v = 0; v < 2; ++v)
           acc[m][v] =
               dot32(acc[m][v], u[v], SignedW ? _mm256_sign_epi8(x, w[v]) : x);
@@ -57,7 +57,7 @@ void tileHalf(const IntGemm &g, int64_t m0, int h) {
                             : _mm256_loadu_ps(g.ws + (b / perGroup) * kTileN +
                                               h * 16 + v * 8);
       for (int m = 0; m < RM; ++m) {
-        const __m256 sx = _mm256_set1_ps(g.xs[(m0 + m) * blocks + b]);
+        const __m256 sx = _mm256_set1_ps(g.xs[(m0 + m) * lb + b]);
         f[m][v] =
             _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[m][v]),
                             rowScale ? sx : _mm256_mul_ps(sx, sw), f[m][v]);
@@ -75,7 +75,9 @@ void tileHalf(const IntGemm &g, int64_t m0, int h) {
       _mm256_store_ps(r, _mm256_mul_ps(f[m][v], scale));
       float *out = g.out + (m0 + m) * g.ldo + c0;
       for (int64_t c = 0; c < 8 && c0 + c < g.cols; ++c)
-        out[c] = r[c] + (g.bias ? g.bias[c0 + c] : 0.0f);
+        out[c] = r[c] + (g.accumulate ? out[c]
+                         : g.bias     ? g.bias[c0 + c]
+                                      : 0.0f);
     }
   }
 }

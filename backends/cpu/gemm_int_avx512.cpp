@@ -6,12 +6,10 @@
 // accumulators with the block's scales, so 96 vpdpbusd share 12 conversions.
 //
 //===----------------------------------------------------------------------===//
-#include "gemv_int_common.h"
+#include "gemm_avx512.h"
 
 namespace llmc::cpu {
 namespace {
-
-constexpr int kTileRows = 6;
 
 inline __m512i broadcastQuad(const int8_t *p) {
   int32_t v;
@@ -20,7 +18,7 @@ inline __m512i broadcastQuad(const int8_t *p) {
 }
 
 template <int RM> void tile(const IntGemm &g, int64_t m0) {
-  const int64_t K = g.K, blocks = K / kQuantBlock;
+  const int64_t blocks = g.K / kQuantBlock, lb = g.ldx / kQuantBlock;
   const int64_t perGroup = blocks / g.groups;
   const bool rowScale = g.groups == 1;
   __m512 f[RM][2];
@@ -29,14 +27,14 @@ template <int RM> void tile(const IntGemm &g, int64_t m0) {
   for (int64_t b = 0; b < blocks; ++b) {
     __m512i acc[RM][2];
     for (int m = 0; m < RM; ++m)
-      acc[m][0] = acc[m][1] = _mm512_set1_epi32(g.xc[(m0 + m) * blocks + b]);
+      acc[m][0] = acc[m][1] = _mm512_set1_epi32(g.xc[(m0 + m) * lb + b]);
     const uint8_t *wb = g.w + b * kQuantBlock * kTileN;
-    const int8_t *xb = g.xq + m0 * K + b * kQuantBlock;
+    const int8_t *xb = g.xq + m0 * g.ldx + b * kQuantBlock;
     for (int q = 0; q < kQuantBlock / 4; ++q) {
       const __m512i w0 = _mm512_loadu_si512(wb + q * 4 * kTileN);
       const __m512i w1 = _mm512_loadu_si512(wb + q * 4 * kTileN + 64);
       for (int m = 0; m < RM; ++m) {
-        const __m512i x = broadcastQuad(xb + m * K + q * 4);
+        const __m512i x = broadcastQuad(xb + m * g.ldx + q * 4);
         acc[m][0] = _mm512_dpbusd_epi32(acc[m][0], w0, x);
         acc[m][1] = _mm512_dpbusd_epi32(acc[m][1], w1, x);
       }
@@ -47,7 +45,7 @@ template <int RM> void tile(const IntGemm &g, int64_t m0) {
       sw1 = _mm512_loadu_ps(g.ws + (b / perGroup) * kTileN + 16);
     }
     for (int m = 0; m < RM; ++m) {
-      const __m512 sx = _mm512_set1_ps(g.xs[(m0 + m) * blocks + b]);
+      const __m512 sx = _mm512_set1_ps(g.xs[(m0 + m) * lb + b]);
       f[m][0] =
           _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[m][0]),
                           rowScale ? sx : _mm512_mul_ps(sx, sw0), f[m][0]);
@@ -56,42 +54,32 @@ template <int RM> void tile(const IntGemm &g, int64_t m0) {
                           rowScale ? sx : _mm512_mul_ps(sx, sw1), f[m][1]);
     }
   }
-  const __mmask16 keep[2] = {
-      __mmask16(g.cols >= 16 ? 0xffff : (1u << g.cols) - 1),
-      __mmask16(g.cols >= 32   ? 0xffff
-                : g.cols <= 16 ? 0
-                               : (1u << (g.cols - 16)) - 1)};
+  const PanelMasks masks(g.cols);
+  const __mmask16 *keep = masks.keep;
   for (int v = 0; v < 2; ++v) {
     const __m512 scale =
         rowScale ? _mm512_loadu_ps(g.ws + v * 16) : _mm512_set1_ps(1.0f);
-    const __m512 bias = g.bias ? _mm512_maskz_loadu_ps(keep[v], g.bias + v * 16)
-                               : _mm512_setzero_ps();
-    for (int m = 0; m < RM; ++m)
-      _mm512_mask_storeu_ps(g.out + (m0 + m) * g.ldo + v * 16, keep[v],
-                            _mm512_fmadd_ps(f[m][v], scale, bias));
+    const __m512 bias = g.bias && !g.accumulate
+                            ? _mm512_maskz_loadu_ps(keep[v], g.bias + v * 16)
+                            : _mm512_setzero_ps();
+    for (int m = 0; m < RM; ++m) {
+      float *out = g.out + (m0 + m) * g.ldo + v * 16;
+      const __m512 base =
+          g.accumulate ? _mm512_maskz_loadu_ps(keep[v], out) : bias;
+      _mm512_mask_storeu_ps(out, keep[v],
+                            _mm512_fmadd_ps(f[m][v], scale, base));
+    }
   }
 }
+
+struct Tile {
+  template <int RM> static void run(const IntGemm &g, int64_t m0) {
+    tile<RM>(g, m0);
+  }
+};
 
 } // namespace
 
-void intTileAvx512(const IntGemm &g) {
-  int64_t m0 = 0;
-  for (; m0 + kTileRows <= g.rows; m0 += kTileRows)
-    tile<kTileRows>(g, m0);
-  switch (g.rows - m0) {
-  case 1:
-    return tile<1>(g, m0);
-  case 2:
-    return tile<2>(g, m0);
-  case 3:
-    return tile<3>(g, m0);
-  case 4:
-    return tile<4>(g, m0);
-  case 5:
-    return tile<5>(g, m0);
-  default:
-    return;
-  }
-}
+void intTileAvx512(const IntGemm &g) { forTileRows<Tile>(g, g.rows); }
 
 } // namespace llmc::cpu

@@ -56,17 +56,18 @@ using IntPanel = void (*)(const IntGemv &, int64_t n0, int64_t n1, int64_t r0,
 constexpr int64_t kTileN = 32;
 
 struct IntGemm {
-  const int8_t *xq;  // [rows][K], natural column order
-  const float *xs;   // [rows][K / 32]: each block's scale
-  const int32_t *xc; // [rows][K / 32]: each block's accumulator start,
-                     // -offset times the block's sum of xq (see IntKernels)
-  int64_t rows, K;
+  const int8_t *xq;  // [rows][ldx]: this block of K, natural column order
+  const float *xs;   // [rows][ldx / 32]: each block of 32's scale
+  const int32_t *xc; // [rows][ldx / 32]: each block of 32's accumulator
+                     // start, -offset times its sum of xq (see IntKernels)
+  int64_t ldx, rows, K;
   const uint8_t *w;  // [K / 4][kTileN][4] unsigned: weight + offset
   const float *ws;   // [groups][kTileN], 0 past the last column
-  int64_t groups;    // weight scale groups along K
+  int64_t groups;    // weight scale groups in this block (1: per row)
   const float *bias; // the panel's first column, or null
   float *out;        // row 0, the panel's first column
   int64_t ldo, cols; // output row stride, columns to write (<= kTileN)
+  bool accumulate;   // add to what out holds (a later block of K; no bias)
 };
 using IntTile = void (*)(const IntGemm &);
 
@@ -96,5 +97,23 @@ struct Bf16Gemv {
 using Bf16Panel = void (*)(const Bf16Gemv &, int64_t n0, int64_t n1, int64_t r0,
                            int64_t R);
 Bf16Panel bf16PanelAvx512();
+
+/// Many rows of 16-bit float weights, widened to f32 by the pack: a panel
+/// holds, for each column of a block of K, its kTileN weights in a row. x
+/// is packed too, in tiles of kF32TileRows rows (zero padded) whose K
+/// columns each hold the tile's rows in a row, so each k's broadcasts come
+/// from one cache line.
+constexpr int64_t kF32TileRows = 6;
+struct F32Gemm {
+  const float *x; // this block of K: [rows / kF32TileRows][K][kF32TileRows]
+  int64_t rows, K;
+  const float *w;    // [K][kTileN]
+  const float *bias; // the panel's first column, or null
+  float *out;        // row 0, the panel's first column
+  int64_t ldo, cols;
+  bool accumulate; // add to what out holds (a later block of K; no bias)
+};
+using F32Tile = void (*)(const F32Gemm &);
+void f32TileAvx512(const F32Gemm &g); // gemm_f32_avx512.cpp
 
 } // namespace llmc::cpu

@@ -2,9 +2,10 @@
 //
 // Up to kGemvMaxRows activation rows (decode, small batches) the step is
 // bound by reading the weights, and our gemv kernels read the plan's own
-// bytes once. Above that it is bound by arithmetic, and oneDNN's packed
-// matmul (AMX or AVX-512 where present) serves; when oneDNN cannot run a
-// dtype fast here, the gemv kernels take every row, panel by panel.
+// bytes once. Above that it is bound by arithmetic: i8/i4 weights run on
+// our integer GEMM tiles, bf16 on our vdpbf16ps tiles (without AMX), f32
+// and the rest on oneDNN's matmul; when oneDNN cannot run a dtype fast
+// here, the gemv kernels take every row, panel by panel.
 //
 //===----------------------------------------------------------------------===//
 #include "cpu.h"
@@ -23,6 +24,7 @@ bool present(const llmc_op_desc &op, int s) {
 struct Gemv {
   IntKernels ints{};
   Bf16Panel bf16 = nullptr;
+  F32Tile f32Tile = nullptr;
   bool intDot = false;
 };
 
@@ -34,6 +36,8 @@ void gemv(const LinearWeight &w, const Gemv &k, const GemvArgs &a) {
   case LLMC_F32:
     return gemvF32(a, static_cast<const float *>(w.data));
   case LLMC_BF16:
+    if (a.rows > kGemvMaxRows && k.f32Tile)
+      return gemmBf16(k.f32Tile, a, static_cast<const uint16_t *>(w.data));
     if (k.bf16)
       return gemvBf16Dot(k.bf16, a, static_cast<const uint16_t *>(w.data));
     return gemvBf16(a, static_cast<const uint16_t *>(w.data));
@@ -81,11 +85,15 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
                  K,
                  quantized ? op.i[0] : 0};
 
-  Gemv kernels{b.ints, b.bf16, quantized && intGemvApplies(K, w.group)};
+  Gemv kernels{b.ints, b.bf16, b.f32Tile,
+               quantized && intGemvApplies(K, w.group)};
   std::shared_ptr<PackedMatmul> packed;
-  // i8/i4 weights on integer dots need no pack at any row count: they beat
-  // oneDNN on a dequantized bf16 copy (which would also double the memory).
-  if (!kernels.intDot &&
+  // i8/i4 weights on integer dots and bf16 ones on vdpbf16ps need no oneDNN
+  // at any row count: our tiles beat it (on a dequantized bf16 copy, which
+  // would also double the memory, for i8/i4).
+  const bool ownTiles =
+      kernels.intDot || (wd.dtype == LLMC_BF16 && kernels.f32Tile);
+  if (!ownTiles &&
       mayExceed(g.buffers[op.operands[X].index].rows, kGemvMaxRows))
     packed = packMatmul(b, w);
 

@@ -57,6 +57,9 @@ struct Weight {
     case F32:
       return gemvF32(a, reinterpret_cast<const float *>(bytes.data()));
     case BF16:
+      if (a.rows > kGemvMaxRows && b.f32Tile)
+        return gemmBf16(b.f32Tile, a,
+                        reinterpret_cast<const uint16_t *>(bytes.data()));
       if (b.bf16)
         return gemvBf16Dot(b.bf16, a,
                            reinterpret_cast<const uint16_t *>(bytes.data()));
@@ -135,11 +138,14 @@ void BM_Prefill(benchmark::State &state) {
                                  : LLMC_I4;
   LinearWeight lw{dtype, w.bytes.data(),    w.bytes.size(), w.scales.data(), N,
                   K,     fmt == Q4 ? 32 : K};
-  // As LINEAR: i8/i4 always on the integer GEMM, the rest through oneDNN
-  // where it has a fast kernel.
-  auto packed = fmt == Q8 || fmt == Q4 ? nullptr : packMatmul(backend, lw);
+  // As LINEAR: i8/i4 always on the integer GEMM, bf16 on ours where the
+  // level has a bf16 tile, the rest through oneDNN where it has a fast
+  // kernel.
+  const bool own =
+      fmt == Q8 || fmt == Q4 || (fmt == BF16 && Weight::level().f32Tile);
+  auto packed = own ? nullptr : packMatmul(backend, lw);
   state.SetLabel(packed ? "oneDNN"
-                        : std::string("llmc integer GEMM, ") +
+                        : std::string("llmc GEMM, ") +
                               isaName(Weight::level().isa));
   std::vector<float> x(size_t(M * K), 0.25f), out(size_t(M * N));
   for (auto _ : state) {

@@ -34,17 +34,21 @@ struct Level {
   Isa isa;
   IntKernels ints;
   Bf16Panel bf16;
+  F32Tile f32Tile;
 };
 
+/// Every level this CPU runs, with the kernels useLevel picks for it.
 std::vector<Level> levelsHere() {
-  std::vector<Level> out = {{Isa::Avx2, intKernelsAvx2(), nullptr}};
-  Isa best = detectIsa();
-  if (best == Isa::AvxVnni)
-    out.push_back({Isa::AvxVnni, intKernelsAvxVnni(), nullptr});
-  if (best >= Isa::Avx512)
-    out.push_back({Isa::Avx512, intKernelsAvx512(), nullptr});
-  if (best >= Isa::Avx512Bf16)
-    out.push_back({Isa::Avx512Bf16, intKernelsAvx512(), bf16PanelAvx512()});
+  std::vector<Level> out;
+  const Isa best = detectIsa();
+  for (Isa isa : {Isa::Avx2, Isa::AvxVnni, Isa::Avx512, Isa::Avx512Bf16}) {
+    // AVX-VNNI is its own level only where AVX-512 is absent (isa.h).
+    if (isa > best || (isa == Isa::AvxVnni && best != Isa::AvxVnni))
+      continue;
+    Backend b;
+    useLevel(b, isa);
+    out.push_back({isa, b.ints, b.bf16, b.f32Tile});
+  }
   return out;
 }
 
@@ -148,41 +152,62 @@ TEST(GemvLevels, Int8AndInt4GemmAtEveryLevel) {
   checkIntLevels(gemmInt, kGemmShapes, std::size(kGemmShapes), 13);
 }
 
-TEST(GemvLevels, Bf16DotProducts) {
-  std::mt19937 rng(11);
+void checkBf16Levels(bool gemm, const Shape *shapes, size_t count,
+                     uint32_t seed) {
+  std::mt19937 rng(seed);
   bool ran = false;
   for (const Level &level : levelsHere()) {
-    if (!level.bf16)
+    if (gemm ? !level.f32Tile : !level.bf16)
       continue;
     ran = true;
-    for (const Shape &s : kShapes) {
+    for (const Shape &s : std::vector<Shape>(shapes, shapes + count)) {
       for (int64_t K : {s.K, s.K + 7}) { // a tail that is not a whole vector
         SCOPED_TRACE("rows " + std::to_string(s.rows) + " K " +
-                     std::to_string(K));
+                     std::to_string(K) + " N " + std::to_string(s.N));
         std::vector<float> x = random(rng, size_t(s.rows * K));
         std::vector<uint16_t> w(size_t(s.N * K));
         for (uint16_t &v : w)
           v = floatToBf16(random(rng, 1)[0]);
+        std::vector<float> bias = random(rng, size_t(s.N));
         std::vector<double> want(size_t(s.rows * s.N));
         for (int64_t r = 0; r < s.rows; ++r)
           for (int64_t n = 0; n < s.N; ++n) {
-            double acc = 0;
+            double acc = gemm ? bias[size_t(n)] : 0.0;
             for (int64_t k = 0; k < K; ++k)
-              acc += double(bf16ToFloat(floatToBf16(x[size_t(r * K + k)]))) *
+              // The GEMM widens the weights instead of rounding x.
+              acc += (gemm ? double(x[size_t(r * K + k)])
+                           : bf16ToFloat(floatToBf16(x[size_t(r * K + k)]))) *
                      bf16ToFloat(w[size_t(n * K + k)]);
             want[size_t(r * s.N + n)] = acc;
           }
-        std::vector<float> out(want.size());
-        gemvBf16Dot(level.bf16,
-                    GemvArgs{x.data(), s.rows, K, s.N, nullptr, out.data()},
-                    w.data());
+        std::vector<float> out(want.size() + 64, -7.0f);
+        GemvArgs a{x.data(),  s.rows, K, s.N, gemm ? bias.data() : nullptr,
+                   out.data()};
+        if (gemm)
+          gemmBf16(level.f32Tile, a, w.data());
+        else
+          gemvBf16Dot(level.bf16, a, w.data());
+        for (size_t i = want.size(); i < out.size(); ++i)
+          ASSERT_EQ(out[i], -7.0f) << "written past the output at " << i;
+        out.resize(want.size());
         EXPECT_LE(nmse(out, want), kSummationOrder);
       }
     }
   }
   if (!ran)
-    GTEST_SKIP() << "this CPU has no AVX512-BF16; the bf16 weights run on the "
-                    "f32 kernels, which the conformance suite covers";
+    GTEST_SKIP() << (gemm ? "this CPU has no AVX-512; many-row bf16 linears "
+                            "run on oneDNN or the gemv kernels"
+                          : "this CPU has no AVX512-BF16; the bf16 weights run "
+                            "on the f32 kernels")
+                 << ", which the conformance suite covers";
+}
+
+TEST(GemvLevels, Bf16DotProducts) {
+  checkBf16Levels(false, kShapes, std::size(kShapes), 11);
+}
+
+TEST(GemvLevels, Bf16Gemm) {
+  checkBf16Levels(true, kGemmShapes, std::size(kGemmShapes), 17);
 }
 
 TEST(GemvLevels, CapFromTheEnvironment) {

@@ -1,0 +1,249 @@
+//===- gemm.cpp - Many-row linears on our tiles: round, repack, run -------===//
+//
+// Prefill on i8 / i4 weights (all levels) and bf16 ones (AVX-512 without
+// AMX). i8/i4 activations are quantized as for the GEMV (int8 blocks of 32
+// with a scale each), so prefill and decode round alike; bf16 weights are
+// widened to f32 and multiply the f32 activations. Each thread repacks one
+// panel of kTileN weight columns at a time into its own buffer (32 * K
+// bytes for i8/i4, 128 * K for bf16: it stays in L2 while every row runs
+// against it) and hands it to the level's tile; the repack costs one pass
+// over the weights per call, small next to rows * K * kTileN multiply-adds.
+//
+//===----------------------------------------------------------------------===//
+#include "cpu.h"
+#include "gemv_int.h"
+
+#include "llmc/support/half.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+namespace llmc::cpu {
+namespace {
+
+struct Activations {
+  std::vector<int8_t> q;
+  std::vector<float> s;
+  std::vector<int32_t> c;
+};
+
+// Columns of K per block: a panel's block is 32 KB (L1) and each row's
+// block of x 1 KB (512 rows stay in L2 while every panel runs over them).
+constexpr int64_t kF32KBlock = 256;
+constexpr int64_t kIntKBlock = 1024;
+
+struct Panel {
+  std::vector<uint8_t> w;
+  std::vector<float> s;
+};
+
+/// fn(n0, k0, kc, panel) for every panel of kTileN columns and block
+/// [k0, k0 + kc) of K: blocks in order, each block's panels in parallel.
+/// Each thread gets the same panels in every block, so its part of the
+/// output stays in its cache; the block of x stays in L2 across panels.
+/// `panel` is the calling thread's buffer.
+template <typename Fn>
+void forTileBlocks(int64_t N, int64_t K, int64_t kBlock, Fn fn) {
+  const int64_t panels = (N + kTileN - 1) / kTileN;
+#pragma omp parallel
+  {
+    static thread_local Panel panel;
+    for (int64_t k0 = 0; k0 < K; k0 += kBlock) {
+#pragma omp for schedule(static)
+      for (int64_t p = 0; p < panels; ++p)
+        fn(p * kTileN, k0, std::min(kBlock, K - k0), panel);
+    }
+  }
+}
+
+void quantize(const GemvArgs &a, int32_t offset, Activations &x) {
+  const int64_t blocks = a.K / kQuantBlock;
+  x.q.resize(size_t(a.rows * a.K));
+  x.s.resize(size_t(a.rows * blocks));
+  x.c.resize(size_t(a.rows * blocks));
+#pragma omp parallel for schedule(static) if (a.rows * a.K >= (1 << 16))
+  for (int64_t r = 0; r < a.rows; ++r)
+    for (int64_t b = 0; b < blocks; ++b) {
+      alignas(32) int32_t v[kQuantBlock];
+      const size_t at = size_t(r * blocks + b);
+      x.s[at] = quantizeBlock(a.x + r * a.K + b * kQuantBlock, v);
+      int32_t sum = 0;
+      for (int64_t i = 0; i < kQuantBlock; ++i) {
+        x.q[size_t(r * a.K + b * kQuantBlock + i)] = int8_t(v[i]);
+        sum += v[i];
+      }
+      x.c[at] = -offset * sum;
+    }
+}
+
+/// Eight rows of eight int32 each, transposed in place.
+void transpose8x8(__m256i r[8]) {
+  __m256i t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
+    u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
+    u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
+    u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x31);
+  }
+}
+
+/// Block b of weight column n as 32 bytes in column order, XOR flip (which
+/// adds the offset: 0x80 to an i8, 0x08 to a 4-bit two's complement q).
+__m256i loadBlock(bool q4, const void *w, int64_t K, int64_t n, int64_t b,
+                  __m256i flip) {
+  if (!q4)
+    return _mm256_xor_si256(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+            static_cast<const int8_t *>(w) + n * K + b * kQuantBlock)),
+        flip);
+  const __m128i low = _mm_set1_epi8(0x0f);
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(
+      static_cast<const uint8_t *>(w) + n * (K / 2) + b * 16));
+  const __m128i lo = _mm_and_si128(v, low);
+  const __m128i hi = _mm_and_si128(_mm_srli_epi16(v, 4), low);
+  return _mm256_xor_si256(
+      _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi)),
+      flip);
+}
+
+/// Columns [n0, n0 + kTileN) x [k0, k0 + kc) of w in IntGemm's layout,
+/// with their scales; columns past N get zero weights and zero scales.
+void pack(bool q4, int32_t offset, const void *w, const float *scales,
+          int64_t K, int64_t N, int64_t group, int64_t n0, int64_t k0,
+          int64_t kc, Panel &p) {
+  const int64_t groups = K / group, b0 = k0 / kQuantBlock;
+  const int64_t g0 = groups == 1 ? 0 : k0 / group;
+  const int64_t blockGroups = groups == 1 ? 1 : kc / group;
+  p.w.resize(size_t(kc * kTileN));
+  p.s.resize(size_t(blockGroups * kTileN));
+  const __m256i flip = _mm256_set1_epi8(char(q4 ? 8 : offset));
+  for (int64_t c0 = 0; c0 < kTileN; c0 += 8)
+    for (int64_t b = 0; b < kc / kQuantBlock; ++b) {
+      __m256i r[8];
+      for (int64_t i = 0; i < 8; ++i) {
+        const int64_t n = n0 + c0 + i;
+        r[i] = n < N ? loadBlock(q4, w, K, n, b0 + b, flip) : flip;
+      }
+      transpose8x8(r);
+      for (int64_t q = 0; q < kQuantBlock / 4; ++q)
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i *>(
+                p.w.data() + ((b * kQuantBlock / 4 + q) * kTileN + c0) * 4),
+            r[q]);
+    }
+  for (int64_t g = 0; g < blockGroups; ++g)
+    for (int64_t c = 0; c < kTileN; ++c)
+      p.s[size_t(g * kTileN + c)] =
+          n0 + c < N ? scales[(n0 + c) * groups + g0 + g] : 0.0f;
+}
+
+/// Denormal f32s (as int32) to zero, as vdpbf16ps reads them: an FMA on a
+/// denormal costs a microcode assist, and random or pruned bf16 weights
+/// hold some (measured: 6 GFLOP/s instead of 240 with 1/64 of them).
+inline __m256i flushDenormals(__m256i v) {
+  const __m256i exponent = _mm256_set1_epi32(0x7f800000);
+  return _mm256_andnot_si256(
+      _mm256_cmpeq_epi32(_mm256_and_si256(v, exponent), _mm256_setzero_si256()),
+      v);
+}
+
+/// Columns [n0, n0 + kTileN) x [k0, k0 + kc) of bf16 w [N][K] widened to
+/// f32 in F32Gemm's layout, denormals flushed; columns past N are zero.
+void packBf16(const uint16_t *w, int64_t K, int64_t N, int64_t n0, int64_t k0,
+              int64_t kc, Panel &p) {
+  p.w.resize(size_t(kc * kTileN) * sizeof(float));
+  auto *out = reinterpret_cast<float *>(p.w.data());
+  const __m256i high = _mm256_set1_epi32(int32_t(0xffff0000u));
+  for (int64_t c0 = 0; c0 < kTileN; c0 += 8) {
+    int64_t k = 0;
+    for (; k + 16 <= kc; k += 16) {
+      __m256i r[8];
+      for (int64_t i = 0; i < 8; ++i) {
+        const int64_t n = n0 + c0 + i;
+        r[i] = n < N ? _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+                           w + n * K + k0 + k))
+                     : _mm256_setzero_si256();
+      }
+      // Each int32 now holds columns k + 2j (low half) and k + 2j + 1 of
+      // one output column; a bf16 is the high half of its f32.
+      transpose8x8(r);
+      for (int64_t j = 0; j < 8; ++j) {
+        float *even = out + (k + 2 * j) * kTileN + c0;
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(even),
+                            flushDenormals(_mm256_slli_epi32(r[j], 16)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(even + kTileN),
+                            flushDenormals(_mm256_and_si256(r[j], high)));
+      }
+    }
+    for (; k < kc; ++k)
+      for (int64_t c = c0; c < c0 + 8; ++c) {
+        const uint16_t v = n0 + c < N ? w[(n0 + c) * K + k0 + k] : 0;
+        out[k * kTileN + c] = (v & 0x7f80) != 0 ? bf16ToFloat(v) : 0.0f;
+      }
+  }
+}
+
+} // namespace
+
+void gemmInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
+             const float *scales, int64_t group) {
+  const int32_t offset = q4 ? 8 : k.q8Offset;
+  static thread_local Activations scratch;
+  // Named inside the parallel loop, `scratch` would be each worker's own.
+  Activations &x = scratch;
+  quantize(a, offset, x);
+  const IntTile tile = q4 ? k.t4 : k.t8;
+  // Blocks of K hold whole scale groups (a row's one scale applies to
+  // each block's partial sum alike).
+  const int64_t kBlock =
+      group >= a.K ? kIntKBlock : std::max(group, kIntKBlock / group * group);
+  forTileBlocks(
+      a.N, a.K, kBlock, [&](int64_t n0, int64_t k0, int64_t kc, Panel &panel) {
+        pack(q4, offset, w, scales, a.K, a.N, group, n0, k0, kc, panel);
+        const int64_t b0 = k0 / kQuantBlock;
+        tile(IntGemm{x.q.data() + k0, x.s.data() + b0, x.c.data() + b0, a.K,
+                     a.rows, kc, panel.w.data(), panel.s.data(),
+                     group >= a.K ? 1 : kc / group,
+                     a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
+                     std::min(kTileN, a.N - n0), k0 > 0});
+      });
+}
+
+void gemmBf16(F32Tile tile, const GemvArgs &a, const uint16_t *w) {
+  const int64_t tiles = (a.rows + kF32TileRows - 1) / kF32TileRows;
+  const int64_t rowsP = tiles * kF32TileRows;
+  static thread_local std::vector<float> scratch;
+  std::vector<float> &xp = scratch; // not each worker's own, see gemmInt
+  xp.resize(size_t(rowsP * a.K));
+#pragma omp parallel for schedule(static) if (a.rows * a.K >= (1 << 16))
+  for (int64_t t = 0; t < tiles; ++t)
+    for (int64_t k0 = 0; k0 < a.K; k0 += kF32KBlock) {
+      const int64_t kc = std::min(kF32KBlock, a.K - k0);
+      float *dst = xp.data() + k0 * rowsP + t * kF32TileRows * kc;
+      for (int64_t m = 0; m < kF32TileRows; ++m) {
+        const int64_t row = t * kF32TileRows + m;
+        for (int64_t k = 0; k < kc; ++k)
+          dst[k * kF32TileRows + m] =
+              row < a.rows ? a.x[row * a.K + k0 + k] : 0.0f;
+      }
+    }
+  forTileBlocks(a.N, a.K, kF32KBlock,
+                [&](int64_t n0, int64_t k0, int64_t kc, Panel &panel) {
+                  packBf16(w, a.K, a.N, n0, k0, kc, panel);
+                  tile(F32Gemm{xp.data() + k0 * rowsP, a.rows, kc,
+                               reinterpret_cast<const float *>(panel.w.data()),
+                               a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
+                               std::min(kTileN, a.N - n0), k0 > 0});
+                });
+}
+
+} // namespace llmc::cpu
