@@ -10,8 +10,10 @@
 
 namespace llmc::cpu {
 
-Kernel makePrefillAttention(const llmc_op_desc &op, const Graph &, Backend &) {
-  return [op](Step &step) {
+Kernel makePrefillAttention(const llmc_op_desc &op, const Graph &,
+                            Backend &backend) {
+  const F32Tile tile = backend.f32Tile;
+  return [op, tile](Step &step) {
     AttentionShape s = common::expectAttentionStep(op, step, false);
     Matrix q = step.operand(op, 0), out = step.result(op, 0);
     const int32_t *start = step.args.query_start;
@@ -40,7 +42,7 @@ Kernel makePrefillAttention(const llmc_op_desc &op, const Graph &, Backend &) {
       int64_t len =
           step.args.context_lens[b] - (seqEnd - (it.first + it.count));
       attendTile(s, step, q, out, b, it.first, it.count, len, it.kvHead, 0, len,
-                 nullptr);
+                 nullptr, tile);
     }
   };
 }

@@ -2,7 +2,9 @@
 //
 // The query heads that share a kv head (GQA) and a tile of query rows walk
 // the sequence's keys in chunks of 32, read from the paged pool block by
-// block and converted to f32 once per chunk for the whole tile. Softmax is
+// block and converted to f32 once per chunk for the whole tile. With
+// AVX-512 the chunk's Q·Kᵀ and P·V run on the f32 GEMM tile (gemm.cpp's),
+// else on AVX2 two rows at a time. Softmax is
 // online (running max and sum), so no score row of the full context is
 // ever stored. Prefill and decode attention are both built on this.
 //
@@ -41,6 +43,7 @@ void loadRow(const uint8_t *src, uint32_t dtype, int64_t n, float *out) {
 
 struct Scratch {
   std::vector<float> kt, v, krows, m, l, acc;
+  std::vector<float> qp, sp, pp; // the tiled path's Q, S and P
 };
 
 // Rows r[0..7] (8 floats each, stride ld) into columns: out + i * ldo holds
@@ -72,11 +75,11 @@ inline void transpose8(const float *in, int64_t ld, float *out, int64_t ldo) {
   _mm256_storeu_ps(out + 7 * ldo, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
 
-/// One row's scores of a chunk (keys [lo, hi) valid) into its running
-/// softmax (max m, sum l) and its output accumulator acc[D].
-void accumulateChunk(float *scores, int64_t lo, int64_t hi, float scale,
-                     const float *v, int64_t D, float &m, float &l,
-                     float *acc) {
+/// One row's scores of a chunk (keys [lo, hi) valid) to probabilities
+/// (0 outside [lo, hi)) against its running softmax (max m, sum l); returns
+/// the factor the row's earlier output accumulates by.
+float softmaxChunk(float *scores, int64_t lo, int64_t hi, float scale, float &m,
+                   float &l) {
   const float ninf = -std::numeric_limits<float>::infinity();
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256 vscale = _mm256_set1_ps(scale);
@@ -89,24 +92,30 @@ void accumulateChunk(float *scores, int64_t lo, int64_t hi, float scale,
     __m256i ok = _mm256_and_si256(_mm256_cmpgt_epi32(idx, vlo),
                                   _mm256_cmpgt_epi32(vhi, idx));
     __m256 sv = _mm256_blendv_ps(
-        _mm256_set1_ps(ninf), _mm256_mul_ps(_mm256_load_ps(scores + t), vscale),
+        _mm256_set1_ps(ninf), _mm256_mul_ps(_mm256_loadu_ps(scores + t), vscale),
         _mm256_castsi256_ps(ok));
-    _mm256_store_ps(scores + t, sv);
+    _mm256_storeu_ps(scores + t, sv);
     vmax = _mm256_max_ps(vmax, sv);
   }
   const float mNew = std::max(m, simd::hmax(vmax));
   const float alpha = m == ninf ? 0.0f : std::exp(m - mNew);
   __m256 vm = _mm256_set1_ps(mNew), psum = _mm256_setzero_ps();
   for (int64_t t = 0; t < kChunk; t += 8) {
-    __m256 sv = _mm256_load_ps(scores + t);
+    __m256 sv = _mm256_loadu_ps(scores + t);
     __m256 valid = _mm256_cmp_ps(sv, _mm256_set1_ps(ninf), _CMP_NEQ_OQ);
     __m256 p = _mm256_and_ps(simd::exp(_mm256_sub_ps(sv, vm)), valid);
-    _mm256_store_ps(scores + t, p);
+    _mm256_storeu_ps(scores + t, p);
     psum = _mm256_add_ps(psum, p);
   }
   l = l * alpha + simd::hsum(psum);
   m = mNew;
+  return alpha;
+}
 
+/// acc[D] = alpha * acc + sum over keys [lo, hi) of p[t] * v[t][D].
+void accumulateRow(const float *p, int64_t lo, int64_t hi, float alpha,
+                   const float *v, int64_t D, float *acc) {
+  const float *scores = p;
   // 64 columns at a time where D allows: eight independent chains.
   const __m256 va = _mm256_set1_ps(alpha);
   int64_t d = 0;
@@ -143,7 +152,7 @@ void accumulateChunk(float *scores, int64_t lo, int64_t hi, float scale,
 void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
                 const Matrix &out, int64_t b, int64_t first, int64_t count,
                 int64_t len, int64_t kvHead, int64_t keyLo, int64_t keyHi,
-                const AttentionPart *part) {
+                const AttentionPart *part, F32Tile tile) {
   const KvCache &cache = *step.cache;
   const int64_t D = s.headDim, G = s.heads / s.kvHeads, R = count * G;
   const int64_t bs = cache.desc.block_size;
@@ -153,11 +162,24 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
 
   thread_local Scratch sc;
   sc.kt.assign(size_t(D * kChunk), 0.0f);
-  sc.v.resize(size_t(kChunk * D));
+  // The tile reads whole kTileN-column rows of V: past D on the last one.
+  sc.v.resize(size_t(kChunk * D + kTileN));
   sc.krows.assign(size_t(kChunk * D), 0.0f);
   sc.m.assign(size_t(R), ninf);
   sc.l.assign(size_t(R), 0.0f);
   sc.acc.assign(size_t(R * D), 0.0f);
+  if (tile) {
+    const int64_t rowsP = (R + kF32TileRows - 1) / kF32TileRows * kF32TileRows;
+    sc.qp.resize(size_t(rowsP * D));
+    sc.sp.resize(size_t(R * kChunk));
+    sc.pp.resize(size_t(rowsP * kChunk));
+    packTileRows(
+        R, D,
+        [&](int64_t r) {
+          return q.row(first + r / G) + (kvHead * G + r % G) * D;
+        },
+        sc.qp.data());
+  }
 
   // Keys row i may see: causal, and within the window.
   auto rowLo = [&](int64_t i) {
@@ -193,6 +215,35 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
       for (int64_t d = d8; d < D; ++d)
         sc.kt[size_t(d * kChunk + t)] = sc.krows[size_t(t * D + d)];
 
+    if (tile) {
+      // Every row's scores at once: S = Q·Kᵀ, with Kᵀ as the tile's panel.
+      tile(F32Gemm{sc.qp.data(), R, D, sc.kt.data(), kChunk, nullptr,
+                   sc.sp.data(), kChunk, kChunk, false});
+      for (int64_t r = 0; r < R; ++r) {
+        const int64_t i = r / G;
+        const int64_t lo = std::max(rowLo(i), j0),
+                      hi = std::min(rowHi(i), j0 + nt);
+        float *p = &sc.sp[size_t(r * kChunk)];
+        if (lo >= hi) { // nothing to see in this chunk: add nothing
+          std::fill(p, p + kChunk, 0.0f);
+          continue;
+        }
+        const float alpha = softmaxChunk(p, lo - j0, hi - j0, s.scale,
+                                         sc.m[size_t(r)], sc.l[size_t(r)]);
+        float *acc = &sc.acc[size_t(r * D)];
+        for (int64_t d = 0; d < D; ++d)
+          acc[d] *= alpha;
+      }
+      // acc += P·V, V's rows as the panel, kTileN columns of D at a time.
+      packTileRows(
+          R, nt, [&](int64_t r) { return &sc.sp[size_t(r * kChunk)]; },
+          sc.pp.data());
+      for (int64_t d0 = 0; d0 < D; d0 += kTileN)
+        tile(F32Gemm{sc.pp.data(), R, nt, sc.v.data() + d0, D, nullptr,
+                     sc.acc.data() + d0, D, std::min(kTileN, D - d0), true});
+      j0 += nt;
+      continue;
+    }
     for (int64_t r0 = 0; r0 < R; r0 += 2) {
       // Two query rows at a time: eight independent FMA chains hide the
       // FMA latency, and each chunk load feeds both rows.
@@ -228,9 +279,10 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
         _mm256_store_ps(scores + 8, s1[p]);
         _mm256_store_ps(scores + 16, s2[p]);
         _mm256_store_ps(scores + 24, s3[p]);
-        accumulateChunk(scores, lo - j0, hi - j0, s.scale, sc.v.data(), D,
-                        sc.m[size_t(r)], sc.l[size_t(r)],
-                        &sc.acc[size_t(r * D)]);
+        const float alpha = softmaxChunk(scores, lo - j0, hi - j0, s.scale,
+                                         sc.m[size_t(r)], sc.l[size_t(r)]);
+        accumulateRow(scores, lo - j0, hi - j0, alpha, sc.v.data(), D,
+                      &sc.acc[size_t(r * D)]);
       }
     }
     j0 += nt;

@@ -129,6 +129,18 @@ void gemmInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
              const float *scales, int64_t group);
 /// x rounded to bf16, to nearest even (as llmc::floatToBf16 for finite x).
 void toBf16(const float *x, int64_t n, uint16_t *out);
+/// Rows [0, rows) of K floats each (row(r) points at row r) in an F32Tile's
+/// x layout at dst: [rows / kF32TileRows][K][kF32TileRows], zero padded.
+template <typename Row>
+void packTileRows(int64_t rows, int64_t K, const Row &row, float *dst) {
+  for (int64_t t = 0; t * kF32TileRows < rows; ++t, dst += K * kF32TileRows)
+    for (int64_t m = 0; m < kF32TileRows; ++m) {
+      const int64_t r = t * kF32TileRows + m;
+      const float *x = r < rows ? row(r) : nullptr;
+      for (int64_t k = 0; k < K; ++k)
+        dst[k * kF32TileRows + m] = x ? x[k] : 0.0f;
+    }
+}
 /// bf16 weights with the activations rounded to bf16.
 void gemvBf16Dot(Bf16Panel panel, const GemvArgs &a, const uint16_t *w);
 /// The same for many rows: a GEMM over panels repacked per call (gemm.cpp).
@@ -163,10 +175,12 @@ bool runMatmul(PackedMatmul &p, const float *x, int64_t M, const float *bias,
 struct AttentionPart {
   float *m, *l, *acc; // [count * group], [count * group], [.. * headDim]
 };
+/// With `tile` (AVX-512), Q·Kᵀ and P·V of every row run on the f32 GEMM
+/// tile; else two rows at a time on AVX2.
 void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
                 const Matrix &out, int64_t b, int64_t first, int64_t count,
                 int64_t len, int64_t kvHead, int64_t keyLo, int64_t keyHi,
-                const AttentionPart *part);
+                const AttentionPart *part, F32Tile tile = nullptr);
 
 //===-- Vector helpers shared by the kernels ------------------------------===//
 

@@ -228,21 +228,19 @@ void gemmBf16(F32Tile tile, const GemvArgs &a, const uint16_t *w) {
   for (int64_t t = 0; t < tiles; ++t)
     for (int64_t k0 = 0; k0 < a.K; k0 += kF32KBlock) {
       const int64_t kc = std::min(kF32KBlock, a.K - k0);
-      float *dst = xp.data() + k0 * rowsP + t * kF32TileRows * kc;
-      for (int64_t m = 0; m < kF32TileRows; ++m) {
-        const int64_t row = t * kF32TileRows + m;
-        for (int64_t k = 0; k < kc; ++k)
-          dst[k * kF32TileRows + m] =
-              row < a.rows ? a.x[row * a.K + k0 + k] : 0.0f;
-      }
+      packTileRows(
+          std::min(kF32TileRows, a.rows - t * kF32TileRows), kc,
+          [&](int64_t m) { return a.x + (t * kF32TileRows + m) * a.K + k0; },
+          xp.data() + k0 * rowsP + t * kF32TileRows * kc);
     }
   forTileBlocks(a.N, a.K, kF32KBlock,
                 [&](int64_t n0, int64_t k0, int64_t kc, Panel &panel) {
                   packBf16(w, a.K, a.N, n0, k0, kc, panel);
                   tile(F32Gemm{xp.data() + k0 * rowsP, a.rows, kc,
                                reinterpret_cast<const float *>(panel.w.data()),
-                               a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
-                               std::min(kTileN, a.N - n0), k0 > 0});
+                               kTileN, a.bias ? a.bias + n0 : nullptr,
+                               a.out + n0, a.N, std::min(kTileN, a.N - n0),
+                               k0 > 0});
                 });
 }
 

@@ -28,7 +28,7 @@ template <int RM> void tile(const F32Gemm &g, int64_t m0) {
   static_assert(kF32TileRows == kTileRows);
   const float *x = g.x + m0 * g.K;
   for (int64_t k = 0; k < g.K; ++k) {
-    const float *wk = g.w + k * kTileN;
+    const float *wk = g.w + k * g.ldw;
     const __m512 w0 = _mm512_loadu_ps(wk), w1 = _mm512_loadu_ps(wk + 16);
     for (int m = 0; m < RM; ++m) {
       const __m512 xk = _mm512_set1_ps(x[k * kTileRows + m]);

@@ -107,7 +107,8 @@ constexpr int64_t kF32TileRows = 6;
 struct F32Gemm {
   const float *x; // this block of K: [rows / kF32TileRows][K][kF32TileRows]
   int64_t rows, K;
-  const float *w;    // [K][kTileN]
+  const float *w; // [K][ldw]: the panel's kTileN columns first in each row
+  int64_t ldw;
   const float *bias; // the panel's first column, or null
   float *out;        // row 0, the panel's first column
   int64_t ldo, cols;

@@ -157,7 +157,10 @@ void addLinearCases(std::vector<Case> &cases) {
   for (L l : {L{LLMC_F32, 0}, L{LLMC_BF16, 0}, L{LLMC_F16, 0}, L{LLMC_I8, 0},
               L{LLMC_I4, 32}, L{LLMC_I4, 128}})
     for (auto [rows, k, n] :
-         {std::tuple{1, 256, 96}, {5, 512, 64}, {17, 128, 200}})
+         {std::tuple{1, 256, 96},
+          {5, 512, 64},
+          {17, 128, 200},
+          {25, 2176, 40}}) // several blocks of K in the cpu GEMMs, and a tail
       for (bool bias : {false, true}) {
         std::string name =
             cat("linear/", dtypeName(l.dtype), l.group ? cat("g", l.group) : "",
@@ -385,6 +388,13 @@ void addAttentionCases(std::vector<Case> &cases) {
   cases.push_back(
       attentionCase("prefill/chunked/bf16kv",
                     {8, 1, 64, 0, 16, LLMC_BF16, {5, 0}, {3, 7}, false}));
+  // Long enough for several chunks of keys and tiles of query rows, with a
+  // head size that is not a multiple of the tiles' 32 columns.
+  cases.push_back(attentionCase(
+      "prefill/gqa3/long/d80", {6, 2, 80, 0, 16, LLMC_F32, {0}, {100}, false}));
+  cases.push_back(
+      attentionCase("prefill/window/long/chunked",
+                    {4, 1, 48, 37, 8, LLMC_F32, {40, 0}, {70, 45}, false}));
   cases.push_back(
       attentionCase("decode/gqa/bs16",
                     {8, 2, 64, 0, 16, LLMC_F32, {0, 5, 40}, {1, 1, 1}, true}));
