@@ -1,8 +1,8 @@
 //===- attention_tile.cpp - Flash-style attention of a tile of queries ----===//
 //
 // The query heads that share a kv head (GQA) and a tile of query rows walk
-// the sequence's keys in chunks of 32, read from the paged pool block by
-// block and converted to f32 once per chunk for the whole tile. With
+// the sequence's keys in chunks, gathered from the paged pool key by key and
+// converted to f32 once per chunk for the whole tile. With
 // AVX-512 the chunk's Q·Kᵀ and P·V run on the f32 GEMM tile (gemm.cpp's),
 // else on AVX2 two rows at a time. Softmax is
 // online (running max and sum), so no score row of the full context is
@@ -22,7 +22,9 @@
 namespace llmc::cpu {
 namespace {
 
-constexpr int64_t kChunk = 32; // keys per chunk: four 8-lane score vectors
+// Keys per chunk: four 8-lane score vectors per row on AVX2; on the tile
+// two of its panels, which halves the per-chunk softmax and setup work.
+constexpr int64_t kChunk = 32, kTileChunk = 64;
 
 void loadRow(const uint8_t *src, uint32_t dtype, int64_t n, float *out) {
   if (dtype == LLMC_F32) {
@@ -78,8 +80,8 @@ inline void transpose8(const float *in, int64_t ld, float *out, int64_t ldo) {
 /// One row's scores of a chunk (keys [lo, hi) valid) to probabilities
 /// (0 outside [lo, hi)) against its running softmax (max m, sum l); returns
 /// the factor the row's earlier output accumulates by.
-float softmaxChunk(float *scores, int64_t lo, int64_t hi, float scale, float &m,
-                   float &l) {
+float softmaxChunk(float *scores, int64_t n, int64_t lo, int64_t hi,
+                   float scale, float &m, float &l) {
   const float ninf = -std::numeric_limits<float>::infinity();
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256 vscale = _mm256_set1_ps(scale);
@@ -87,20 +89,21 @@ float softmaxChunk(float *scores, int64_t lo, int64_t hi, float scale, float &m,
   const __m256i vlo = _mm256_set1_epi32(int32_t(lo - 1)),
                 vhi = _mm256_set1_epi32(int32_t(hi));
   __m256 vmax = _mm256_set1_ps(ninf);
-  for (int64_t t = 0; t < kChunk; t += 8) {
+  for (int64_t t = 0; t < n; t += 8) {
     __m256i idx = _mm256_add_epi32(_mm256_set1_epi32(int32_t(t)), iota);
     __m256i ok = _mm256_and_si256(_mm256_cmpgt_epi32(idx, vlo),
                                   _mm256_cmpgt_epi32(vhi, idx));
-    __m256 sv = _mm256_blendv_ps(
-        _mm256_set1_ps(ninf), _mm256_mul_ps(_mm256_loadu_ps(scores + t), vscale),
-        _mm256_castsi256_ps(ok));
+    __m256 sv =
+        _mm256_blendv_ps(_mm256_set1_ps(ninf),
+                         _mm256_mul_ps(_mm256_loadu_ps(scores + t), vscale),
+                         _mm256_castsi256_ps(ok));
     _mm256_storeu_ps(scores + t, sv);
     vmax = _mm256_max_ps(vmax, sv);
   }
   const float mNew = std::max(m, simd::hmax(vmax));
-  const float alpha = m == ninf ? 0.0f : std::exp(m - mNew);
+  const float alpha = m == ninf ? 0.0f : m == mNew ? 1.0f : std::exp(m - mNew);
   __m256 vm = _mm256_set1_ps(mNew), psum = _mm256_setzero_ps();
-  for (int64_t t = 0; t < kChunk; t += 8) {
+  for (int64_t t = 0; t < n; t += 8) {
     __m256 sv = _mm256_loadu_ps(scores + t);
     __m256 valid = _mm256_cmp_ps(sv, _mm256_set1_ps(ninf), _CMP_NEQ_OQ);
     __m256 p = _mm256_and_ps(simd::exp(_mm256_sub_ps(sv, vm)), valid);
@@ -160,19 +163,20 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
   const size_t esize = common::dtypeSize(dtype);
   const float ninf = -std::numeric_limits<float>::infinity();
 
+  const int64_t chunk = tile ? kTileChunk : kChunk;
   thread_local Scratch sc;
-  sc.kt.assign(size_t(D * kChunk), 0.0f);
+  sc.kt.assign(size_t(D * chunk), 0.0f);
   // The tile reads whole kTileN-column rows of V: past D on the last one.
-  sc.v.resize(size_t(kChunk * D + kTileN));
-  sc.krows.assign(size_t(kChunk * D), 0.0f);
+  sc.v.resize(size_t(chunk * D + kTileN));
+  sc.krows.assign(size_t(chunk * D), 0.0f);
   sc.m.assign(size_t(R), ninf);
   sc.l.assign(size_t(R), 0.0f);
   sc.acc.assign(size_t(R * D), 0.0f);
   if (tile) {
     const int64_t rowsP = (R + kF32TileRows - 1) / kF32TileRows * kF32TileRows;
     sc.qp.resize(size_t(rowsP * D));
-    sc.sp.resize(size_t(R * kChunk));
-    sc.pp.resize(size_t(rowsP * kChunk));
+    sc.sp.resize(size_t(R * chunk));
+    sc.pp.resize(size_t(rowsP * chunk));
     packTileRows(
         R, D,
         [&](int64_t r) {
@@ -196,12 +200,13 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
   alignas(32) float scores[kChunk];
 
   for (int64_t j0 = from; j0 < to;) {
-    // A chunk never crosses a block: its keys are contiguous in the pool.
-    int64_t blockEnd = (j0 / bs + 1) * bs;
-    int64_t nt = std::min({kChunk, to - j0, blockEnd - j0});
-    int64_t slot0 = int64_t(table[j0 / bs]) * bs + j0 % bs;
+    // Keys are gathered row by row, so a chunk may span blocks of the pool
+    // (with blocks of 16, chunks that stopped at each block's end left half
+    // of every 32-key chunk masked).
+    int64_t nt = std::min(chunk, to - j0);
     for (int64_t t = 0; t < nt; ++t) {
-      int64_t off = ((slot0 + t) * s.kvHeads + kvHead) * D;
+      int64_t j = j0 + t, slot = int64_t(table[j / bs]) * bs + j % bs;
+      int64_t off = (slot * s.kvHeads + kvHead) * D;
       loadRow(kBase + off * int64_t(esize), dtype, D, &sc.krows[size_t(t * D)]);
       loadRow(vBase + off * int64_t(esize), dtype, D, &sc.v[size_t(t * D)]);
     }
@@ -210,25 +215,26 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
     for (int64_t t = 0; t < nt; t += 8)
       for (int64_t d = 0; d < d8; d += 8)
         transpose8(&sc.krows[size_t(t * D + d)], D,
-                   &sc.kt[size_t(d * kChunk + t)], kChunk);
-    for (int64_t t = 0; t < kChunk; ++t)
+                   &sc.kt[size_t(d * chunk + t)], chunk);
+    for (int64_t t = 0; t < chunk; ++t)
       for (int64_t d = d8; d < D; ++d)
-        sc.kt[size_t(d * kChunk + t)] = sc.krows[size_t(t * D + d)];
+        sc.kt[size_t(d * chunk + t)] = sc.krows[size_t(t * D + d)];
 
     if (tile) {
       // Every row's scores at once: S = Q·Kᵀ, with Kᵀ as the tile's panel.
-      tile(F32Gemm{sc.qp.data(), R, D, sc.kt.data(), kChunk, nullptr,
-                   sc.sp.data(), kChunk, kChunk, false});
+      for (int64_t c0 = 0; c0 < chunk; c0 += kTileN)
+        tile(F32Gemm{sc.qp.data(), R, D, sc.kt.data() + c0, chunk, nullptr,
+                     sc.sp.data() + c0, chunk, kTileN, false});
       for (int64_t r = 0; r < R; ++r) {
         const int64_t i = r / G;
         const int64_t lo = std::max(rowLo(i), j0),
                       hi = std::min(rowHi(i), j0 + nt);
-        float *p = &sc.sp[size_t(r * kChunk)];
+        float *p = &sc.sp[size_t(r * chunk)];
         if (lo >= hi) { // nothing to see in this chunk: add nothing
-          std::fill(p, p + kChunk, 0.0f);
+          std::fill(p, p + chunk, 0.0f);
           continue;
         }
-        const float alpha = softmaxChunk(p, lo - j0, hi - j0, s.scale,
+        const float alpha = softmaxChunk(p, chunk, lo - j0, hi - j0, s.scale,
                                          sc.m[size_t(r)], sc.l[size_t(r)]);
         float *acc = &sc.acc[size_t(r * D)];
         for (int64_t d = 0; d < D; ++d)
@@ -236,7 +242,7 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
       }
       // acc += P·V, V's rows as the panel, kTileN columns of D at a time.
       packTileRows(
-          R, nt, [&](int64_t r) { return &sc.sp[size_t(r * kChunk)]; },
+          R, nt, [&](int64_t r) { return &sc.sp[size_t(r * chunk)]; },
           sc.pp.data());
       for (int64_t d0 = 0; d0 < D; d0 += kTileN)
         tile(F32Gemm{sc.pp.data(), R, nt, sc.v.data() + d0, D, nullptr,
@@ -279,8 +285,9 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
         _mm256_store_ps(scores + 8, s1[p]);
         _mm256_store_ps(scores + 16, s2[p]);
         _mm256_store_ps(scores + 24, s3[p]);
-        const float alpha = softmaxChunk(scores, lo - j0, hi - j0, s.scale,
-                                         sc.m[size_t(r)], sc.l[size_t(r)]);
+        const float alpha =
+            softmaxChunk(scores, kChunk, lo - j0, hi - j0, s.scale,
+                         sc.m[size_t(r)], sc.l[size_t(r)]);
         accumulateRow(scores, lo - j0, hi - j0, alpha, sc.v.data(), D,
                       &sc.acc[size_t(r * D)]);
       }
