@@ -12,7 +12,9 @@ namespace llmc::cpu {
 
 Kernel makePrefillAttention(const llmc_op_desc &op, const Graph &,
                             Backend &backend) {
-  const F32Tile tile = backend.f32Tile;
+  // The AVX2 tile works 3 rows by 16 columns at a time: on a head's few
+  // columns it loses to attendTile's own two-row loop (measured).
+  const F32Tile tile = backend.isa >= Isa::Avx512 ? backend.f32Tile : nullptr;
   return [op, tile](Step &step) {
     AttentionShape s = common::expectAttentionStep(op, step, false);
     Matrix q = step.operand(op, 0), out = step.result(op, 0);

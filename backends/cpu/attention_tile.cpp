@@ -2,9 +2,9 @@
 //
 // The query heads that share a kv head (GQA) and a tile of query rows walk
 // the sequence's keys in chunks, gathered from the paged pool key by key and
-// converted to f32 once per chunk for the whole tile. With
-// AVX-512 the chunk's Q·Kᵀ and P·V run on the f32 GEMM tile (gemm.cpp's),
-// else on AVX2 two rows at a time. Softmax is
+// converted to f32 once per chunk for the whole tile. In prefill with
+// AVX-512 the chunk's Q·Kᵀ and P·V run on the f32 GEMM tile (gemm.cpp's);
+// decode (a few rows) and AVX2 take them two rows at a time. Softmax is
 // online (running max and sum), so no score row of the full context is
 // ever stored. Prefill and decode attention are both built on this.
 //

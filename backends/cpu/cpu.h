@@ -175,8 +175,8 @@ bool runMatmul(PackedMatmul &p, const float *x, int64_t M, const float *bias,
 struct AttentionPart {
   float *m, *l, *acc; // [count * group], [count * group], [.. * headDim]
 };
-/// With `tile` (AVX-512), Q·Kᵀ and P·V of every row run on the f32 GEMM
-/// tile; else two rows at a time on AVX2.
+/// With `tile` (an F32Tile), Q·Kᵀ and P·V of every row run on it; else two
+/// rows at a time (decode's few rows, and AVX2).
 void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
                 const Matrix &out, int64_t b, int64_t first, int64_t count,
                 int64_t len, int64_t kvHead, int64_t keyLo, int64_t keyHi,

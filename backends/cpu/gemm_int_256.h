@@ -37,6 +37,8 @@ void tileHalf(const IntGemm &g, int64_t m0, int h) {
       acc[m][0] = acc[m][1] = _mm256_set1_epi32(g.xc[(m0 + m) * lb + b]);
     const uint8_t *wb = g.w + b * kQuantBlock * kTileN + h * 64;
     const int8_t *xb = g.xq + m0 * g.ldx + b * kQuantBlock;
+    // Unrolled whole, the eight quads need more than 16 registers.
+#pragma GCC unroll 2
     for (int q = 0; q < kQuantBlock / 4; ++q) {
       __m256i w[2], u[2];
       for (int v = 0; v < 2; ++v) {

@@ -82,9 +82,7 @@ void useLevel(Backend &b, Isa isa) {
            : isa == Isa::AvxVnni ? intKernelsAvxVnni()
                                  : intKernelsAvx2();
   b.bf16 = isa >= Isa::Avx512Bf16 ? bf16PanelAvx512() : nullptr;
-  // With AMX, oneDNN's bf16 matmul is far ahead of any FMA tile.
-  b.f32Tile =
-      isa == Isa::Avx512 || isa == Isa::Avx512Bf16 ? f32TileAvx512 : nullptr;
+  b.f32Tile = isa >= Isa::Avx512 ? f32TileAvx512 : f32TileAvx2;
 }
 
 bool intGemvApplies(int64_t K, int64_t group) {

@@ -116,5 +116,6 @@ struct F32Gemm {
 };
 using F32Tile = void (*)(const F32Gemm &);
 void f32TileAvx512(const F32Gemm &g); // gemm_f32_avx512.cpp
+void f32TileAvx2(const F32Gemm &g);   // gemm_f32_avx2.cpp
 
 } // namespace llmc::cpu

@@ -85,7 +85,8 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
                  K,
                  quantized ? op.i[0] : 0};
 
-  Gemv kernels{b.ints, b.bf16, b.f32Tile,
+  // With AMX, oneDNN's bf16 matmul is far ahead of any FMA tile.
+  Gemv kernels{b.ints, b.bf16, b.isa == Isa::Amx ? nullptr : b.f32Tile,
                quantized && intGemvApplies(K, w.group)};
   std::shared_ptr<PackedMatmul> packed;
   // i8/i4 weights on integer dots and bf16 ones on vdpbf16ps need no oneDNN

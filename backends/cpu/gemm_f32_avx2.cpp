@@ -1,0 +1,94 @@
+//===- gemm_f32_avx2.cpp - The f32 GEMM tile with AVX2 FMAs ---------------===//
+//
+// The baseline level's F32Tile: 3 rows by half a panel (16 columns, two
+// vectors) at a time in 6 accumulators; a 6-row tile of x takes two passes
+// per half.
+// Built for the baseline, like the rest of the library.
+//
+//===----------------------------------------------------------------------===//
+#include "cpu.h"
+
+#include <immintrin.h>
+
+namespace llmc::cpu {
+namespace {
+
+/// io[m][0..16) += sum over k of x[k][m] * w[k][0..16). Kept out of line:
+/// inlined into tileHalf, GCC 12 stores every accumulator on every step.
+template <int RM>
+__attribute__((noinline)) void kernel(const float *x, const float *w, int64_t K,
+                                      int64_t ldw, float *io) {
+  __m256 lo[RM], hi[RM];
+  for (int m = 0; m < RM; ++m) {
+    lo[m] = _mm256_loadu_ps(io + 16 * m);
+    hi[m] = _mm256_loadu_ps(io + 16 * m + 8);
+  }
+  for (int64_t k = 0; k < K; ++k) {
+    const __m256 w0 = _mm256_loadu_ps(w + k * ldw),
+                 w1 = _mm256_loadu_ps(w + k * ldw + 8);
+    for (int m = 0; m < RM; ++m) {
+      const __m256 xk = _mm256_broadcast_ss(x + k * kF32TileRows + m);
+      lo[m] = _mm256_fmadd_ps(xk, w0, lo[m]);
+      hi[m] = _mm256_fmadd_ps(xk, w1, hi[m]);
+    }
+  }
+  for (int m = 0; m < RM; ++m) {
+    _mm256_storeu_ps(io + 16 * m, lo[m]);
+    _mm256_storeu_ps(io + 16 * m + 8, hi[m]);
+  }
+}
+
+/// Rows [r0, r0 + RM) of tile t by columns [c0, c0 + 16) of the panel;
+/// `cols` of them are real, so the start and end values go through `io`.
+template <int RM>
+void tileHalf(const F32Gemm &g, int64_t t, int64_t r0, int64_t c0,
+              int64_t cols) {
+  float *out = g.out + (t * kF32TileRows + r0) * g.ldo + c0;
+  float io[RM * 16];
+  for (int m = 0; m < RM; ++m)
+    for (int64_t c = 0; c < 16; ++c)
+      io[m * 16 + c] = c >= cols      ? 0.0f
+                       : g.accumulate ? out[m * g.ldo + c]
+                       : g.bias       ? g.bias[c0 + c]
+                                      : 0.0f;
+  kernel<RM>(g.x + t * kF32TileRows * g.K + r0, g.w + c0, g.K, g.ldw, io);
+  for (int m = 0; m < RM; ++m)
+    for (int64_t c = 0; c < cols; ++c)
+      out[m * g.ldo + c] = io[m * 16 + c];
+}
+
+template <int RM> void tile(const F32Gemm &g, int64_t t) {
+  for (int64_t c0 = 0; c0 < g.cols; c0 += 16) {
+    const int64_t cols = std::min<int64_t>(16, g.cols - c0);
+    if constexpr (RM > 3) {
+      tileHalf<3>(g, t, 0, c0, cols);
+      tileHalf<RM - 3>(g, t, 3, c0, cols);
+    } else {
+      tileHalf<RM>(g, t, 0, c0, cols);
+    }
+  }
+}
+
+} // namespace
+
+void f32TileAvx2(const F32Gemm &g) {
+  int64_t t = 0;
+  for (; (t + 1) * kF32TileRows <= g.rows; ++t)
+    tile<kF32TileRows>(g, t);
+  switch (g.rows - t * kF32TileRows) {
+  case 1:
+    return tile<1>(g, t);
+  case 2:
+    return tile<2>(g, t);
+  case 3:
+    return tile<3>(g, t);
+  case 4:
+    return tile<4>(g, t);
+  case 5:
+    return tile<5>(g, t);
+  default:
+    return;
+  }
+}
+
+} // namespace llmc::cpu
