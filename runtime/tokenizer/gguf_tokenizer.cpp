@@ -28,6 +28,46 @@ enum TokenType : int32_t {
 
 const std::string kOrigin = "GGUF tokenizer";
 
+/// The tokenizer.ggml.pre values llama.cpp gives one of our split patterns,
+/// with no other change to how it tokenizes (src/llama-vocab.cpp at
+/// llama.cpp 80fb11a: the names that map to LLAMA_VOCAB_PRE_TYPE_GPT2, MPT,
+/// OLMO, JAIS / LLAMA3, DBRX, SMAUG / QWEN2 without extra flags). Empty,
+/// "default" and "gpt2" are what llmc's own GGUF writer and older
+/// converters leave.
+struct PreTokenizerNames {
+  const char *pattern;
+  std::vector<std::string> names;
+};
+const std::vector<PreTokenizerNames> &preTokenizers() {
+  static const std::vector<PreTokenizerNames> table = {
+      {kGpt2Pattern,
+       {"", "default", "gpt2", "gpt-2", "phi-2", "jina-es", "jina-de",
+        "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum",
+        "modern-bert", "mpt", "olmo", "jais"}},
+      {kLlama3Pattern,
+       {"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral",
+        "midm-2.0", "lfm2", "jina-v5-nano", "dbrx", "smaug-bpe"}},
+      {kQwen2Pattern, {"qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2"}}};
+  return table;
+}
+
+const char *splitPatternOf(const std::string &pre) {
+  for (const PreTokenizerNames &p : preTokenizers())
+    for (const std::string &name : p.names)
+      if (name == pre)
+        return p.pattern;
+  return nullptr;
+}
+
+std::string supportedPres() {
+  std::string out;
+  for (const PreTokenizerNames &p : preTokenizers())
+    for (const std::string &name : p.names)
+      if (!name.empty())
+        out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
 class GGUFTokenizer : public VocabTokenizer {
 public:
   explicit GGUFTokenizer(const GGUFVocab &v) {
@@ -114,17 +154,10 @@ protected:
 
 private:
   void buildByteLevel(const GGUFVocab &v, std::optional<int32_t> unk) {
-    const char *pattern = nullptr;
-    if (v.pre.empty() || v.pre == "default" || v.pre == "gpt2")
-      pattern = kGpt2Pattern;
-    else if (v.pre == "llama-bpe" || v.pre == "llama3" || v.pre == "smaug-bpe")
-      pattern = kLlama3Pattern;
-    else if (v.pre == "qwen2")
-      pattern = kQwen2Pattern;
-    else
+    const char *pattern = splitPatternOf(v.pre);
+    if (!pattern)
       throw Error(kOrigin + ": unsupported pre-tokenizer '" + v.pre +
-                  "'; supported: default, gpt2, llama-bpe, llama3, "
-                  "smaug-bpe, qwen2");
+                  "' (tokenizer.ggml.pre); supported: " + supportedPres());
     pre_ =
         makeByteLevel(std::make_shared<Regex>(pattern, false, kOrigin), false);
     std::unordered_map<std::string, int32_t> vocab;

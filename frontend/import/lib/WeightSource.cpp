@@ -13,7 +13,7 @@ std::string shapeStr(const std::vector<int64_t> &shape) {
 bool convertible(weights::DType t) {
   using weights::DType;
   return t == DType::F32 || t == DType::F16 || t == DType::BF16 ||
-         t == DType::Q8_0 || t == DType::Q4_0;
+         weights::isGgmlBlockFormat(t);
 }
 } // namespace
 
@@ -60,8 +60,8 @@ WeightSource::require(const std::string &name,
   if (!convertible(t->dtype))
     throw Error("tensor '" + name + "' in " + t->file +
                 " has unsupported dtype " + weights::dtypeName(t->dtype) +
-                " (supported: F32, F16, BF16" + (gguf_ ? ", Q8_0, Q4_0" : "") +
-                ")");
+                " (supported: F32, F16, BF16" +
+                (gguf_ ? ", the ggml block formats" : "") + ")");
   used_.insert(name);
   return *t;
 }

@@ -31,12 +31,34 @@ const char *dtypeName(DType t) {
     return "Q8_0";
   case DType::Q4_0:
     return "Q4_0";
+  case DType::Q4_1:
+    return "Q4_1";
+  case DType::Q5_0:
+    return "Q5_0";
+  case DType::Q5_1:
+    return "Q5_1";
+  case DType::IQ4_NL:
+    return "IQ4_NL";
+  case DType::Q2_K:
+    return "Q2_K";
+  case DType::Q3_K:
+    return "Q3_K";
+  case DType::Q4_K:
+    return "Q4_K";
+  case DType::Q5_K:
+    return "Q5_K";
+  case DType::Q6_K:
+    return "Q6_K";
   }
   return "?";
 }
 
+bool isGgmlBlockFormat(DType t) { return t >= DType::Q8_0; }
+
 int64_t dtypeBlockSize(DType t) {
-  return t == DType::Q8_0 || t == DType::Q4_0 ? 32 : 1;
+  if (!isGgmlBlockFormat(t))
+    return 1;
+  return t >= DType::Q2_K ? 256 : 32;
 }
 
 static size_t bytesPerBlock(DType t) {
@@ -59,6 +81,24 @@ static size_t bytesPerBlock(DType t) {
     return 34; // f16 scale + 32 int8
   case DType::Q4_0:
     return 18; // f16 scale + 32 nibbles
+  case DType::Q4_1:
+    return 20; // f16 scale and min + 32 nibbles
+  case DType::Q5_0:
+    return 22; // f16 scale + 32 high bits + 32 nibbles
+  case DType::Q5_1:
+    return 24;
+  case DType::IQ4_NL:
+    return 18;
+  case DType::Q2_K:
+    return 84; // per 256: 16 scale/min bytes, 64 of 2-bit values, d, dmin
+  case DType::Q3_K:
+    return 110; // 32 high-bit masks, 64 of 2-bit values, 12 scales, d
+  case DType::Q4_K:
+    return 144; // d, dmin, 12 scale/min bytes, 128 of nibbles
+  case DType::Q5_K:
+    return 176; // as Q4_K + 32 high-bit bytes
+  case DType::Q6_K:
+    return 210; // 128 low nibbles, 64 high 2-bit pairs, 16 scales, d
   }
   return 1;
 }

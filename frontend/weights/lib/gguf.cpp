@@ -214,13 +214,48 @@ static std::optional<DType> dtypeOfGgml(uint32_t t) {
     return DType::F16;
   case 2:
     return DType::Q4_0;
+  case 3:
+    return DType::Q4_1;
+  case 6:
+    return DType::Q5_0;
+  case 7:
+    return DType::Q5_1;
   case 8:
     return DType::Q8_0;
+  case 10:
+    return DType::Q2_K;
+  case 11:
+    return DType::Q3_K;
+  case 12:
+    return DType::Q4_K;
+  case 13:
+    return DType::Q5_K;
+  case 14:
+    return DType::Q6_K;
+  case 20:
+    return DType::IQ4_NL;
   case 30:
     return DType::BF16;
   default:
     return std::nullopt;
   }
+}
+
+/// ggml's name of a tensor type (ggml.h's enum ggml_type, llama.cpp
+/// 80fb11a), for messages about types llmc does not read.
+static std::string ggmlTypeName(uint32_t t) {
+  static const char *const names[] = {
+      "F32",        "F16",        "Q4_0",       "Q4_1",     "Q4_2",    "Q4_3",
+      "Q5_0",       "Q5_1",       "Q8_0",       "Q8_1",     "Q2_K",    "Q3_K",
+      "Q4_K",       "Q5_K",       "Q6_K",       "Q8_K",     "IQ2_XXS", "IQ2_XS",
+      "IQ3_XXS",    "IQ1_S",      "IQ4_NL",     "IQ3_S",    "IQ2_S",   "IQ4_XS",
+      "I8",         "I16",        "I32",        "I64",      "F64",     "IQ1_M",
+      "BF16",       "Q4_0_4_4",   "Q4_0_4_8",   "Q4_0_8_8", "TQ1_0",   "TQ2_0",
+      "IQ4_NL_4_4", "IQ4_NL_4_8", "IQ4_NL_8_8", "MXFP4",    "NVFP4",   "Q1_0",
+      "Q2_0"};
+  if (t < sizeof(names) / sizeof(names[0]))
+    return std::string(names[t]) + " (type " + std::to_string(t) + ")";
+  return "unknown type " + std::to_string(t);
 }
 
 void GGUFParser::readTensorInfo(uint64_t index) {
@@ -247,9 +282,10 @@ void GGUFParser::readTensorInfo(uint64_t index) {
   uint32_t type = read<uint32_t>("tensor type");
   auto dt = dtypeOfGgml(type);
   if (!dt)
-    throw Error(file_ + ": unsupported GGUF tensor type " +
-                std::to_string(type) + " (" + t.name +
-                "); supported: F32=0, F16=1, Q4_0=2, Q8_0=8, BF16=30");
+    throw Error(file_ + ": tensor '" + t.name + "' is " + ggmlTypeName(type) +
+                ", which llmc cannot read; it reads F32, F16, BF16, Q8_0, "
+                "Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K and "
+                "Q6_K");
   t.dtype = *dt;
   int64_t block = dtypeBlockSize(t.dtype);
   if (block > 1 && (nDims == 0 || ne[0] % block != 0))

@@ -8,18 +8,11 @@ namespace llmc::weights {
 
 void toFloat32(const TensorRef &t, float *dst) {
   int64_t n = t.numElements();
-  switch (t.dtype) {
-  case DType::F32:
-  case DType::F16:
-  case DType::BF16:
-  case DType::Q8_0:
-  case DType::Q4_0:
-    break;
-  default:
+  if (t.dtype != DType::F32 && t.dtype != DType::F16 &&
+      t.dtype != DType::BF16 && !isGgmlBlockFormat(t.dtype))
     throw Error("cannot convert tensor '" + t.name + "' in " + t.file +
                 " to float32: dtype " + dtypeName(t.dtype) +
-                " is not F32, F16, BF16, Q8_0 or Q4_0");
-  }
+                " is not F32, F16, BF16 or a ggml block format");
   size_t need = dtypeBytes(t.dtype, n);
   if (t.nbytes != need || (need > 0 && t.data == nullptr))
     throw Error("tensor '" + t.name + "' in " + t.file + " has " +
@@ -40,13 +33,8 @@ void toFloat32(const TensorRef &t, float *dst) {
       dst[i] = t.dtype == DType::F16 ? f16ToFloat(h) : bf16ToFloat(h);
     }
     break;
-  case DType::Q8_0:
-    dequantizeQ8_0(p, n, dst);
-    break;
-  case DType::Q4_0:
-    dequantizeQ4_0(p, n, dst);
-    break;
   default:
+    dequantizeGgml(t.dtype, p, n, dst);
     break;
   }
 }

@@ -82,12 +82,16 @@ TEST_F(GGUFLlamaTest, SpecialTokens) {
 }
 
 TEST(GGUFGpt2Test, MatchesFixturesOfTheSourceTokenizerJson) {
-  for (std::string name : {"gpt2", "gpt2-2k"}) {
+  // "gpt-2" is what llama.cpp's converter writes for GPT-2's split; "gpt2"
+  // what llmc's own writer leaves.
+  for (auto [name, pre] : {std::pair<std::string, std::string>{"gpt2", "gpt2"},
+                           {"gpt2", "gpt-2"},
+                           {"gpt2-2k", "gpt2"}}) {
     auto j = nlohmann::json::parse(
         readFile(tokenizersDir() + "/" + name + "/tokenizer.json"));
     GGUFVocab v;
     v.model = "gpt2";
-    v.pre = "gpt2";
+    v.pre = pre;
     auto &vocab = j["model"]["vocab"];
     v.tokens.resize(vocab.size() + 1);
     v.tokenTypes.assign(vocab.size() + 1, 1);
@@ -106,7 +110,7 @@ TEST(GGUFGpt2Test, MatchesFixturesOfTheSourceTokenizerJson) {
       v.merges.push_back(m);
     auto tokenizer = tokenizerFromGGUF(v);
     for (const FixtureCase &c : loadFixtures(name)) {
-      SCOPED_TRACE(name + ": " + c.text);
+      SCOPED_TRACE(name + " (pre " + pre + "): " + c.text);
       EXPECT_EQ(tokenizer->encode(c.text), c.ids);
       EXPECT_EQ(tokenizer->decode(c.ids), c.decoded);
     }
@@ -124,6 +128,16 @@ TEST(GGUFErrorsTest, RejectsBadMetadata) {
   v.model = "gpt2";
   v.pre = "no-such-pre";
   EXPECT_THROW(tokenizerFromGGUF(v), Error);
+  v.pre = "qwen35"; // llama.cpp knows it; its split is not one of ours
+  try {
+    tokenizerFromGGUF(v);
+    ADD_FAILURE() << "qwen35 accepted";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("'qwen35' (tokenizer.ggml.pre)"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("gpt-2"), std::string::npos);
+  }
   v.pre = "gpt2";
   v.bos = 7;
   EXPECT_THROW(tokenizerFromGGUF(v), Error);

@@ -267,8 +267,13 @@ TEST(GGUFBad, TensorInfoProblems) {
     return r.bytes;
   };
   EXPECT_NO_THROW(parseBytes(one({16}, 0, 0)));
-  expectError([&] { parseBytes(one({16}, 12, 0)); },
-              {"t.gguf", "unsupported GGUF tensor type 12 (w)"});
+  expectError([&] { parseBytes(one({16}, 16, 0)); },
+              {"t.gguf", "'w' is IQ2_XXS (type 16), which llmc cannot read"});
+  expectError([&] { parseBytes(one({16}, 99, 0)); },
+              {"t.gguf", "'w' is unknown type 99"});
+  expectError(
+      [&] { parseBytes(one({16}, 12, 0)); },
+      {"t.gguf", "'w'", "16 of a Q4_K tensor is not a multiple of 256"});
   expectError([&] { parseBytes(one({16}, 0, 32)); },
               {"'w'", "runs past the end"});
   expectError([&] { parseBytes(one({16}, 0, 8)); },

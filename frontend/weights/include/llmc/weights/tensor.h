@@ -25,19 +25,34 @@ enum class DType : uint8_t {
   U8,
   Bool,
   Q8_0,
-  Q4_0
+  Q4_0,
+  // The rest of llama.cpp's block formats llmc reads (GGUF only).
+  Q4_1,
+  Q5_0,
+  Q5_1,
+  IQ4_NL,
+  Q2_K,
+  Q3_K,
+  Q4_K,
+  Q5_K,
+  Q6_K
 };
 
 /// "F32", "BF16", "Q8_0", ...
 const char *dtypeName(DType);
 
-/// Bytes of `numElements` values. Q8_0 is 34 B and Q4_0 18 B per block of 32;
-/// throws llmc::Error if a quantized count is not a multiple of 32, or if the
-/// count is negative or the size overflows.
+/// Bytes of `numElements` values (ggml's block sizes for the block
+/// formats: Q8_0 34 B and Q4_0 18 B per 32, Q4_K 144 B per 256, ...);
+/// throws llmc::Error if a block format's count is not a whole number of
+/// blocks, or if the count is negative or the size overflows.
 size_t dtypeBytes(DType, int64_t numElements);
 
-/// Elements per block: 32 for the quantized types, 1 otherwise.
+/// Elements per block: 32 for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL, 256
+/// for the K-quants, 1 otherwise.
 int64_t dtypeBlockSize(DType);
+
+/// Whether `t` is one of llama.cpp's block formats (Q8_0 ... Q6_K).
+bool isGgmlBlockFormat(DType t);
 
 struct TensorRef {
   std::string name;
@@ -50,9 +65,9 @@ struct TensorRef {
   int64_t numElements() const;
 };
 
-/// Converts F32/F16/BF16/Q8_0/Q4_0 to float32; `dst` has numElements() floats.
-/// Other dtypes, or nbytes that disagree with the shape, throw naming the
-/// tensor, file and dtype.
+/// Converts F32/F16/BF16 and the block formats to float32; `dst` has
+/// numElements() floats. Other dtypes, or nbytes that disagree with the
+/// shape, throw naming the tensor, file and dtype.
 void toFloat32(const TensorRef &t, float *dst);
 
 /// Byte-for-byte equal to ggml's quantize_row_q8_0_ref / quantize_row_q4_0_ref
@@ -64,5 +79,8 @@ void quantizeQ4_0(const float *src, int64_t n, uint8_t *dst);
 /// Inverse of the quantizers (ggml's dequantize_row_*).
 void dequantizeQ8_0(const uint8_t *src, int64_t n, float *dst);
 void dequantizeQ4_0(const uint8_t *src, int64_t n, float *dst);
+/// `n` values of any block format, as ggml's dequantize_row_* gives them
+/// (ggml_dequantize.cpp); throws unless n is a whole number of blocks.
+void dequantizeGgml(DType t, const uint8_t *src, int64_t n, float *dst);
 
 } // namespace llmc::weights
