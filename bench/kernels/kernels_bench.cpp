@@ -159,6 +159,23 @@ void BM_Prefill(benchmark::State &state) {
 }
 BENCHMARK(BM_Prefill)->ArgName("fmt")->DenseRange(F32, Q4)->UseRealTime();
 
+// Layer 0's attention op reading buffer 0 into buffer 1, scale 1/8.
+llmc_op_desc attentionOp(uint32_t kind, int64_t heads, int64_t kvHeads,
+                         int64_t D) {
+  llmc_op_desc op{};
+  op.kind = kind;
+  op.num_operands = 1;
+  op.num_results = 1;
+  op.operands[0] = {LLMC_OPERAND_BUFFER, 0};
+  op.results[0] = 1;
+  op.i[0] = 0;
+  op.i[1] = heads;
+  op.i[2] = kvHeads;
+  op.i[3] = D;
+  op.f[0] = 0.125;
+  return op;
+}
+
 // One decode step of one sequence: 32 heads over 4 kv heads of 64, bf16
 // cache in blocks of 16, at a given context length.
 void BM_DecodeAttention(benchmark::State &state) {
@@ -185,17 +202,7 @@ void BM_DecodeAttention(benchmark::State &state) {
 
   Graph g;
   std::vector<float> q(size_t(heads * D), 0.1f), out(size_t(heads * D));
-  llmc_op_desc op{};
-  op.kind = LLMC_OP_DECODE_ATTENTION;
-  op.num_operands = 1;
-  op.num_results = 1;
-  op.operands[0] = {LLMC_OPERAND_BUFFER, 0};
-  op.results[0] = 1;
-  op.i[0] = 0;
-  op.i[1] = heads;
-  op.i[2] = kvHeads;
-  op.i[3] = D;
-  op.f[0] = 0.125;
+  llmc_op_desc op = attentionOp(LLMC_OP_DECODE_ATTENTION, heads, kvHeads, D);
   Backend backend;
   Kernel k = makeDecodeAttention(op, g, backend);
   Step step{
@@ -245,17 +252,7 @@ void BM_PrefillAttention(benchmark::State &state) {
   std::vector<float> q(size_t(T * heads * D)), out(q.size());
   for (float &v : q)
     v = u(rng);
-  llmc_op_desc op{};
-  op.kind = LLMC_OP_PREFILL_ATTENTION;
-  op.num_operands = 1;
-  op.num_results = 1;
-  op.operands[0] = {LLMC_OPERAND_BUFFER, 0};
-  op.results[0] = 1;
-  op.i[0] = 0;
-  op.i[1] = heads;
-  op.i[2] = kvHeads;
-  op.i[3] = D;
-  op.f[0] = 0.125;
+  llmc_op_desc op = attentionOp(LLMC_OP_PREFILL_ATTENTION, heads, kvHeads, D);
   Kernel k =
       makePrefillAttention(op, g, const_cast<Backend &>(Weight::level()));
   Step step{
