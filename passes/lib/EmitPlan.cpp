@@ -11,6 +11,7 @@
 #include "llmc/weights/gguf.h"
 #include "llmc/weights/rope_permute.h"
 #include "llmc/weights/safetensors.h"
+#include "llmc/weights/tensor.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -76,7 +77,8 @@ std::vector<float> logicalFloats(const Source &src, const WeightSpec &w) {
 }
 
 /// Symmetric quantization of row-major [n, k] in groups of `group` columns:
-/// scale = max|w| / qmax, q = round(w / scale).
+/// q = round(w / scale), scale from weights::symmetricScale (exact for the
+/// blocks of a Q4_0 GGUF).
 void quantize(const std::vector<float> &w, int64_t n, int64_t k, int64_t group,
               bool int4, uint8_t *dst, bool scalesOnly) {
   const float qmax = int4 ? 7.0f : 127.0f;
@@ -85,10 +87,7 @@ void quantize(const std::vector<float> &w, int64_t n, int64_t k, int64_t group,
   for (int64_t r = 0; r < n; ++r) {
     for (int64_t g = 0; g < groups; ++g) {
       const float *x = &w[static_cast<size_t>(r * k + g * group)];
-      float amax = 0;
-      for (int64_t i = 0; i < group; ++i)
-        amax = std::max(amax, std::fabs(x[i]));
-      float scale = amax > 0 ? amax / qmax : 1.0f;
+      const float scale = ::llmc::weights::symmetricScale(x, group, int4);
       if (scalesOnly) {
         scales[r * groups + g] = scale;
         continue;

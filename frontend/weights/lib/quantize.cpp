@@ -98,3 +98,31 @@ void dequantizeQ4_0(const uint8_t *src, int64_t n, float *dst) {
 }
 
 } // namespace llmc::weights
+
+namespace llmc::weights {
+
+float symmetricScale(const float *x, int64_t n, bool int4) {
+  float amax = 0.0f;
+  for (int64_t i = 0; i < n; ++i)
+    amax = std::max(amax, std::fabs(x[i]));
+  if (amax == 0.0f)
+    return 1.0f;
+  if (int4) {
+    // amax / 8 is exact (a power of two) and, for a Q4_0 block (an f16 d
+    // times integers in [-8, 7]: at most 15 significant bits), every x / d
+    // is the integer back. ggml's d is negative when the extreme value is
+    // positive, so both signs are tried.
+    for (float d : {amax / 8.0f, -amax / 8.0f}) {
+      bool exact = true;
+      for (int64_t i = 0; i < n && exact; ++i) {
+        const float q = x[i] / d;
+        exact = q == std::nearbyint(q) && q >= -8.0f && q <= 7.0f;
+      }
+      if (exact)
+        return d;
+    }
+  }
+  return amax / (int4 ? 7.0f : 127.0f);
+}
+
+} // namespace llmc::weights

@@ -100,6 +100,37 @@ TEST(Quantize, RoundTripErrorBounds) {
   }
 }
 
+// A Q4_0 block requantized by llmc's int4 (groups of 32) gets ggml's own
+// scale and integers back; anything else keeps max|x| / 7.
+TEST(Quantize, Int4ScaleOfAQ4_0BlockIsItsOwn) {
+  const int64_t n = 32 * 64;
+  auto x = randomFloats(n, 11, 0.05f);
+  std::vector<uint8_t> q4(dtypeBytes(DType::Q4_0, n));
+  quantizeQ4_0(x.data(), n, q4.data());
+  std::vector<float> y(n);
+  dequantizeQ4_0(q4.data(), n, y.data());
+  int negative = 0;
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const float d = blockScale(&q4[b * 18]);
+    negative += d < 0;
+    const float s = symmetricScale(&y[b * 32], 32, true);
+    ASSERT_EQ(s, d) << "block " << b;
+    for (int j = 0; j < 16; ++j) {
+      const uint8_t byte = q4[b * 18 + 2 + j];
+      ASSERT_EQ(y[b * 32 + j] / s, float((byte & 0xf) - 8));
+      ASSERT_EQ(y[b * 32 + j + 16] / s, float((byte >> 4) - 8));
+    }
+  }
+  EXPECT_GT(negative, 0); // both signs of d were seen
+  float amax = 0;
+  for (int j = 0; j < 32; ++j)
+    amax = std::max(amax, std::fabs(x[j]));
+  EXPECT_EQ(symmetricScale(x.data(), 32, true), amax / 7);
+  EXPECT_EQ(symmetricScale(x.data(), 32, false), amax / 127);
+  std::vector<float> zeros(32, 0.0f);
+  EXPECT_EQ(symmetricScale(zeros.data(), 32, true), 1.0f);
+}
+
 TEST(Quantize, RejectsPartialBlocks) {
   float x[40] = {};
   uint8_t out[64];
