@@ -5,7 +5,8 @@
 #  - the header (plus 4 KiB of data) of every test checkpoint's .safetensors,
 #    and small complete files of every dtype built here;
 #  - GGUF files written by llmc-make-gguf for a tiny checkpoint built here (in
-#    each storage type) and for llama-mha / llama-gqa.
+#    each storage type) and for llama-mha / llama-gqa, and bare one-tensor
+#    files of the other ggml block formats llmc reads.
 # LLMC_MAKE_GGUF defaults to build-fuzz/bin, then build-weights/bin.
 set -euo pipefail
 
@@ -104,6 +105,27 @@ tok = {"added_tokens": [
 json.dump(tok, open(os.path.join(tiny, "tokenizer.json"), "w"))
 json.dump({"add_bos_token": True, "chat_template": "{{ messages }}"},
           open(os.path.join(tiny, "tokenizer_config.json"), "w"))
+PY
+
+# One tensor of each ggml block format llmc reads (llmc-make-gguf writes
+# only F32/F16/BF16/Q8_0/Q4_0): a bare GGUF v3, no metadata, two blocks
+# each of bytes that are not all zero.
+python3 - "$out/gguf" <<'PY'
+import os, struct, sys
+out = sys.argv[1]
+# ggml type: (values per block, bytes per block)
+types = {3: (32, 20), 6: (32, 22), 7: (32, 24), 20: (32, 18), 10: (256, 84),
+         11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210)}
+def gstr(s):
+    b = s.encode()
+    return struct.pack("<Q", len(b)) + b
+for t, (per, size) in types.items():
+    info = gstr("w") + struct.pack("<I", 2) + struct.pack("<QQ", per, 2)
+    info += struct.pack("<IQ", t, 0)
+    head = b"GGUF" + struct.pack("<IQQ", 3, 1, 0) + info
+    head += b"\0" * (-len(head) % 32)
+    data = bytes((i * 37 + t) % 251 for i in range(2 * size))
+    open(os.path.join(out, "blocks-type%d.gguf" % t), "wb").write(head + data)
 PY
 
 for t in f32 f16 bf16 q8_0 q4_0; do
