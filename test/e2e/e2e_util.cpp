@@ -62,4 +62,11 @@ nlohmann::json readJson(const std::string &path) {
   return nlohmann::json::parse(in, nullptr, false);
 }
 
+std::string joinIds(const nlohmann::json &ids) {
+  std::string s;
+  for (const auto &v : ids)
+    s += (s.empty() ? "" : ",") + std::to_string(v.get<int>());
+  return s;
+}
+
 } // namespace llmc::e2e

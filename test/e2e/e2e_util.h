@@ -39,4 +39,7 @@ std::vector<std::string> usableBackends();
 
 nlohmann::json readJson(const std::string &path);
 
+/// Token ids as `llmc run --prompt-ids` takes them: "1,2,3".
+std::string joinIds(const nlohmann::json &ids);
+
 } // namespace llmc::e2e

@@ -49,13 +49,6 @@ std::vector<json> jsonLines(const std::string &text) {
   return out;
 }
 
-std::string idsOf(const json &arr) {
-  std::string s;
-  for (const auto &v : arr)
-    s += (s.empty() ? "" : ",") + std::to_string(v.get<int>());
-  return s;
-}
-
 TEST(Truncate, TooLongPromptIsAnErrorNamingBothLengths) {
   Command c = runCommand(kBin + "/llmc run " + plan("gpt2") + " --prompt-ids " +
                          repeatIds(5, 300) + " --max-new-tokens 2");
@@ -162,7 +155,7 @@ void chatMatchesRun(const std::string &model, const std::string &tmpl) {
   for (const json &t : turns) {
     Command r =
         runCommand(kBin + "/llmc run " + plan(model) + " --prompt-ids " +
-                       idsOf(t["prompt_ids"]) + " --max-new-tokens 8 --json",
+                       joinIds(t["prompt_ids"]) + " --max-new-tokens 8 --json",
                    false);
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_EQ(json::parse(r.out)["output_ids"], t["output_ids"])

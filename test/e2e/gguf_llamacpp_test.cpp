@@ -23,13 +23,6 @@ namespace {
 using namespace llmc::e2e;
 using nlohmann::json;
 
-std::string joinIds(const json &arr) {
-  std::string s;
-  for (const auto &v : arr)
-    s += (s.empty() ? "" : ",") + std::to_string(v.get<int>());
-  return s;
-}
-
 TEST(GgufFromLlamaCpp, Q4KMAgreesWithLlamaCpp) {
   const std::string dir = kData + "/gguf-llamacpp/";
   json ref = readJson(dir + "fortune-Q4_K_M.json");

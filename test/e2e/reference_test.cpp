@@ -37,13 +37,6 @@ std::vector<float> readFloats(const std::string &path) {
   return v;
 }
 
-std::string ids(const json &arr) {
-  std::string s;
-  for (const auto &v : arr)
-    s += (s.empty() ? "" : ",") + std::to_string(v.get<int>());
-  return s;
-}
-
 double maxAbsDiff(const std::vector<float> &a, const std::vector<float> &b) {
   EXPECT_EQ(a.size(), b.size());
   double m = 0;
@@ -70,7 +63,7 @@ RunResult run(const std::string &planPath, const std::string &backend,
               const json &prompt, bool all) {
   std::string base = tempPath("run");
   std::string cmd = kBin + "/llmc run " + planPath + " --backend " + backend +
-                    " --prompt-ids " + ids(prompt["input_ids"]) +
+                    " --prompt-ids " + joinIds(prompt["input_ids"]) +
                     " --max-new-tokens 16 --ignore-eos --json --dump-logits " +
                     base + ".last.bin";
   if (all)
