@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace llmc::cpu {
 namespace {
@@ -116,9 +117,8 @@ float softmaxChunk(float *scores, int64_t n, int64_t lo, int64_t hi,
 }
 
 /// acc[D] = alpha * acc + sum over keys [lo, hi) of p[t] * v[t][D].
-void accumulateRow(const float *p, int64_t lo, int64_t hi, float alpha,
+void accumulateRow(const float *scores, int64_t lo, int64_t hi, float alpha,
                    const float *v, int64_t D, float *acc) {
-  const float *scores = p;
   // 64 columns at a time where D allows: eight independent chains.
   const __m256 va = _mm256_set1_ps(alpha);
   int64_t d = 0;
@@ -197,62 +197,46 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
   const uint8_t *kBase = cache.k[size_t(s.layer)].data();
   const uint8_t *vBase = cache.v[size_t(s.layer)].data();
   const int32_t *table = step.args.block_tables + b * step.args.max_blocks;
-  alignas(32) float scores[kChunk];
+  // Keys [lo, hi) of the chunk at j0 (nt keys) that row r sees; empty when
+  // lo >= hi.
+  auto keysOf = [&](int64_t r, int64_t j0, int64_t nt) {
+    const int64_t i = r / G;
+    return std::pair{std::max(rowLo(i), j0), std::min(rowHi(i), j0 + nt)};
+  };
 
-  for (int64_t j0 = from; j0 < to;) {
-    // Keys are gathered row by row, so a chunk may span blocks of the pool
-    // (with blocks of 16, chunks that stopped at each block's end left half
-    // of every 32-key chunk masked).
-    int64_t nt = std::min(chunk, to - j0);
-    for (int64_t t = 0; t < nt; ++t) {
-      int64_t j = j0 + t, slot = int64_t(table[j / bs]) * bs + j % bs;
-      int64_t off = (slot * s.kvHeads + kvHead) * D;
-      loadRow(kBase + off * int64_t(esize), dtype, D, &sc.krows[size_t(t * D)]);
-      loadRow(vBase + off * int64_t(esize), dtype, D, &sc.v[size_t(t * D)]);
-    }
-    // Stale rows past nt only feed scores that are masked out below.
-    int64_t d8 = D - D % 8;
-    for (int64_t t = 0; t < nt; t += 8)
-      for (int64_t d = 0; d < d8; d += 8)
-        transpose8(&sc.krows[size_t(t * D + d)], D,
-                   &sc.kt[size_t(d * chunk + t)], chunk);
-    for (int64_t t = 0; t < chunk; ++t)
-      for (int64_t d = d8; d < D; ++d)
-        sc.kt[size_t(d * chunk + t)] = sc.krows[size_t(t * D + d)];
-
-    if (tile) {
-      // Every row's scores at once: S = Q·Kᵀ, with Kᵀ as the tile's panel.
-      for (int64_t c0 = 0; c0 < chunk; c0 += kTileN)
-        tile(F32Gemm{sc.qp.data(), R, D, sc.kt.data() + c0, chunk, nullptr,
-                     sc.sp.data() + c0, chunk, kTileN, false});
-      for (int64_t r = 0; r < R; ++r) {
-        const int64_t i = r / G;
-        const int64_t lo = std::max(rowLo(i), j0),
-                      hi = std::min(rowHi(i), j0 + nt);
-        float *p = &sc.sp[size_t(r * chunk)];
-        if (lo >= hi) { // nothing to see in this chunk: add nothing
-          std::fill(p, p + chunk, 0.0f);
-          continue;
-        }
-        const float alpha = softmaxChunk(p, chunk, lo - j0, hi - j0, s.scale,
-                                         sc.m[size_t(r)], sc.l[size_t(r)]);
-        float *acc = &sc.acc[size_t(r * D)];
+  // Every row's scores at once, S = Q·Kᵀ with Kᵀ as the tile's panel; then
+  // acc += P·V with V's rows as the panel, kTileN columns of D at a time.
+  auto chunkOnTile = [&](int64_t j0, int64_t nt) {
+    for (int64_t c0 = 0; c0 < chunk; c0 += kTileN)
+      tile(F32Gemm{sc.qp.data(), R, D, sc.kt.data() + c0, chunk, nullptr,
+                   sc.sp.data() + c0, chunk, kTileN, false});
+    for (int64_t r = 0; r < R; ++r) {
+      const auto [lo, hi] = keysOf(r, j0, nt);
+      float *p = &sc.sp[size_t(r * chunk)];
+      if (lo >= hi) { // nothing to see in this chunk: add nothing
+        std::fill(p, p + chunk, 0.0f);
+        continue;
+      }
+      const float alpha = softmaxChunk(p, chunk, lo - j0, hi - j0, s.scale,
+                                       sc.m[size_t(r)], sc.l[size_t(r)]);
+      float *acc = &sc.acc[size_t(r * D)];
+      if (alpha != 1.0f)
         for (int64_t d = 0; d < D; ++d)
           acc[d] *= alpha;
-      }
-      // acc += P·V, V's rows as the panel, kTileN columns of D at a time.
-      packTileRows(
-          R, nt, [&](int64_t r) { return &sc.sp[size_t(r * chunk)]; },
-          sc.pp.data());
-      for (int64_t d0 = 0; d0 < D; d0 += kTileN)
-        tile(F32Gemm{sc.pp.data(), R, nt, sc.v.data() + d0, D, nullptr,
-                     sc.acc.data() + d0, D, std::min(kTileN, D - d0), true});
-      j0 += nt;
-      continue;
     }
+    packTileRows(
+        R, nt, [&](int64_t r) { return &sc.sp[size_t(r * chunk)]; },
+        sc.pp.data());
+    for (int64_t d0 = 0; d0 < D; d0 += kTileN)
+      tile(F32Gemm{sc.pp.data(), R, nt, sc.v.data() + d0, D, nullptr,
+                   sc.acc.data() + d0, D, std::min(kTileN, D - d0), true});
+  };
+
+  // Two query rows at a time: eight independent FMA chains hide the FMA
+  // latency, and each chunk load feeds both rows.
+  auto chunkTwoRowsAtATime = [&](int64_t j0, int64_t nt) {
+    alignas(32) float scores[kChunk];
     for (int64_t r0 = 0; r0 < R; r0 += 2) {
-      // Two query rows at a time: eight independent FMA chains hide the
-      // FMA latency, and each chunk load feeds both rows.
       const int64_t pair = std::min<int64_t>(2, R - r0);
       const float *qv[2];
       for (int64_t p = 0; p < 2; ++p) {
@@ -276,9 +260,8 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
         }
       }
       for (int64_t p = 0; p < pair; ++p) {
-        const int64_t r = r0 + p, i = r / G;
-        const int64_t lo = std::max(rowLo(i), j0),
-                      hi = std::min(rowHi(i), j0 + nt);
+        const int64_t r = r0 + p;
+        const auto [lo, hi] = keysOf(r, j0, nt);
         if (lo >= hi)
           continue;
         _mm256_store_ps(scores, s0[p]);
@@ -292,6 +275,33 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
                       &sc.acc[size_t(r * D)]);
       }
     }
+  };
+
+  for (int64_t j0 = from; j0 < to;) {
+    // Keys are gathered row by row, so a chunk may span blocks of the pool
+    // (with blocks of 16, chunks that stopped at each block's end left half
+    // of every 32-key chunk masked).
+    int64_t nt = std::min(chunk, to - j0);
+    for (int64_t t = 0; t < nt; ++t) {
+      int64_t j = j0 + t, slot = int64_t(table[j / bs]) * bs + j % bs;
+      int64_t off = (slot * s.kvHeads + kvHead) * D;
+      loadRow(kBase + off * int64_t(esize), dtype, D, &sc.krows[size_t(t * D)]);
+      loadRow(vBase + off * int64_t(esize), dtype, D, &sc.v[size_t(t * D)]);
+    }
+    // Stale rows past nt only feed scores that are masked out below.
+    int64_t d8 = D - D % 8;
+    for (int64_t t = 0; t < nt; t += 8)
+      for (int64_t d = 0; d < d8; d += 8)
+        transpose8(&sc.krows[size_t(t * D + d)], D,
+                   &sc.kt[size_t(d * chunk + t)], chunk);
+    for (int64_t t = 0; t < chunk; ++t)
+      for (int64_t d = d8; d < D; ++d)
+        sc.kt[size_t(d * chunk + t)] = sc.krows[size_t(t * D + d)];
+
+    if (tile)
+      chunkOnTile(j0, nt);
+    else
+      chunkTwoRowsAtATime(j0, nt);
     j0 += nt;
   }
 

@@ -1,11 +1,11 @@
 //===- gemm.cpp - Many-row linears on our tiles: round, repack, run -------===//
 //
-// Prefill on i8 / i4 weights (all levels) and bf16 ones (AVX-512 without
-// AMX). i8/i4 activations are quantized as for the GEMV (int8 blocks of 32
-// with a scale each), so prefill and decode round alike; bf16 weights are
-// widened to f32 and multiply the f32 activations. Each thread repacks one
-// panel of kTileN weight columns at a time into its own buffer (32 * K
-// bytes for i8/i4, 128 * K for bf16: it stays in L2 while every row runs
+// Prefill on i8 / i4 weights and (at every level but AMX, where oneDNN
+// serves) bf16 ones. i8/i4 activations are quantized as for the GEMV (int8
+// blocks of 32 with a scale each), so prefill and decode round alike; bf16
+// weights are widened to f32 and multiply the f32 activations. Each thread
+// repacks one panel of kTileN weight columns by one block of K at a time
+// into its own buffer (32 KB: it stays in L1/L2 while every row runs
 // against it) and hands it to the level's tile; the repack costs one pass
 // over the weights per call, small next to rows * K * kTileN multiply-adds.
 //
@@ -97,7 +97,8 @@ void transpose8x8(__m256i r[8]) {
 }
 
 /// Block b of weight column n as 32 bytes in column order, XOR flip (which
-/// adds the offset: 0x80 to an i8, 0x08 to a 4-bit two's complement q).
+/// adds the offset: 0x80 to an i8, 0x08 to a 4-bit two's complement q; 0
+/// leaves an i8 signed).
 __m256i loadBlock(bool q4, const void *w, int64_t K, int64_t n, int64_t b,
                   __m256i flip) {
   if (!q4)
@@ -116,7 +117,8 @@ __m256i loadBlock(bool q4, const void *w, int64_t K, int64_t n, int64_t b,
 }
 
 /// Columns [n0, n0 + kTileN) x [k0, k0 + kc) of w in IntGemm's layout,
-/// with their scales; columns past N get zero weights and zero scales.
+/// plus `offset` (8 for i4), with their scales; columns past N get zero
+/// weights and zero scales.
 void pack(bool q4, int32_t offset, const void *w, const float *scales,
           int64_t K, int64_t N, int64_t group, int64_t n0, int64_t k0,
           int64_t kc, Panel &p) {
@@ -125,7 +127,7 @@ void pack(bool q4, int32_t offset, const void *w, const float *scales,
   const int64_t blockGroups = groups == 1 ? 1 : kc / group;
   p.w.resize(size_t(kc * kTileN));
   p.s.resize(size_t(blockGroups * kTileN));
-  const __m256i flip = _mm256_set1_epi8(char(q4 ? 8 : offset));
+  const __m256i flip = _mm256_set1_epi8(char(offset));
   for (int64_t c0 = 0; c0 < kTileN; c0 += 8)
     for (int64_t b = 0; b < kc / kQuantBlock; ++b) {
       __m256i r[8];

@@ -11,10 +11,6 @@
 namespace llmc::cpu {
 namespace {
 
-/// Rows per tile: 6 rows by the panel's two vectors keep 12 accumulators
-/// (and the int tile's 12 more) within the 32 registers.
-constexpr int kTileRows = 6;
-
 /// Which lanes of the panel's two 16-column vectors are real columns.
 struct PanelMasks {
   __mmask16 keep[2];
@@ -25,28 +21,6 @@ struct PanelMasks {
     }
   }
 };
-
-/// Tile::run<RM>(g, m0) over rows [0, rows) in tiles of kTileRows.
-template <typename Tile, typename G>
-void forTileRows(const G &g, int64_t rows) {
-  int64_t m0 = 0;
-  for (; m0 + kTileRows <= rows; m0 += kTileRows)
-    Tile::template run<kTileRows>(g, m0);
-  switch (rows - m0) {
-  case 1:
-    return Tile::template run<1>(g, m0);
-  case 2:
-    return Tile::template run<2>(g, m0);
-  case 3:
-    return Tile::template run<3>(g, m0);
-  case 4:
-    return Tile::template run<4>(g, m0);
-  case 5:
-    return Tile::template run<5>(g, m0);
-  default:
-    return;
-  }
-}
 
 } // namespace
 } // namespace llmc::cpu

@@ -7,8 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cpu.h"
-
-#include <immintrin.h>
+#include "gemv_int_common.h"
 
 namespace llmc::cpu {
 namespace {
@@ -57,38 +56,23 @@ void tileHalf(const F32Gemm &g, int64_t t, int64_t r0, int64_t c0,
       out[m * g.ldo + c] = io[m * 16 + c];
 }
 
-template <int RM> void tile(const F32Gemm &g, int64_t t) {
-  for (int64_t c0 = 0; c0 < g.cols; c0 += 16) {
-    const int64_t cols = std::min<int64_t>(16, g.cols - c0);
-    if constexpr (RM > 3) {
-      tileHalf<3>(g, t, 0, c0, cols);
-      tileHalf<RM - 3>(g, t, 3, c0, cols);
-    } else {
-      tileHalf<RM>(g, t, 0, c0, cols);
+struct Tile {
+  template <int RM> static void run(const F32Gemm &g, int64_t m0) {
+    const int64_t t = m0 / kTileRows;
+    for (int64_t c0 = 0; c0 < g.cols; c0 += 16) {
+      const int64_t cols = std::min<int64_t>(16, g.cols - c0);
+      if constexpr (RM > 3) {
+        tileHalf<3>(g, t, 0, c0, cols);
+        tileHalf<RM - 3>(g, t, 3, c0, cols);
+      } else {
+        tileHalf<RM>(g, t, 0, c0, cols);
+      }
     }
   }
-}
+};
 
 } // namespace
 
-void f32TileAvx2(const F32Gemm &g) {
-  int64_t t = 0;
-  for (; (t + 1) * kF32TileRows <= g.rows; ++t)
-    tile<kF32TileRows>(g, t);
-  switch (g.rows - t * kF32TileRows) {
-  case 1:
-    return tile<1>(g, t);
-  case 2:
-    return tile<2>(g, t);
-  case 3:
-    return tile<3>(g, t);
-  case 4:
-    return tile<4>(g, t);
-  case 5:
-    return tile<5>(g, t);
-  default:
-    return;
-  }
-}
+void f32TileAvx2(const F32Gemm &g) { forTileRows<Tile>(g, g.rows); }
 
 } // namespace llmc::cpu

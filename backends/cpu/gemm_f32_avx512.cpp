@@ -25,7 +25,6 @@ template <int RM> void tile(const F32Gemm &g, int64_t m0) {
                                    keep[v], g.out + (m0 + m) * g.ldo + v * 16)
                              : bias;
   }
-  static_assert(kF32TileRows == kTileRows);
   const float *x = g.x + m0 * g.K;
   for (int64_t k = 0; k < g.K; ++k) {
     const float *wk = g.w + k * g.ldw;
