@@ -15,7 +15,9 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -78,12 +80,13 @@ std::vector<float> logicalFloats(const Source &src, const WeightSpec &w) {
 
 /// Symmetric quantization of row-major [n, k] in groups of `group` columns:
 /// q = round(w / scale), scale from weights::symmetricScale (exact for the
-/// blocks of a Q4_0 GGUF).
-void quantize(const std::vector<float> &w, int64_t n, int64_t k, int64_t group,
-              bool int4, uint8_t *dst, bool scalesOnly) {
+/// blocks of Q4_0, Q5_0 and Q8_0 GGUFs). Returns the largest |w - q·scale|.
+float quantize(const std::vector<float> &w, int64_t n, int64_t k, int64_t group,
+               bool int4, uint8_t *dst, bool scalesOnly) {
   const float qmax = int4 ? 7.0f : 127.0f;
   const int64_t groups = k / group;
   auto *scales = reinterpret_cast<float *>(dst);
+  float maxError = 0;
   for (int64_t r = 0; r < n; ++r) {
     for (int64_t g = 0; g < groups; ++g) {
       const float *x = &w[static_cast<size_t>(r * k + g * group)];
@@ -95,6 +98,7 @@ void quantize(const std::vector<float> &w, int64_t n, int64_t k, int64_t group,
       for (int64_t i = 0; i < group; ++i) {
         float q = std::nearbyint(x[i] / scale);
         q = std::clamp(q, int4 ? -8.0f : -127.0f, qmax);
+        maxError = std::max(maxError, std::fabs(x[i] - q * scale));
         auto qi = static_cast<int8_t>(q);
         int64_t col = g * group + i;
         if (!int4) {
@@ -108,9 +112,18 @@ void quantize(const std::vector<float> &w, int64_t n, int64_t k, int64_t group,
       }
     }
   }
+  return maxError;
 }
 
-void fill(const Source &src, const WeightSpec &w, uint8_t *dst, size_t nbytes) {
+float maxAbs(const std::vector<float> &v) {
+  float m = 0;
+  for (float x : v)
+    m = std::max(m, std::fabs(x));
+  return m;
+}
+
+void fill(const Source &src, const WeightSpec &w, uint8_t *dst, size_t nbytes,
+          const EmitOptions &o) {
   if (!w.data.empty()) {
     std::memcpy(dst, w.data.data(), nbytes);
     return;
@@ -122,7 +135,10 @@ void fill(const Source &src, const WeightSpec &w, uint8_t *dst, size_t nbytes) {
   if (!w.quant.empty()) {
     if (!w.quantScales)
       std::memset(dst, 0, nbytes);
-    quantize(v, n, k, w.groupSize, w.quant == "int4", dst, w.quantScales);
+    float error =
+        quantize(v, n, k, w.groupSize, w.quant == "int4", dst, w.quantScales);
+    if (!w.ggmlType.empty() && !w.quantScales && o.converted)
+      o.converted(Conversion{w.name, w.ggmlType, w.quant, error, maxAbs(v)});
     return;
   }
   switch (w.dtype) {
@@ -151,7 +167,23 @@ int64_t i64(DictionaryAttr d, StringRef key) {
   return a ? a.getInt() : 0;
 }
 
-::llmc::PlanConfig planConfig(ModuleOp module, const EmitOptions &o) {
+/// "ggml (Q4_K->int4, Q6_K->int8)": which block format became which.
+std::string ggmlQuantization(const LoweredModule &lowered) {
+  std::map<std::string, std::string> formats;
+  for (const WeightSpec &w : lowered.weights)
+    if (!w.ggmlType.empty())
+      formats[w.ggmlType] = !w.quant.empty()       ? w.quant
+                            : w.dtype == LLMC_F16  ? "f16"
+                            : w.dtype == LLMC_BF16 ? "bf16"
+                                                   : "f32";
+  std::string out = "ggml (";
+  for (const auto &[type, format] : formats)
+    out += (out.back() == '(' ? "" : ", ") + type + "->" + format;
+  return out + ")";
+}
+
+::llmc::PlanConfig planConfig(ModuleOp module, const LoweredModule &lowered,
+                              const EmitOptions &o) {
   auto c = module->getAttrOfType<DictionaryAttr>("llmc.config");
   if (!c)
     throw Error("the module has no llmc.config (was it made by llmc import?)");
@@ -171,7 +203,7 @@ int64_t i64(DictionaryAttr d, StringRef key) {
     p.eosTokenIds.assign(eos.asArrayRef().begin(), eos.asArrayRef().end());
   p.target = o.target;
   p.computeDtype = o.dtype;
-  p.quantization = o.quant;
+  p.quantization = o.quant == "ggml" ? ggmlQuantization(lowered) : o.quant;
   p.kvDtype = o.dtype == "bf16"  ? LLMC_BF16
               : o.dtype == "f16" ? LLMC_F16
                                  : LLMC_F32;
@@ -248,7 +280,7 @@ void emitPlan(ModuleOp module, const LoweredModule &lowered,
   auto src = std::make_shared<Source>(sourceAttr);
 
   ::llmc::PlanWriter writer;
-  writer.setConfig(planConfig(module, options));
+  writer.setConfig(planConfig(module, lowered, options));
   writer.setTokenizer(planTokenizer(module, *src));
   for (const WeightSpec &w : lowered.weights) {
     int64_t elements = 1;
@@ -256,9 +288,10 @@ void emitPlan(ModuleOp module, const LoweredModule &lowered,
       elements *= d;
     uint64_t nbytes = ::llmc::dtypeBytes(w.dtype, elements);
     std::vector<int64_t> shape = w.shape;
-    writer.addWeight(
-        w.name, w.dtype, shape, nbytes,
-        [src, &w, nbytes](uint8_t *dst) { fill(*src, w, dst, nbytes); });
+    writer.addWeight(w.name, w.dtype, shape, nbytes,
+                     [src, &w, nbytes, &options](uint8_t *dst) {
+                       fill(*src, w, dst, nbytes, options);
+                     });
   }
   for (const ::llmc::Graph &g : lowered.graphs)
     writer.addGraph(g);

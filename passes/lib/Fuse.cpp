@@ -58,6 +58,16 @@ ParamOp packableParam(Value v) {
   return p;
 }
 
+/// Whether two GGUF weights convert alike once packed: both F32 (no
+/// ggml_type), both the same float type, or both block formats (the pack
+/// then takes the widest, packParams).
+bool sameGgmlKind(ParamOp a, ParamOp b) {
+  auto block = [](ParamOp p) {
+    return p.getGgmlType() && ggmlKeptBits(*p.getGgmlType()) <= 8;
+  };
+  return a.getGgmlTypeAttr() == b.getGgmlTypeAttr() || (block(a) && block(b));
+}
+
 /// A param whose rows are the given params' rows, in order.
 Value packParams(OpBuilder &b, Location loc, ArrayRef<ParamOp> parts) {
   int64_t rows = 0;
@@ -71,10 +81,18 @@ Value packParams(OpBuilder &b, Location loc, ArrayRef<ParamOp> parts) {
   SmallVector<int64_t> shape(first.getShape());
   shape[0] = rows;
   std::string name = llvm::join(names, "+");
+  // GGUF block formats may differ between parts (llama.cpp's Q4_K_M keeps
+  // some attn_v in Q6_K): the pack takes the one kept with the most bits.
+  StringAttr ggml = front.getGgmlTypeAttr();
+  for (ParamOp p : parts)
+    if (ggml && ggmlKeptBits(p.getGgmlTypeAttr().getValue()) >
+                    ggmlKeptBits(ggml.getValue()))
+      ggml = p.getGgmlTypeAttr();
   auto packed = b.create<ParamOp>(
       loc, RankedTensorType::get(shape, first.getElementType()),
       b.getStringAttr(name), UnitAttr(), IntegerAttr(),
-      b.getStrArrayAttr(names), StringAttr(), StringAttr(), IntegerAttr());
+      b.getStrArrayAttr(names), StringAttr(), StringAttr(), IntegerAttr(),
+      ggml);
   return packed;
 }
 
@@ -84,6 +102,8 @@ bool packable(ArrayRef<LinearOp> linears) {
   bool withBias = static_cast<bool>(front.getBias());
   for (LinearOp l : linears) {
     if (!packableParam(l.getWeight()) ||
+        !sameGgmlKind(front.getWeight().getDefiningOp<ParamOp>(),
+                      l.getWeight().getDefiningOp<ParamOp>()) ||
         static_cast<bool>(l.getBias()) != withBias ||
         (withBias && !packableParam(l.getBias())))
       return false;

@@ -138,6 +138,8 @@ private:
     else
       w.sources.push_back(w.name);
     w.transposed = p.getTransposed();
+    if (auto t = p.getGgmlType())
+      w.ggmlType = t->str();
     if (auto h = p.getRopeUnpermuteHeads())
       w.ropeUnpermuteHeads = static_cast<int64_t>(*h);
     auto index = static_cast<uint32_t>(out_.weights.size());

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "llmc/IR/LLMCOps.h"
 #include "llmc/Passes/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -50,10 +51,16 @@ LogicalResult buildPipeline(OpPassManager &pm, const PipelineOptions &o,
   pm.addPass(createSpecializePhases());
   if (enabled("llmc-fuse"))
     pm.addPass(createFuse());
+  if (o.quant == "auto") {
+    error = "--quant auto must be resolved against the module first "
+            "(resolveQuant)";
+    return failure();
+  }
   std::string mode = o.quant != "none" ? o.quant : o.dtype;
   if (enabled("llmc-quantize") && mode != "f32") {
     QuantizeOptions q;
     q.mode = mode;
+    q.otherwise = o.dtype;
     q.group = o.group;
     q.quantizeHead = o.quantizeHead;
     q.quantizeEmbedding = o.quantizeHead;
@@ -66,12 +73,23 @@ LogicalResult buildPipeline(OpPassManager &pm, const PipelineOptions &o,
   return success();
 }
 
+std::string resolveQuant(ModuleOp module, const std::string &quant) {
+  if (quant != "auto")
+    return quant;
+  bool ggml = false;
+  module.walk([&](ParamOp p) {
+    ggml |= static_cast<bool>(p.getGgmlType());
+    return ggml ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return ggml ? "ggml" : "none";
+}
+
 namespace {
 struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
   Option<std::string> dtype{*this, "dtype", llvm::cl::desc("f32, bf16 or f16"),
                             llvm::cl::init("f32")};
   Option<std::string> quant{*this, "quant",
-                            llvm::cl::desc("none, int8 or int4"),
+                            llvm::cl::desc("none, int8, int4 or ggml"),
                             llvm::cl::init("none")};
   Option<int64_t> group{*this, "group", llvm::cl::desc("int4 group size"),
                         llvm::cl::init(32)};

@@ -6,6 +6,9 @@
 //   => int8/int4: llmc.quantized_linear %x, %wq, %scales
 //        %wq     = llmc.param {quant, quant_part = "weight", group_size}
 //        %scales = llmc.param {quant, quant_part = "scales", group_size}
+//   => ggml: each weight a GGUF stores in a block format takes int8 or int4
+//        with groups of 32 (ggmlKeptBits), F16 and BF16 ones stay so, the
+//        others (F32) take `otherwise`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,12 +17,31 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSwitch.h"
 
 namespace mlir::llmc {
 #define GEN_PASS_DEF_QUANTIZE
 #include "llmc/Passes/Passes.h.inc"
 
+int64_t ggmlKeptBits(StringRef type) {
+  // Q4_0 is symmetric like llmc's int4 and stays exact. The others have a
+  // min, a non-uniform grid or sub-block scales int4 cannot hold: as int4
+  // (max error 7% of a tensor's max |w|) the bundled model's Q4_K_M argmax
+  // agreed with llama.cpp's at 36 of 40 positions; as int8 (0.4%) at 40.
+  // Q8_0 and Q5_0 stay exact too (weights::symmetricScale finds their grid).
+  return llvm::StringSwitch<int64_t>(type)
+      .Cases("F16", "BF16", 16)
+      .Case("Q4_0", 4)
+      .Cases("Q8_0", "Q5_0", "Q5_1", "Q4_1", "IQ4_NL", 8)
+      .Cases("Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", 8)
+      .Default(0);
+}
+
 namespace {
+
+/// A GGUF block holds 32 weights (a K-quant's sub-block 16 or 32): groups of
+/// 32 keep each block's own scale.
+constexpr int64_t kGgmlGroup = 32;
 
 bool usedByEmbedding(ParamOp p) {
   return llvm::any_of(p->getUsers(),
@@ -46,11 +68,20 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
   using QuantizeBase::QuantizeBase;
 
   void runOnOperation() override {
-    if (mode != "f32" && mode != "bf16" && mode != "f16" && mode != "int8" &&
-        mode != "int4") {
+    auto known = [](StringRef m, bool ggml) {
+      return m == "f32" || m == "bf16" || m == "f16" ||
+             (ggml ? m == "ggml" : m == "int8" || m == "int4");
+    };
+    if (!known(mode, false) && !known(mode, true)) {
       getOperation().emitError("llmc-quantize: mode must be f32, bf16, f16, "
-                               "int8 or int4, got '")
+                               "int8, int4 or ggml, got '")
           << mode << "'";
+      return signalPassFailure();
+    }
+    if (mode == "ggml" && (otherwise == "ggml" || !known(otherwise, false))) {
+      getOperation().emitError("llmc-quantize: otherwise must be f32, bf16, "
+                               "f16, int8 or int4, got '")
+          << otherwise << "'";
       return signalPassFailure();
     }
     if (mode == "int4" && group != 32 && group != 128) {
@@ -59,8 +90,15 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
           << static_cast<int64_t>(group); // the Option would print as a char
       return signalPassFailure();
     }
-    if (mode == "f32")
-      return;
+    bool failedGgml = false;
+    getOperation().walk([&](ParamOp p) {
+      if (auto t = p.getGgmlType(); t && !ggmlKeptBits(*t)) {
+        p.emitError() << "llmc-quantize: unknown ggml_type '" << *t << "'";
+        failedGgml = true;
+      }
+    });
+    if (failedGgml)
+      return signalPassFailure();
     SmallVector<LinearOp> linears;
     getOperation().walk([&](LinearOp l) { linears.push_back(l); });
     for (LinearOp l : linears) {
@@ -75,10 +113,11 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       // the embedding keeps the original.
       if (!quantizeEmbedding && !(quantizeHead && head) && usedByEmbedding(w))
         continue;
-      if (mode == "bf16" || mode == "f16")
-        convertFloat(l, w);
-      else
-        quantizeLinear(l, w);
+      std::string m = modeFor(w);
+      if (m == "bf16" || m == "f16")
+        convertFloat(l, w, m);
+      else if (m == "int8" || m == "int4")
+        quantizeLinear(l, w, m);
     }
     if (quantizeEmbedding) {
       SmallVector<EmbeddingOp> lookups;
@@ -86,6 +125,19 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       for (EmbeddingOp e : lookups)
         convertTable(e);
     }
+  }
+
+  /// The conversion of one weight: `mode`, or in mode ggml its block
+  /// format's nearest llmc format.
+  std::string modeFor(ParamOp w) const {
+    if (mode != "ggml")
+      return mode;
+    if (auto t = w.getGgmlType())
+      return *t == "F16"             ? "f16"
+             : *t == "BF16"          ? "bf16"
+             : ggmlKeptBits(*t) == 8 ? "int8"
+                                     : "int4";
+    return otherwise;
   }
 
   /// A lookup reads one row per token, so the table costs memory, not
@@ -97,24 +149,32 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     if (!t || t.getQuant() || !t.getType().getElementType().isF32())
       return;
     OpBuilder b(e);
-    if (mode == "int8" || mode == "int4") {
+    std::string m = modeFor(t);
+    if (m == "f32")
+      return;
+    if (m == "int8" || m == "int4") {
       int64_t v = t.getType().getDimSize(0), d = t.getType().getDimSize(1);
+      // A GGUF table keeps its blocks' scales (exact for Q8_0).
+      int64_t g = t.getGgmlType() && ggmlKeptBits(*t.getGgmlType()) <= 8 &&
+                          d % kGgmlGroup == 0
+                      ? kGgmlGroup
+                      : d;
       ParamOp q =
           cloneParam(b, t, RankedTensorType::get({v, d}, b.getIntegerType(8)),
-                     "int8", "weight", d);
+                     "int8", "weight", g);
       ParamOp scales =
-          cloneParam(b, t, RankedTensorType::get({v, 1}, b.getF32Type()),
-                     "int8", "scales", d);
+          cloneParam(b, t, RankedTensorType::get({v, d / g}, b.getF32Type()),
+                     "int8", "scales", g);
       auto lookup =
           b.create<QuantizedEmbeddingOp>(e.getLoc(), e.getType(), q, scales,
-                                         e.getIds(), b.getI64IntegerAttr(d));
+                                         e.getIds(), b.getI64IntegerAttr(g));
       e.replaceAllUsesWith(lookup.getResult());
       e.erase();
       if (t->use_empty())
         t.erase();
       return;
     }
-    Type elt = mode == "f16" ? Type(b.getF16Type()) : Type(b.getBF16Type());
+    Type elt = m == "f16" ? Type(b.getF16Type()) : Type(b.getBF16Type());
     auto type = RankedTensorType::get(t.getType().getShape(), elt);
     if (t->hasOneUse()) {
       t.getResult().setType(type);
@@ -126,9 +186,9 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     e.getTableMutable().assign(copy);
   }
 
-  void convertFloat(LinearOp l, ParamOp w) {
+  void convertFloat(LinearOp l, ParamOp w, StringRef m) {
     OpBuilder b(w);
-    Type elt = mode == "bf16" ? Type(b.getBF16Type()) : Type(b.getF16Type());
+    Type elt = m == "bf16" ? Type(b.getBF16Type()) : Type(b.getF16Type());
     auto shape = w.getType().getShape();
     if (w->hasOneUse()) {
       w.getResult().setType(RankedTensorType::get(shape, elt));
@@ -139,10 +199,13 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     l.getWeightMutable().assign(copy);
   }
 
-  void quantizeLinear(LinearOp l, ParamOp w) {
+  void quantizeLinear(LinearOp l, ParamOp w, StringRef m) {
     int64_t n = w.getType().getDimSize(0), k = w.getType().getDimSize(1);
-    bool int4 = mode == "int4";
-    int64_t g = int4 ? static_cast<int64_t>(group) : k;
+    bool int4 = m == "int4";
+    // A GGUF weight keeps its blocks' scales: groups of 32 in int8 too.
+    bool ggml = w.getGgmlType() && ggmlKeptBits(*w.getGgmlType()) <= 8 &&
+                k % kGgmlGroup == 0;
+    int64_t g = ggml ? kGgmlGroup : int4 ? static_cast<int64_t>(group) : k;
     if (int4 && k % g) {
       // Like llama.cpp, fall back to the next wider type rather than to f32:
       // the layer keeps most of the saving and the user is told.

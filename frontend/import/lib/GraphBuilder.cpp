@@ -20,17 +20,27 @@ RankedTensorType GraphBuilder::tensor(ArrayRef<int64_t> shape) const {
   return RankedTensorType::get(shape, f32_);
 }
 
+/// A GGUF's block formats, F16 and BF16 are recorded (ggml_type) so that
+/// `llmc compile` keeps them as stored by default (llmc-quantize mode=ggml).
+bool GraphBuilder::keptAsStored(weights::DType t) const {
+  return weights_.isGGUF() &&
+         (weights::isGgmlBlockFormat(t) || t == weights::DType::F16 ||
+          t == weights::DType::BF16);
+}
+
 Value GraphBuilder::param(const std::string &name, std::vector<int64_t> shape,
                           bool transposed, int64_t ropeHeads) {
   std::vector<int64_t> stored = shape;
   if (transposed)
     std::swap(stored[0], stored[1]);
-  weights_.require(name, stored);
+  weights::DType stores = weights_.require(name, stored).dtype;
   return b_.create<mlir::llmc::ParamOp>(
       loc(), tensor(shape), b_.getStringAttr(name),
       transposed ? b_.getUnitAttr() : UnitAttr(),
       ropeHeads > 0 ? b_.getI64IntegerAttr(ropeHeads) : IntegerAttr(),
-      ArrayAttr(), StringAttr(), StringAttr(), IntegerAttr());
+      ArrayAttr(), StringAttr(), StringAttr(), IntegerAttr(),
+      keptAsStored(stores) ? b_.getStringAttr(weights::dtypeName(stores))
+                           : StringAttr());
 }
 
 Value GraphBuilder::optionalParam(const std::string &name,

@@ -52,6 +52,7 @@ public:
   mlir::RankedTensorType tensor(llvm::ArrayRef<int64_t> shape) const;
 
 private:
+  bool keptAsStored(weights::DType t) const;
   mlir::Location loc() const { return b_.getUnknownLoc(); }
   mlir::Value transpose(mlir::Value x, llvm::ArrayRef<int64_t> perm);
 

@@ -107,20 +107,21 @@ float symmetricScale(const float *x, int64_t n, bool int4) {
     amax = std::max(amax, std::fabs(x[i]));
   if (amax == 0.0f)
     return 1.0f;
-  if (int4) {
-    // amax / 8 is exact (a power of two) and, for a Q4_0 block (an f16 d
-    // times integers in [-8, 7]: at most 15 significant bits), every x / d
-    // is the integer back. ggml's d is negative when the extreme value is
-    // positive, so both signs are tried.
-    for (float d : {amax / 8.0f, -amax / 8.0f}) {
-      bool exact = true;
-      for (int64_t i = 0; i < n && exact; ++i) {
-        const float q = x[i] / d;
-        exact = q == std::nearbyint(q) && q >= -8.0f && q <= 7.0f;
-      }
-      if (exact)
-        return d;
+  // A GGUF block's values are an f16 d times integers whose largest
+  // magnitude is 8 (Q4_0: [-8, 7]) or 16 (Q5_0: [-16, 15]); amax / 8 and
+  // amax / 16 are then d exactly (a power of two apart), and every x / d is
+  // the integer back (at most 15 significant bits). ggml's d is negative when
+  // the extreme value is positive, so both signs are tried. Q8_0's d is
+  // amax / 127 itself, the default below.
+  const float grid = int4 ? 8.0f : 16.0f, lo = -grid, hi = int4 ? 7.0f : 16.0f;
+  for (float d : {amax / grid, -amax / grid}) {
+    bool exact = true;
+    for (int64_t i = 0; i < n && exact; ++i) {
+      const float q = x[i] / d;
+      exact = q == std::nearbyint(q) && q >= lo && q <= hi;
     }
+    if (exact)
+      return d;
   }
   return amax / (int4 ? 7.0f : 127.0f);
 }

@@ -16,7 +16,7 @@
 // Tests that an int4 group other than 32 or 128, and an unknown mode, are
 // rejected with the offending value spelled out.
 // ERR: error: llmc-quantize: int4 group must be 32 or 128, got 64{{$}}
-// ERR-MODE: error: llmc-quantize: mode must be f32, bf16, f16, int8 or int4, got 'int3'
+// ERR-MODE: error: llmc-quantize: mode must be f32, bf16, f16, int8, int4 or ggml, got 'int3'
 
 // Tests that linear weights are converted: int4 packs two nibbles per byte
 // with one scale per 32 inputs, int8 keeps one byte per weight with one scale

@@ -12,10 +12,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <tuple>
 
 namespace llmc::weights {
 namespace {
@@ -64,6 +66,34 @@ TEST(GgmlDequantize, EqualsGgmlOnItsOwnQuantizersOutput) {
                       << want[size_t(i)];
     }
     EXPECT_EQ(differ, 0);
+  }
+}
+
+// Q8_0, Q5_0 and Q4_0 blocks from ggml's own quantizer, quantized again as
+// llmc's int8 / int4 in groups of 32, come back exactly: the GGUF's integers
+// and scales, not a second rounding.
+TEST(GgmlDequantize, SymmetricGroupsKeepQ8_0Q5_0Q4_0Exactly) {
+  for (auto [file, dtype, int4] : {std::tuple{"q8_0", DType::Q8_0, false},
+                                   std::tuple{"q5_0", DType::Q5_0, false},
+                                   std::tuple{"q4_0", DType::Q4_0, true}}) {
+    SCOPED_TRACE(file);
+    std::vector<uint8_t> bytes =
+        readAll(std::string(LLMC_DATA_DIR) + "/ggml-quants/" + file + ".bin");
+    ASSERT_GE(bytes.size(), 8u);
+    uint32_t head[2];
+    std::memcpy(head, bytes.data(), 8);
+    const int64_t n = head[1];
+    std::vector<float> y(static_cast<size_t>(n));
+    dequantizeGgml(dtype, bytes.data() + 8, n, y.data());
+    const float qmin = int4 ? -8.0f : -127.0f, qmax = int4 ? 7.0f : 127.0f;
+    for (int64_t b = 0; b < n / 32; ++b) {
+      const float *x = &y[size_t(b * 32)];
+      const float s = symmetricScale(x, 32, int4);
+      for (int j = 0; j < 32; ++j) {
+        const float q = std::clamp(std::nearbyint(x[j] / s), qmin, qmax);
+        ASSERT_EQ(q * s, x[j]) << "block " << b << " value " << j;
+      }
+    }
   }
 }
 

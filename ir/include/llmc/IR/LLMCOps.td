@@ -33,12 +33,16 @@ def LLMC_ParamOp : LLMC_Op<"param", [Pure]> {
     tensors row-wise (a fused Q/K/V or gate/up weight), each converted as
     described by the other attributes. `quant` ("int8" | "int4") with
     `quant_part` ("weight" | "scales") and `group_size` names one half of a
-    weight-only quantized tensor. The plan writer applies all of this once,
-    at compile time, so no graph ever pays for it.
+    weight-only quantized tensor. `ggml_type` ("Q4_K", "Q8_0", ...) says the
+    checkpoint stores the tensor in that GGUF block format: its f32 value is
+    the exact dequantization, and `llmc-quantize` in mode "ggml" maps it onto
+    the nearest llmc format. The plan writer applies all of this once, at
+    compile time, so no graph ever pays for it.
 
     ```mlir
     %w = llmc.param "model.layers.0.self_attn.q_proj.weight" : tensor<64x64xf32>
     %qkv = llmc.param "model.layers.0.self_attn.qkv_proj.weight" {sources = ["q", "k", "v"]} : tensor<128x64xf32>
+    %o = llmc.param "blk.0.attn_output.weight" {ggml_type = "Q4_K"} : tensor<256x256xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name, UnitAttr:$transposed,
@@ -46,7 +50,8 @@ def LLMC_ParamOp : LLMC_Op<"param", [Pure]> {
                        OptionalAttr<StrArrayAttr>:$sources,
                        OptionalAttr<StrAttr>:$quant,
                        OptionalAttr<StrAttr>:$quant_part,
-                       OptionalAttr<I64Attr>:$group_size);
+                       OptionalAttr<I64Attr>:$group_size,
+                       OptionalAttr<StrAttr>:$ggml_type);
   let results = (outs LLMC_AnyTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;

@@ -8,12 +8,22 @@
 
 namespace mlir::llmc {
 
+/// What quantizing one weight stored in a GGUF block format cost.
+struct Conversion {
+  std::string weight, ggmlType, format; // format: "int8" | "int4"
+  float maxAbsError = 0; // over the tensor, against its dequantized values
+  float maxAbs = 0;      // the largest |w|, for scale
+};
+
 struct EmitOptions {
   std::string target = "cpu";
   std::string dtype = "f32";
-  std::string quant = "none";
+  std::string quant = "none"; // resolved: none | int8 | int4 | ggml
   /// Called after each weight is converted and written.
   std::function<void(size_t done, size_t total)> progress;
+  /// Called for each weight quantized from a GGUF block format, from the
+  /// thread that writes the plan.
+  std::function<void(const Conversion &)> converted;
 };
 
 /// Writes `lowered` (from lowerToGraphs) as a plan: the config and

@@ -27,6 +27,7 @@ struct WeightSpec {
   std::string quant;        // "", "int8", "int4"
   bool quantScales = false; // this is the scales half of a quantized weight
   int64_t groupSize = 0;
+  std::string ggmlType;    // the checkpoint's GGUF block format, if one
   std::vector<float> data; // synthesized weights
 };
 

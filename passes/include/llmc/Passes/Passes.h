@@ -2,6 +2,7 @@
 #pragma once
 
 #include "llmc/IR/LLMCDialect.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
 #include <string>
@@ -19,7 +20,7 @@ namespace mlir::llmc {
 struct PipelineOptions {
   std::string dtype = "f32";  // f32 | bf16 | f16: the KV cache and any
                               // weight --quant leaves alone
-  std::string quant = "none"; // none | int8 | int4
+  std::string quant = "none"; // none | int8 | int4 | ggml (resolveQuant)
   int64_t group = 32;
   /// The LM head in the weight type too (bf16, int8, int4) and the
   /// embedding tables in bf16 (f16 with --dtype f16); false keeps both f32
@@ -34,6 +35,15 @@ const std::vector<std::string> &optionalPasses();
 /// Builds the pipeline; disabling a required pass is an error naming it.
 LogicalResult buildPipeline(OpPassManager &pm, const PipelineOptions &options,
                             std::string &error);
+
+/// `quant` with "auto" resolved: "ggml" when the module has weights a GGUF
+/// stores in block formats or in F16/BF16 (they stay so), else "none".
+std::string resolveQuant(ModuleOp module, const std::string &quant);
+
+/// The bits of the llmc format `llmc-quantize` mode=ggml gives a GGUF type:
+/// 16 for F16 and BF16, 8 or 4 for a block format ("Q4_K", ...); 0 for a
+/// name it does not know.
+int64_t ggmlKeptBits(StringRef ggmlType);
 
 /// Registers every llmc pass and the named pipeline `llmc-pipeline` with the
 /// global registry, so llmc-opt and `llmc compile` see the same set.

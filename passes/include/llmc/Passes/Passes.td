@@ -77,11 +77,16 @@ def Quantize : Pass<"llmc-quantize", "::mlir::ModuleOp"> {
     `mode=int8` (symmetric, one scale per output row) and `mode=int4`
     (symmetric, one scale per `group` inputs) turn `llmc.linear` into
     `llmc.quantized_linear` over new packed weight + scale params. The
-    embedding and the LM head stay in f32 unless asked.
+    embedding and the LM head stay in f32 unless asked. `mode=ggml` converts
+    each weight that carries a `ggml_type` to int8 or int4 in groups of 32
+    (its GGUF block format's nearest llmc format) and the others as
+    `otherwise` says.
   }];
   let options = [
     Option<"mode", "mode", "std::string", "\"f32\"",
-           "f32, bf16, f16, int8 or int4">,
+           "f32, bf16, f16, int8, int4 or ggml">,
+    Option<"otherwise", "otherwise", "std::string", "\"f32\"",
+           "mode=ggml: the mode of weights not in a GGUF block format">,
     Option<"group", "group", "int64_t", "32", "int4 group size (32 or 128)">,
     Option<"quantizeEmbedding", "quantize-embedding", "bool", "false",
            "Also convert embedding tables (bf16, or f16 in f16 mode), and "

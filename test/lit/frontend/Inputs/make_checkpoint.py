@@ -88,5 +88,24 @@ if case == "empty":
 
 if case == "gguf-bad-magic":
     (out / "model.gguf").write_bytes(b"GGUX" + struct.pack("<I", 3) + bytes(16))
+def gguf_kv(pairs):
+    """A GGUF v3 file with the given (key, str | int) metadata, no tensors."""
+    def string(s):
+        b = s.encode()
+        return struct.pack("<Q", len(b)) + b
+    body = b""
+    for k, v in pairs:
+        body += string(k)
+        body += struct.pack("<I", 8) + string(v) if isinstance(v, str) \
+            else struct.pack("<II", 4, v)
+    return b"GGUF" + struct.pack("<IQQ", 3, 0, len(pairs)) + body
+if case == "gguf-missing-key":
+    (out / "model.gguf").write_bytes(gguf_kv([
+        ("general.architecture", "llama"), ("llama.block_count", 2),
+        ("llama.embedding_length", 64), ("llama.feed_forward_length", 128),
+        ("llama.attention.head_count", 4)]))
+if case == "gguf-gemma3":
+    (out / "model.gguf").write_bytes(gguf_kv([
+        ("general.architecture", "gemma3")]))
 if case == "gguf-bad-version":
     (out / "model.gguf").write_bytes(b"GGUF" + struct.pack("<I", 7) + bytes(16))

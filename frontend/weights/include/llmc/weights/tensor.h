@@ -77,11 +77,11 @@ void quantizeQ8_0(const float *src, int64_t n, uint8_t *dst);
 void quantizeQ4_0(const float *src, int64_t n, uint8_t *dst);
 
 /// The scale of llmc's symmetric int8/int4 quantization of n values:
-/// max|x| / 127 or / 7 — except that int4 takes ±max|x| / 8 when that
-/// represents every value exactly, as in a dequantized Q4_0 block (its
-/// signed d times q in [-8, 7]), so a Q4_0 GGUF compiled with --quant int4
-/// (groups of 32) keeps its integers and scales with no second rounding.
-/// 1 for all-zero input.
+/// max|x| / 127 or / 7 — except that int4 takes ±max|x| / 8 and int8
+/// ±max|x| / 16 when that represents every value exactly, as in a
+/// dequantized Q4_0 or Q5_0 block (a signed d times q in [-8, 7] or
+/// [-16, 15]), so Q4_0, Q5_0 and Q8_0 GGUFs quantized in groups of 32 keep
+/// their integers and scales with no second rounding. 1 for all-zero input.
 float symmetricScale(const float *x, int64_t n, bool int4);
 
 /// Inverse of the quantizers (ggml's dequantize_row_*).
