@@ -132,6 +132,41 @@ TEST_P(Reference, EachOptimisationPassCanBeDisabled) {
   }
 }
 
+// The same checkpoint as a GGUF in llama.cpp's layout (llmc-make-gguf: its
+// names, Q/K rows permuted for ggml's RoPE, GPT-2's Conv1D weights stored
+// [out, in], the tokenizer as tokenizer.ggml.*), F32: the GGUF import path
+// reproduces the reference as the safetensors one does.
+TEST_P(Reference, F32GgufMatchesReference) {
+  auto [model, backend] = GetParam();
+  std::string dir = kData + "/models/" + model + "/reference/";
+  json config = readJson(kData + "/models/" + model + "/config.json");
+  const std::string arch = config["architectures"][0];
+  if (arch != "LlamaForCausalLM" && arch != "Qwen2ForCausalLM" &&
+      arch != "GPT2LMHeadModel")
+    GTEST_SKIP() << arch << ": llama.cpp writes it as 'llama', without "
+                 << "its sliding window, so no GGUF reproduces this reference";
+  json ref = readJson(dir + "reference.json");
+  double tol = ref["tolerance"]["logits_max_abs_diff"].get<double>();
+  const std::string gguf = tempPath(model + ".f32.gguf");
+  const std::string plan = tempPath(model + ".gguf.plan");
+  Command c = runCommand(kBin + "/llmc-make-gguf " + kData + "/models/" +
+                         model + " -o " + gguf + " --type f32");
+  ASSERT_EQ(c.status, 0) << c.out;
+  c = runCommand(kBin + "/llmc compile " + gguf + " -o " + plan);
+  ASSERT_EQ(c.status, 0) << c.out;
+  for (const json &prompt : ref["prompts"]) {
+    SCOPED_TRACE(model + " " + backend + " " +
+                 prompt["name"].get<std::string>());
+    RunResult r = run(plan, backend, prompt, false);
+    EXPECT_LE(
+        maxAbsDiff(
+            r.lastLogits,
+            readFloats(dir + prompt["last_logits"]["file"].get<std::string>())),
+        tol);
+    EXPECT_EQ(r.out["output_ids"], prompt["greedy"]["output_ids"]);
+  }
+}
+
 /// Index of the largest value in row `r` of [rows, vocab] logits.
 size_t argmaxRow(const std::vector<float> &l, size_t vocab, size_t r) {
   auto begin = l.begin() + static_cast<std::ptrdiff_t>(r * vocab);

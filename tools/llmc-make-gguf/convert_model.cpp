@@ -5,6 +5,7 @@
 #include "llmc/weights/rope_permute.h"
 #include "llmc/weights/safetensors.h"
 
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -19,6 +20,7 @@ namespace {
 struct Arch {
   std::string name; // general.architecture and key prefix
   bool permuteQK;   // llama's Q/K row order for ggml's RoPE
+  bool gpt2 = false;
 };
 
 Arch archOf(const json &config) {
@@ -31,9 +33,11 @@ Arch archOf(const json &config) {
     return {"llama", true};
   if (a == "Qwen2ForCausalLM")
     return {"qwen2", false};
+  if (a == "GPT2LMHeadModel")
+    return {"gpt2", false, true};
   throw Error("config.json: architecture '" + a +
-              "' is not supported by llmc-make-gguf (LlamaForCausalLM, "
-              "Qwen2ForCausalLM)");
+              "' is not supported by llmc-make-gguf (GPT2LMHeadModel, "
+              "LlamaForCausalLM, Qwen2ForCausalLM)");
 }
 
 int64_t intKey(const json &config, const char *key) {
@@ -89,6 +93,76 @@ std::string ggufName(const std::string &hf) {
   throw Error("tensor '" + hf + "' has no GGUF name (unknown tensor)");
 }
 
+/// llama.cpp's names for GPT-2 (gguf-py's tensor_mapping.py); "" for the
+/// attention-mask buffers it drops.
+std::string gpt2GgufName(const std::string &hf) {
+  static const std::map<std::string, std::string> perLayer = {
+      {"ln_1.weight", "attn_norm.weight"},
+      {"ln_1.bias", "attn_norm.bias"},
+      {"attn.c_attn.weight", "attn_qkv.weight"},
+      {"attn.c_attn.bias", "attn_qkv.bias"},
+      {"attn.c_proj.weight", "attn_output.weight"},
+      {"attn.c_proj.bias", "attn_output.bias"},
+      {"ln_2.weight", "ffn_norm.weight"},
+      {"ln_2.bias", "ffn_norm.bias"},
+      {"mlp.c_fc.weight", "ffn_up.weight"},
+      {"mlp.c_fc.bias", "ffn_up.bias"},
+      {"mlp.c_proj.weight", "ffn_down.weight"},
+      {"mlp.c_proj.bias", "ffn_down.bias"},
+      {"attn.bias", ""},
+      {"attn.masked_bias", ""},
+  };
+  std::string n = hf.rfind("transformer.", 0) == 0 ? hf.substr(12) : hf;
+  if (n == "wte.weight")
+    return "token_embd.weight";
+  if (n == "wpe.weight")
+    return "position_embd.weight";
+  if (n == "ln_f.weight")
+    return "output_norm.weight";
+  if (n == "ln_f.bias")
+    return "output_norm.bias";
+  if (n == "lm_head.weight")
+    return "output.weight";
+  if (n.rfind("h.", 0) == 0) {
+    size_t dot = n.find('.', 2);
+    std::string layer = n.substr(2, dot - 2);
+    bool digits = !layer.empty() && dot != std::string::npos &&
+                  layer.find_first_not_of("0123456789") == std::string::npos;
+    auto it = digits ? perLayer.find(n.substr(dot + 1)) : perLayer.end();
+    if (it != perLayer.end())
+      return it->second.empty() ? "" : "blk." + layer + "." + it->second;
+  }
+  throw Error("tensor '" + hf + "' has no GGUF name (unknown tensor)");
+}
+
+/// GPT-2's Conv1D weights, [in, out]; llama.cpp stores them [out, in].
+bool isConv1D(const std::string &hf) {
+  for (const char *s : {".c_attn.weight", ".c_proj.weight", ".c_fc.weight"})
+    if (hf.size() > std::strlen(s) &&
+        hf.compare(hf.size() - std::strlen(s), std::string::npos, s) == 0)
+      return true;
+  return false;
+}
+
+/// The keys convert_hf_to_gguf.py's GPT2Model writes.
+void gpt2Metadata(const json &config, weights::GGUFWriter &out) {
+  int64_t embd = intKey(config, "n_embd");
+  auto inner = config.find("n_inner");
+  out.addU32("gpt2.block_count",
+             static_cast<uint32_t>(intKey(config, "n_layer")));
+  out.addU32("gpt2.context_length",
+             static_cast<uint32_t>(intKey(config, "n_positions")));
+  out.addU32("gpt2.embedding_length", static_cast<uint32_t>(embd));
+  out.addU32("gpt2.feed_forward_length",
+             static_cast<uint32_t>(inner != config.end() && !inner->is_null()
+                                       ? intKey(config, "n_inner")
+                                       : 4 * embd));
+  out.addU32("gpt2.attention.head_count",
+             static_cast<uint32_t>(intKey(config, "n_head")));
+  out.addF32("gpt2.attention.layer_norm_epsilon",
+             static_cast<float>(floatKey(config, "layer_norm_epsilon", 1e-5)));
+}
+
 int fileType(DType t) {
   switch (t) {
   case DType::F16:
@@ -102,6 +176,34 @@ int fileType(DType t) {
   default:
     return 0;
   }
+}
+
+void llamaMetadata(const json &config, const std::string &p,
+                   weights::GGUFWriter &out) {
+  int64_t hidden = intKey(config, "hidden_size");
+  int64_t nHead = intKey(config, "num_attention_heads");
+  int64_t nKv = config.contains("num_key_value_heads")
+                    ? intKey(config, "num_key_value_heads")
+                    : nHead;
+  int64_t headDim = config.contains("head_dim") && !config["head_dim"].is_null()
+                        ? intKey(config, "head_dim")
+                        : hidden / nHead;
+  out.addU32(p + ".block_count",
+             static_cast<uint32_t>(intKey(config, "num_hidden_layers")));
+  out.addU32(p + ".context_length",
+             static_cast<uint32_t>(intKey(config, "max_position_embeddings")));
+  out.addU32(p + ".embedding_length", static_cast<uint32_t>(hidden));
+  out.addU32(p + ".feed_forward_length",
+             static_cast<uint32_t>(intKey(config, "intermediate_size")));
+  out.addU32(p + ".attention.head_count", static_cast<uint32_t>(nHead));
+  out.addU32(p + ".attention.head_count_kv", static_cast<uint32_t>(nKv));
+  out.addF32(p + ".rope.freq_base",
+             static_cast<float>(floatKey(config, "rope_theta", 10000.0)));
+  out.addF32(p + ".attention.layer_norm_rms_epsilon",
+             static_cast<float>(floatKey(config, "rms_norm_eps", 1e-6)));
+  out.addU32(p + ".rope.dimension_count", static_cast<uint32_t>(headDim));
+  out.addU32(p + ".vocab_size",
+             static_cast<uint32_t>(intKey(config, "vocab_size")));
 }
 
 } // namespace
@@ -119,68 +221,59 @@ void convertModel(const std::string &dir, const json &config, DType type,
                   weights::GGUFWriter &out) {
   Arch arch = archOf(config);
   const std::string &p = arch.name;
-  int64_t hidden = intKey(config, "hidden_size");
-  int64_t nHead = intKey(config, "num_attention_heads");
-  int64_t nKv = config.contains("num_key_value_heads")
-                    ? intKey(config, "num_key_value_heads")
-                    : nHead;
-  int64_t headDim = config.contains("head_dim") && !config["head_dim"].is_null()
-                        ? intKey(config, "head_dim")
-                        : hidden / nHead;
   std::string name = fs::path(dir).filename().string();
   if (name.empty())
     name = fs::path(dir).parent_path().filename().string();
-
   out.addString("general.architecture", p);
   out.addString("general.name", name);
-  out.addU32(p + ".block_count",
-             static_cast<uint32_t>(intKey(config, "num_hidden_layers")));
-  out.addU32(p + ".context_length",
-             static_cast<uint32_t>(intKey(config, "max_position_embeddings")));
-  out.addU32(p + ".embedding_length", static_cast<uint32_t>(hidden));
-  out.addU32(p + ".feed_forward_length",
-             static_cast<uint32_t>(intKey(config, "intermediate_size")));
-  out.addU32(p + ".attention.head_count", static_cast<uint32_t>(nHead));
-  out.addU32(p + ".attention.head_count_kv", static_cast<uint32_t>(nKv));
-  out.addF32(p + ".rope.freq_base",
-             static_cast<float>(floatKey(config, "rope_theta", 10000.0)));
-  out.addF32(p + ".attention.layer_norm_rms_epsilon",
-             static_cast<float>(floatKey(config, "rms_norm_eps", 1e-6)));
-  out.addU32(p + ".rope.dimension_count", static_cast<uint32_t>(headDim));
-  out.addU32(p + ".vocab_size",
-             static_cast<uint32_t>(intKey(config, "vocab_size")));
+  if (arch.gpt2)
+    gpt2Metadata(config, out);
+  else
+    llamaMetadata(config, p, out);
   out.addU32("general.file_type", static_cast<uint32_t>(fileType(type)));
   if (type == DType::Q8_0 || type == DType::Q4_0)
     out.addU32("general.quantization_version", 2);
+  const int64_t nHead = arch.gpt2 ? 0 : intKey(config, "num_attention_heads");
+  const int64_t nKv = arch.gpt2 || !config.contains("num_key_value_heads")
+                          ? nHead
+                          : intKey(config, "num_key_value_heads");
 
   auto ck = weights::Checkpoint::open(dir);
   for (const std::string &hfName : ck.names()) {
-    std::string gg = ggufName(hfName);
+    std::string gg = arch.gpt2 ? gpt2GgufName(hfName) : ggufName(hfName);
     if (gg.empty())
       continue;
     const weights::TensorRef &t = *ck.find(hfName);
     std::vector<float> data(static_cast<size_t>(t.numElements()));
     weights::toFloat32(t, data.data());
+    std::vector<int64_t> shape = t.shape;
+    if (arch.gpt2 && isConv1D(hfName)) {
+      std::vector<float> tr(data.size());
+      for (int64_t i = 0; i < shape[0]; ++i)
+        for (int64_t j = 0; j < shape[1]; ++j)
+          tr[size_t(j * shape[0] + i)] = data[size_t(i * shape[1] + j)];
+      data.swap(tr);
+      std::swap(shape[0], shape[1]);
+    }
     bool isQ = hfName.find("q_proj") != std::string::npos;
     bool isK = hfName.find("k_proj") != std::string::npos;
     if (arch.permuteQK && (isQ || isK)) {
-      int64_t rows = t.shape[0];
-      int64_t cols = t.shape.size() > 1 ? t.shape[1] : 1;
+      int64_t rows = shape[0];
+      int64_t cols = shape.size() > 1 ? shape[1] : 1;
       std::vector<float> permuted(data.size());
       weights::permuteGGUFRope(data.data(), permuted.data(), rows, cols,
                                isQ ? nHead : nKv);
       data.swap(permuted);
     }
-    DType store = t.shape.size() == 1 ? DType::F32 : type;
+    DType store = shape.size() == 1 ? DType::F32 : type;
     int64_t block = weights::dtypeBlockSize(store);
-    if (block > 1 && t.shape.back() % block != 0) {
-      std::cerr << "llmc-make-gguf: " << gg << ": rows of " << t.shape.back()
+    if (block > 1 && shape.back() % block != 0) {
+      std::cerr << "llmc-make-gguf: " << gg << ": rows of " << shape.back()
                 << " are not whole " << weights::dtypeName(store)
                 << " blocks; storing F16\n";
       store = DType::F16;
     }
-    out.addTensor(gg, t.shape, data.data(), store);
+    out.addTensor(gg, shape, data.data(), store);
   }
 }
-
 } // namespace llmc::make_gguf

@@ -15,7 +15,8 @@ mlir::Value buildLlama(GraphBuilder &g, const ModelConfig &c,
                        mlir::Value positions);
 
 /// GPT-2: learned positions, LayerNorm, packed c_attn, GELU MLP, tied head.
-mlir::Value buildGPT2(GraphBuilder &g, const ModelConfig &c, mlir::Value ids,
+mlir::Value buildGPT2(GraphBuilder &g, const ModelConfig &c,
+                      TensorNaming naming, mlir::Value ids,
                       mlir::Value positions);
 
 /// Checkpoint tensors that are buffers, not weights (GPT-2's attn.bias and

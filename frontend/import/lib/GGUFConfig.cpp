@@ -20,51 +20,74 @@ double shortestDecimal(double v) {
   return std::strtod(buf, nullptr);
 }
 
+/// llama.cpp's gpt2 (convert_hf_to_gguf.py's GPT2Model): the keys of
+/// transformers' GPT2Config under other names; always the tanh GELU.
+ModelConfig gpt2FromGGUF(const weights::GGUFFile &f) {
+  ModelConfig c;
+  c.architecture = "GPT2LMHeadModel";
+  c.family = ArchFamily::GPT2;
+  c.numLayers = f.getInt("gpt2.block_count");
+  c.hiddenSize = f.getInt("gpt2.embedding_length");
+  c.intermediateSize = f.getInt("gpt2.feed_forward_length");
+  c.numHeads = f.getInt("gpt2.attention.head_count");
+  c.numKVHeads = c.numHeads;
+  c.headDim = c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0;
+  c.maxPositions = f.getInt("gpt2.context_length");
+  c.normEps = shortestDecimal(f.getFloat("gpt2.attention.layer_norm_epsilon"));
+  c.rotaryDim = 0;
+  c.qkvBias = c.outputBias = c.mlpBias = true;
+  c.hiddenAct = "gelu_new";
+  return c;
+}
+
 } // namespace
 
 ModelConfig configFromGGUF(const weights::GGUFFile &f) {
   std::string arch = f.getString("general.architecture");
   ModelConfig c;
-  if (arch == "llama") {
-    c.architecture = "LlamaForCausalLM";
-  } else if (arch == "qwen2") {
-    c.architecture = "Qwen2ForCausalLM";
-    c.qkvBias = true;
+  if (arch == "gpt2") {
+    c = gpt2FromGGUF(f);
+  } else if (arch == "llama" || arch == "qwen2") {
+    // llama.cpp writes Mistral checkpoints as "llama" too.
+    c.architecture = arch == "llama" ? "LlamaForCausalLM" : "Qwen2ForCausalLM";
+    c.qkvBias = arch == "qwen2";
+    c.family = ArchFamily::Llama;
+    auto key = [&](const char *k) { return arch + "." + k; };
+    c.numLayers = f.getInt(key("block_count"));
+    c.hiddenSize = f.getInt(key("embedding_length"));
+    c.intermediateSize = f.getInt(key("feed_forward_length"));
+    c.numHeads = f.getInt(key("attention.head_count"));
+    c.numKVHeads =
+        f.findInt(key("attention.head_count_kv")).value_or(c.numHeads);
+    c.maxPositions = f.findInt(key("context_length")).value_or(2048);
+    c.normEps =
+        shortestDecimal(f.getFloat(key("attention.layer_norm_rms_epsilon")));
+    c.ropeTheta =
+        shortestDecimal(f.findFloat(key("rope.freq_base")).value_or(10000.0));
+    c.headDim = f.findInt(key("attention.key_length"))
+                    .value_or(c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0);
+    c.rotaryDim = f.findInt(key("rope.dimension_count")).value_or(c.headDim);
+    if (auto v = f.findInt(key("vocab_size")))
+      c.vocabSize = *v;
+    if (auto scalingType = f.findString(key("rope.scaling.type"));
+        scalingType && *scalingType != "none") {
+      RopeScaling s;
+      s.type = *scalingType;
+      s.factor = f.getFloat(key("rope.scaling.factor"));
+      s.originalMaxPositions =
+          f.findInt(key("rope.scaling.original_context_length")).value_or(0);
+      c.ropeScaling = s;
+    }
   } else {
     throw Error(f.fileName() + ": unsupported GGUF architecture '" + arch +
-                "' (supported: llama, qwen2)");
+                "' (supported: gpt2, llama, qwen2)");
   }
-  c.family = ArchFamily::Llama;
-  auto key = [&](const char *k) { return arch + "." + k; };
-  c.numLayers = f.getInt(key("block_count"));
-  c.hiddenSize = f.getInt(key("embedding_length"));
-  c.intermediateSize = f.getInt(key("feed_forward_length"));
-  c.numHeads = f.getInt(key("attention.head_count"));
-  c.numKVHeads = f.findInt(key("attention.head_count_kv")).value_or(c.numHeads);
-  c.maxPositions = f.findInt(key("context_length")).value_or(2048);
-  c.normEps =
-      shortestDecimal(f.getFloat(key("attention.layer_norm_rms_epsilon")));
-  c.ropeTheta =
-      shortestDecimal(f.findFloat(key("rope.freq_base")).value_or(10000.0));
-  c.headDim = f.findInt(key("attention.key_length"))
-                  .value_or(c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0);
-  c.rotaryDim = f.findInt(key("rope.dimension_count")).value_or(c.headDim);
-  if (auto v = f.findInt(key("vocab_size")))
-    c.vocabSize = *v;
-  else if (const auto *embd = f.find("token_embd.weight"))
-    c.vocabSize = embd->shape.empty() ? 0 : embd->shape[0];
+  if (c.vocabSize == 0)
+    if (const auto *embd = f.find("token_embd.weight"))
+      c.vocabSize = embd->shape.empty() ? 0 : embd->shape[0];
   c.tiedEmbeddings = f.find("output.weight") == nullptr;
   c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
                          0);
-  if (auto scalingType = f.findString(key("rope.scaling.type"));
-      scalingType && *scalingType != "none") {
-    RopeScaling s;
-    s.type = *scalingType;
-    s.factor = f.getFloat(key("rope.scaling.factor"));
-    s.originalMaxPositions =
-        f.findInt(key("rope.scaling.original_context_length")).value_or(0);
-    c.ropeScaling = s;
-  }
   if (auto bos = f.findInt("tokenizer.ggml.bos_token_id"))
     c.bosTokenId = *bos;
   if (auto eos = f.findInt("tokenizer.ggml.eos_token_id"))

@@ -146,12 +146,14 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context,
 
   GraphBuilder g(b, *weights, config);
   Value out;
+  const TensorNaming naming =
+      m.gguf ? TensorNaming::GGUF : TensorNaming::HuggingFace;
   if (config.family == ArchFamily::GPT2)
-    out = buildGPT2(g, config, entry->getArgument(0), entry->getArgument(1));
+    out = buildGPT2(g, config, naming, entry->getArgument(0),
+                    entry->getArgument(1));
   else
-    out = buildLlama(g, config,
-                     m.gguf ? TensorNaming::GGUF : TensorNaming::HuggingFace,
-                     entry->getArgument(0), entry->getArgument(1));
+    out = buildLlama(g, config, naming, entry->getArgument(0),
+                     entry->getArgument(1));
   b.create<func::ReturnOp>(b.getUnknownLoc(), out);
 
   weights->checkAllUsed(config.architecture, [](const std::string &name) {
