@@ -293,11 +293,21 @@ LogicalResult RopeOp::verify() {
     auto type = scaling->getAs<StringAttr>("type");
     if (!type)
       return emitOpError() << "scaling needs a string 'type'";
-    if (!llvm::is_contained({"linear", "dynamic", "llama3", "yarn"},
-                            type.getValue()))
+    if (!llvm::is_contained(
+            {"linear", "dynamic", "llama3", "yarn", "freq_factors"},
+            type.getValue()))
       return emitOpError() << "unsupported rope scaling type '"
                            << type.getValue()
-                           << "' (supported: linear, dynamic, llama3, yarn)";
+                           << "' (supported: linear, dynamic, llama3, yarn, "
+                              "freq_factors)";
+    if (type.getValue() == "freq_factors") {
+      auto factors = scaling->getAs<DenseF64ArrayAttr>("factors");
+      if (!factors || static_cast<int64_t>(factors.size()) != rot / 2 ||
+          llvm::any_of(factors.asArrayRef(), [](double f) { return !(f > 0); }))
+        return emitOpError()
+               << "rope scaling 'freq_factors' needs 'factors': " << rot / 2
+               << " positive values, one per rotary pair";
+    }
     auto factor = scaling->getAs<FloatAttr>("factor");
     if (!factor || !(factor.getValueAsDouble() > 0.0))
       return emitOpError() << "rope scaling '" << type.getValue()

@@ -2,7 +2,8 @@
 //------------------------===//
 //
 // transformers' ROPE_INIT_FUNCTIONS, computed once at compile time so the
-// ROPE kernel only reads a table: default, linear, llama3 and yarn.
+// ROPE kernel only reads a table: default, linear, llama3 and yarn, and the
+// per-pair factors a GGUF stores instead of llama3's parameters.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +43,13 @@ LogicalResult ropeTables(Operation *rope, double theta, int64_t rotaryDim,
   StringRef type = scaling.getAs<StringAttr>("type").getValue();
   double factor = attr(scaling, "factor", 1.0);
   double original = attr(scaling, "original_max_position_embeddings", 0.0);
+  if (type == "freq_factors") {
+    // As ggml_rope_ext: theta / freq_factor, in float.
+    auto factors = scaling.getAs<DenseF64ArrayAttr>("factors").asArrayRef();
+    for (int64_t i = 0; i < half; ++i)
+      invFreq[i] = invFreq[i] / static_cast<float>(factors[i]);
+    return success();
+  }
   if (type == "linear") {
     for (float &f : invFreq)
       f = static_cast<float>(f / factor);

@@ -5,6 +5,7 @@
 #include "llmc/weights/rope_permute.h"
 #include "llmc/weights/safetensors.h"
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -178,6 +179,68 @@ int fileType(DType t) {
   }
 }
 
+int64_t headDimOf(const json &config) {
+  return config.contains("head_dim") && !config["head_dim"].is_null()
+             ? intKey(config, "head_dim")
+             : intKey(config, "hidden_size") /
+                   intKey(config, "num_attention_heads");
+}
+
+/// rope_scaling as convert_hf_to_gguf.py writes it: linear and yarn as
+/// rope.scaling.* keys; llama3 as no key at all but per-pair factors
+/// (llamaRopeFreqs).
+void ropeScalingMetadata(const json &config, const std::string &p,
+                         weights::GGUFWriter &out) {
+  auto rs = config.find("rope_scaling");
+  if (rs == config.end() || !rs->is_object())
+    return;
+  std::string type = rs->value("rope_type", rs->value("type", ""));
+  if (type == "linear" || type == "yarn") {
+    out.addString(p + ".rope.scaling.type", type);
+    out.addF32(p + ".rope.scaling.factor",
+               static_cast<float>(floatKey(*rs, "factor", 1.0)));
+    if (rs->contains("original_max_position_embeddings"))
+      out.addU32(p + ".rope.scaling.original_context_length",
+                 static_cast<uint32_t>(
+                     intKey(*rs, "original_max_position_embeddings")));
+  } else if (type != "llama3" && type != "default" && !type.empty()) {
+    throw Error("config.json: rope_scaling type '" + type +
+                "' is not supported by llmc-make-gguf (linear, yarn, llama3)");
+  }
+}
+
+/// convert_hf_to_gguf.py's LlamaModel.generate_extra_tensors: llama3 rope
+/// scaling as one divisor per rotary pair, computed in float32 as torch does.
+std::vector<float> llamaRopeFreqs(const json &config, int64_t headDim) {
+  auto rs = config.find("rope_scaling");
+  if (rs == config.end() || !rs->is_object() ||
+      rs->value("rope_type", rs->value("type", "")) != "llama3")
+    return {};
+  const float base =
+      static_cast<float>(floatKey(config, "rope_theta", 10000.0));
+  const float factor = static_cast<float>(floatKey(*rs, "factor", 8.0));
+  const float low = static_cast<float>(floatKey(*rs, "low_freq_factor", 1.0));
+  const float high = static_cast<float>(floatKey(*rs, "high_freq_factor", 4.0));
+  const float old = static_cast<float>(
+      floatKey(*rs, "original_max_position_embeddings", 8192));
+  const float lowWavelen = old / low, highWavelen = old / high;
+  std::vector<float> factors;
+  for (int64_t i = 0; i < headDim; i += 2) {
+    float freq = 1.0f / std::pow(base, static_cast<float>(i) /
+                                           static_cast<float>(headDim));
+    float wavelen = 2.0f * static_cast<float>(M_PI) / freq;
+    if (wavelen < highWavelen) {
+      factors.push_back(1.0f);
+    } else if (wavelen > lowWavelen) {
+      factors.push_back(factor);
+    } else {
+      float smooth = (old / wavelen - low) / (high - low);
+      factors.push_back(1.0f / ((1 - smooth) / factor + smooth));
+    }
+  }
+  return factors;
+}
+
 void llamaMetadata(const json &config, const std::string &p,
                    weights::GGUFWriter &out) {
   int64_t hidden = intKey(config, "hidden_size");
@@ -185,9 +248,7 @@ void llamaMetadata(const json &config, const std::string &p,
   int64_t nKv = config.contains("num_key_value_heads")
                     ? intKey(config, "num_key_value_heads")
                     : nHead;
-  int64_t headDim = config.contains("head_dim") && !config["head_dim"].is_null()
-                        ? intKey(config, "head_dim")
-                        : hidden / nHead;
+  int64_t headDim = headDimOf(config);
   out.addU32(p + ".block_count",
              static_cast<uint32_t>(intKey(config, "num_hidden_layers")));
   out.addU32(p + ".context_length",
@@ -204,6 +265,7 @@ void llamaMetadata(const json &config, const std::string &p,
   out.addU32(p + ".rope.dimension_count", static_cast<uint32_t>(headDim));
   out.addU32(p + ".vocab_size",
              static_cast<uint32_t>(intKey(config, "vocab_size")));
+  ropeScalingMetadata(config, p, out);
 }
 
 } // namespace
@@ -274,6 +336,12 @@ void convertModel(const std::string &dir, const json &config, DType type,
       store = DType::F16;
     }
     out.addTensor(gg, shape, data.data(), store);
+  }
+  if (!arch.gpt2) {
+    std::vector<float> freqs = llamaRopeFreqs(config, headDimOf(config));
+    if (!freqs.empty())
+      out.addTensor("rope_freqs.weight", {static_cast<int64_t>(freqs.size())},
+                    freqs.data(), DType::F32);
   }
 }
 } // namespace llmc::make_gguf

@@ -40,6 +40,28 @@ ModelConfig gpt2FromGGUF(const weights::GGUFFile &f) {
   return c;
 }
 
+/// llama.cpp's converter turns llama3 rope scaling into per-pair factors
+/// (rope_freqs.weight) and writes no rope.scaling keys for it.
+RopeScaling freqFactors(const weights::GGUFFile &f, const weights::TensorRef &t,
+                        int64_t rotaryDim) {
+  if (t.shape.size() != 1 || t.shape[0] != rotaryDim / 2)
+    throw Error(f.fileName() + ": tensor 'rope_freqs.weight' must hold " +
+                std::to_string(rotaryDim / 2) +
+                " factors (one per rotary pair)");
+  std::vector<float> v(static_cast<size_t>(t.shape[0]));
+  weights::toFloat32(t, v.data());
+  RopeScaling s;
+  s.type = "freq_factors";
+  for (float x : v) {
+    if (!(x > 0))
+      throw Error(f.fileName() +
+                  ": tensor 'rope_freqs.weight' holds a factor that is not "
+                  "positive");
+    s.freqFactors.push_back(x);
+  }
+  return s;
+}
+
 } // namespace
 
 ModelConfig configFromGGUF(const weights::GGUFFile &f) {
@@ -82,6 +104,8 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
     throw Error(f.fileName() + ": unsupported GGUF architecture '" + arch +
                 "' (supported: gpt2, llama, qwen2)");
   }
+  if (const auto *t = f.find("rope_freqs.weight"))
+    c.ropeScaling = freqFactors(f, *t, c.rotaryDim);
   if (c.vocabSize == 0)
     if (const auto *embd = f.find("token_embd.weight"))
       c.vocabSize = embd->shape.empty() ? 0 : embd->shape[0];

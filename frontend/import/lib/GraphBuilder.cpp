@@ -123,6 +123,9 @@ Value GraphBuilder::rope(Value x, Value positions) {
       entries.push_back(b_.getNamedAttr("high_freq_factor",
                                         b_.getF64FloatAttr(s->highFreqFactor)));
     }
+    if (s->type == "freq_factors")
+      entries.push_back(
+          b_.getNamedAttr("factors", b_.getDenseF64ArrayAttr(s->freqFactors)));
     if (s->type == "yarn") {
       entries.push_back(
           b_.getNamedAttr("beta_fast", b_.getF64FloatAttr(s->betaFast)));

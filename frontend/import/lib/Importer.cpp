@@ -117,6 +117,9 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context,
     auto file = std::make_shared<weights::GGUFFile>(m.configPath);
     config = configFromGGUF(*file);
     weights.emplace(WeightSource::gguf(std::move(file)));
+    // Read into the config (the rope scaling's factors), not a graph weight.
+    if (config.ropeScaling && config.ropeScaling->type == "freq_factors")
+      weights->require("rope_freqs.weight", {config.rotaryDim / 2});
   } else {
     config = readHFConfig(m.configPath);
     weights.emplace(WeightSource::safetensors(m.dir));

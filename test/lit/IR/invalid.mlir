@@ -260,8 +260,16 @@ func.func @case31(%x: tensor<?x4x16xf32>, %p: tensor<?xi32>) {
 // -----
 
 func.func @case32(%x: tensor<?x4x16xf32>, %p: tensor<?xi32>) {
-  // expected-error @+1 {{'llmc.rope' op unsupported rope scaling type 'longrope' (supported: linear, dynamic, llama3, yarn)}}
+  // expected-error @+1 {{'llmc.rope' op unsupported rope scaling type 'longrope' (supported: linear, dynamic, llama3, yarn, freq_factors)}}
   %0 = llmc.rope %x, %p {theta = 1.0e4 : f64, rotary_dim = 16 : i64, style = "half", scaling = {type = "longrope", factor = 2.0 : f64}} : (tensor<?x4x16xf32>, tensor<?xi32>) -> tensor<?x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @case33b(%x: tensor<?x4x16xf32>, %p: tensor<?xi32>) {
+  // expected-error @+1 {{'llmc.rope' op rope scaling 'freq_factors' needs 'factors': 8 positive values, one per rotary pair}}
+  %0 = llmc.rope %x, %p {theta = 1.0e4 : f64, rotary_dim = 16 : i64, style = "half", scaling = {type = "freq_factors", factor = 1.0 : f64, factors = array<f64: 1.0, 2.0>}} : (tensor<?x4x16xf32>, tensor<?xi32>) -> tensor<?x4x16xf32>
   return
 }
 

@@ -136,7 +136,9 @@ def LLMC_RopeOp : LLMC_Op<"rope", [Pure]> {
     `style = "half"` pairs channel i with i + rotary_dim/2 (HF Llama, Qwen2);
     `"interleaved"` pairs 2i with 2i+1 (GPT-J, GGUF's original layout).
     `scaling` carries HF's `rope_scaling` ({type = "linear" | "dynamic" |
-    "llama3" | "yarn", factor, ...}).
+    "llama3" | "yarn", factor, ...}) or a GGUF's per-pair divisors
+    ({type = "freq_factors", factors = array<f64: ...>}, rotary_dim/2 of
+    them: inv_freq[i] / factors[i]).
 
     ```mlir
     %q = llmc.rope %x, %pos {theta = 1.0e+04 : f64, rotary_dim = 16 : i64, style = "half"}

@@ -19,13 +19,16 @@ enum class ArchFamily { Llama, GPT2 };
 
 /// Hugging Face `rope_scaling`; the defaults are HF's.
 struct RopeScaling {
-  std::string type; // linear | dynamic | llama3 | yarn
+  std::string type; // linear | dynamic | llama3 | yarn | freq_factors
   double factor = 1.0;
   double lowFreqFactor = 1.0;  // llama3
   double highFreqFactor = 4.0; // llama3
   int64_t originalMaxPositions = 0;
   double betaFast = 32.0, betaSlow = 1.0; // yarn
   std::optional<double> attentionFactor;  // yarn mscale override
+  /// freq_factors: what a GGUF's rope_freqs.weight holds (llama.cpp's form
+  /// of llama3 scaling); rotary pair i turns at inv_freq[i] / factors[i].
+  std::vector<double> freqFactors;
 };
 
 struct ModelConfig {
