@@ -57,6 +57,24 @@ double floatKey(const json &config, const char *key, double dflt) {
   return it->get<double>();
 }
 
+/// PREFIX N . REST -> blk.N.<perLayer[REST]> ("" for a tensor llama.cpp
+/// drops); throws naming `hf` for anything else. (std::regex trips GCC
+/// warnings under sanitizers.)
+std::string layerName(const std::string &n, const std::string &prefix,
+                      const std::map<std::string, std::string> &perLayer,
+                      const std::string &hf) {
+  if (n.rfind(prefix, 0) == 0) {
+    size_t dot = n.find('.', prefix.size());
+    std::string layer = n.substr(prefix.size(), dot - prefix.size());
+    bool digits = !layer.empty() && dot != std::string::npos &&
+                  layer.find_first_not_of("0123456789") == std::string::npos;
+    auto it = digits ? perLayer.find(n.substr(dot + 1)) : perLayer.end();
+    if (it != perLayer.end())
+      return it->second.empty() ? "" : "blk." + layer + "." + it->second;
+  }
+  throw Error("tensor '" + hf + "' has no GGUF name (unknown tensor)");
+}
+
 // HF name -> GGUF name; "" for tensors llama.cpp drops.
 std::string ggufName(const std::string &hf) {
   static const std::map<std::string, std::string> perLayer = {
@@ -80,18 +98,7 @@ std::string ggufName(const std::string &hf) {
     return "output_norm.weight";
   if (hf == "lm_head.weight")
     return "output.weight";
-  // model.layers.N.REST (std::regex trips GCC warnings under sanitizers).
-  const std::string prefix = "model.layers.";
-  if (hf.rfind(prefix, 0) == 0) {
-    size_t dot = hf.find('.', prefix.size());
-    std::string layer = hf.substr(prefix.size(), dot - prefix.size());
-    bool digits = !layer.empty() && dot != std::string::npos &&
-                  layer.find_first_not_of("0123456789") == std::string::npos;
-    auto it = digits ? perLayer.find(hf.substr(dot + 1)) : perLayer.end();
-    if (it != perLayer.end())
-      return it->second.empty() ? "" : "blk." + layer + "." + it->second;
-  }
-  throw Error("tensor '" + hf + "' has no GGUF name (unknown tensor)");
+  return layerName(hf, "model.layers.", perLayer, hf);
 }
 
 /// llama.cpp's names for GPT-2 (gguf-py's tensor_mapping.py); "" for the
@@ -124,16 +131,7 @@ std::string gpt2GgufName(const std::string &hf) {
     return "output_norm.bias";
   if (n == "lm_head.weight")
     return "output.weight";
-  if (n.rfind("h.", 0) == 0) {
-    size_t dot = n.find('.', 2);
-    std::string layer = n.substr(2, dot - 2);
-    bool digits = !layer.empty() && dot != std::string::npos &&
-                  layer.find_first_not_of("0123456789") == std::string::npos;
-    auto it = digits ? perLayer.find(n.substr(dot + 1)) : perLayer.end();
-    if (it != perLayer.end())
-      return it->second.empty() ? "" : "blk." + layer + "." + it->second;
-  }
-  throw Error("tensor '" + hf + "' has no GGUF name (unknown tensor)");
+  return layerName(n, "h.", perLayer, hf);
 }
 
 /// GPT-2's Conv1D weights, [in, out]; llama.cpp stores them [out, in].

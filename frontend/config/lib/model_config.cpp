@@ -119,20 +119,16 @@ ModelConfig readLlamaLike(const JsonObject &cfg, const std::string &arch) {
 ModelConfig readGPT2(const JsonObject &cfg, const std::string &arch) {
   ModelConfig c;
   c.architecture = arch;
-  c.family = ArchFamily::GPT2;
   c.vocabSize = cfg.integer("vocab_size");
   c.hiddenSize = cfg.integer("n_embd");
   c.numLayers = cfg.integer("n_layer");
   c.numHeads = cfg.integer("n_head");
-  c.numKVHeads = c.numHeads;
-  c.headDim = c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0;
+  setGPT2Structure(c);
   c.intermediateSize = cfg.integer("n_inner", 4 * c.hiddenSize);
   c.maxPositions = cfg.integer("n_positions", 1024);
   c.normEps = cfg.number("layer_norm_epsilon", 1e-5);
-  c.rotaryDim = 0;
   // GPT-2 configs written by transformers omit tie_word_embeddings: tied.
   c.tiedEmbeddings = cfg.boolean("tie_word_embeddings", true);
-  c.qkvBias = c.outputBias = c.mlpBias = true;
   c.hiddenAct = cfg.string("activation_function", "gelu_new");
   if (c.hiddenAct != "gelu_new" && c.hiddenAct != "gelu")
     throw Error(cfg.file() + ": unsupported activation_function '" +
@@ -143,6 +139,14 @@ ModelConfig readGPT2(const JsonObject &cfg, const std::string &arch) {
 }
 
 } // namespace
+
+void setGPT2Structure(ModelConfig &c) {
+  c.family = ArchFamily::GPT2;
+  c.numKVHeads = c.numHeads;
+  c.headDim = c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0;
+  c.rotaryDim = 0;
+  c.qkvBias = c.outputBias = c.mlpBias = true;
+}
 
 const std::vector<std::string> &supportedArchitectures() {
   static const std::vector<std::string> archs = {

@@ -25,17 +25,13 @@ double shortestDecimal(double v) {
 ModelConfig gpt2FromGGUF(const weights::GGUFFile &f) {
   ModelConfig c;
   c.architecture = "GPT2LMHeadModel";
-  c.family = ArchFamily::GPT2;
   c.numLayers = f.getInt("gpt2.block_count");
   c.hiddenSize = f.getInt("gpt2.embedding_length");
   c.intermediateSize = f.getInt("gpt2.feed_forward_length");
   c.numHeads = f.getInt("gpt2.attention.head_count");
-  c.numKVHeads = c.numHeads;
-  c.headDim = c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0;
+  setGPT2Structure(c);
   c.maxPositions = f.getInt("gpt2.context_length");
   c.normEps = shortestDecimal(f.getFloat("gpt2.attention.layer_norm_epsilon"));
-  c.rotaryDim = 0;
-  c.qkvBias = c.outputBias = c.mlpBias = true;
   c.hiddenAct = "gelu_new";
   return c;
 }

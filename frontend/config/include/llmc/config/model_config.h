@@ -55,6 +55,11 @@ struct ModelConfig {
 /// The architectures `fromHFConfig` accepts, sorted.
 const std::vector<std::string> &supportedArchitectures();
 
+/// What every GPT-2 has beyond its sizes (HF config.json or GGUF): full
+/// multi-head attention, learned positions, biases everywhere. Call once
+/// hiddenSize and numHeads are set.
+void setGPT2Structure(ModelConfig &c);
+
 /// Reads config.json (and generation_config.json beside it, for extra EOS
 /// ids). Errors name the file and the key.
 ModelConfig readHFConfig(const std::string &configPath);
