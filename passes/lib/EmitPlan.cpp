@@ -19,7 +19,9 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 namespace mlir::llmc {
 namespace {
@@ -51,116 +53,253 @@ private:
   std::shared_ptr<::llmc::weights::GGUFFile> gguf_;
 };
 
-/// The f32 values of a spec's logical [rows, cols] tensor, sources stacked.
-std::vector<float> logicalFloats(const Source &src, const WeightSpec &w) {
-  std::vector<float> out;
-  for (const std::string &name : w.sources) {
-    const auto &t = src.tensor(name);
-    std::vector<float> v(static_cast<size_t>(t.numElements()));
-    ::llmc::weights::toFloat32(t, v.data());
-    if (w.transposed) {
-      int64_t r = t.shape[0], c = t.shape[1];
-      std::vector<float> tr(v.size());
-      for (int64_t i = 0; i < r; ++i)
-        for (int64_t j = 0; j < c; ++j)
-          tr[j * r + i] = v[i * c + j];
-      v.swap(tr);
-    }
-    if (w.ropeUnpermuteHeads > 0) {
-      int64_t rows = t.shape[0], cols = t.shape.size() > 1 ? t.shape[1] : 1;
-      std::vector<float> un(v.size());
-      ::llmc::weights::unpermuteGGUFRope(v.data(), un.data(), rows, cols,
-                                         w.ropeUnpermuteHeads);
-      v.swap(un);
-    }
-    out.insert(out.end(), v.begin(), v.end());
-  }
-  return out;
+/// Runs body(begin, end) over [0, n) split across the machine's cores:
+/// conversion is compute-bound once the reads and writes are fast.
+template <typename Body> void parallelFor(int64_t n, Body body) {
+  const int64_t threads = std::clamp<int64_t>(
+      static_cast<int64_t>(std::thread::hardware_concurrency()), 1,
+      std::max<int64_t>(n / 64, 1));
+  if (threads == 1)
+    return body(0, n);
+  std::vector<std::thread> pool;
+  const int64_t per = (n + threads - 1) / threads;
+  for (int64_t t = 1; t < threads; ++t)
+    pool.emplace_back(body, std::min(n, t * per), std::min(n, (t + 1) * per));
+  body(0, std::min(n, per));
+  for (std::thread &t : pool)
+    t.join();
 }
+
+/// weights::toFloat32 split by rows across the cores (dequantizing GGUF
+/// blocks is the slow part of compiling a GGUF).
+void toFloat32Parallel(const ::llmc::weights::TensorRef &t, float *dst) {
+  const int64_t rows = t.shape.size() > 1 ? t.shape[0] : 1;
+  const int64_t cols = rows > 0 ? t.numElements() / rows : 0;
+  if (rows < 2 ||
+      t.nbytes != ::llmc::weights::dtypeBytes(t.dtype, t.numElements()))
+    return ::llmc::weights::toFloat32(t, dst); // it reports what is wrong
+  parallelFor(rows, [&](int64_t begin, int64_t end) {
+    ::llmc::weights::TensorRef part = t;
+    part.shape = {end - begin, cols};
+    part.data = t.data + ::llmc::weights::dtypeBytes(t.dtype, begin * cols);
+    part.nbytes = ::llmc::weights::dtypeBytes(t.dtype, (end - begin) * cols);
+    ::llmc::weights::toFloat32(part, dst + begin * cols);
+  });
+}
+
+/// A float buffer reused from weight to weight, never value-initialized:
+/// fresh pages cost a fault and a clear each, and the largest tensor sets
+/// its size.
+class FloatBuffer {
+public:
+  float *resize(size_t n) {
+    if (n > capacity_) {
+      data_.reset(new float[n]);
+      capacity_ = n;
+    }
+    return data_.get();
+  }
+
+private:
+  std::unique_ptr<float[]> data_;
+  size_t capacity_ = 0;
+};
+
+/// A spec's logical [rows, cols] f32 values, sources stacked: the mapped
+/// checkpoint itself when it holds them as they are (one aligned F32
+/// source), else converted into `buffer`. The sources' pages are dropped
+/// from memory when the values are no longer needed.
+class LogicalValues {
+public:
+  LogicalValues(const Source &src, const WeightSpec &w, FloatBuffer &buffer,
+                FloatBuffer &tmp) {
+    if (w.transposed && w.ropeUnpermuteHeads > 0)
+      throw Error("weight '" + w.name +
+                  "': both transposed and rope-permuted (no importer makes "
+                  "such a weight)");
+    for (const std::string &name : w.sources) {
+      sources_.push_back(&src.tensor(name));
+      size_ += static_cast<size_t>(sources_.back()->numElements());
+    }
+    const bool transformed = w.transposed || w.ropeUnpermuteHeads > 0;
+    const auto &first = *sources_.front();
+    if (sources_.size() == 1 && !transformed &&
+        first.dtype == ::llmc::weights::DType::F32 &&
+        first.nbytes == size_ * sizeof(float) &&
+        reinterpret_cast<uintptr_t>(first.data) % alignof(float) == 0) {
+      data_ = reinterpret_cast<const float *>(first.data);
+      return;
+    }
+    float *dst = buffer.resize(size_);
+    data_ = dst;
+    for (const ::llmc::weights::TensorRef *t : sources_) {
+      const auto n = static_cast<size_t>(t->numElements());
+      float *v = transformed ? tmp.resize(n) : dst;
+      toFloat32Parallel(*t, v);
+      if (w.transposed) {
+        int64_t r = t->shape[0], c = t->shape[1];
+        for (int64_t i = 0; i < r; ++i)
+          for (int64_t j = 0; j < c; ++j)
+            dst[j * r + i] = v[i * c + j];
+      } else if (w.ropeUnpermuteHeads > 0) {
+        int64_t rows = t->shape[0],
+                cols = t->shape.size() > 1 ? t->shape[1] : 1;
+        ::llmc::weights::unpermuteGGUFRope(v, dst, rows, cols,
+                                           w.ropeUnpermuteHeads);
+      }
+      dst += n;
+    }
+  }
+  ~LogicalValues() {
+    for (const ::llmc::weights::TensorRef *t : sources_)
+      ::llmc::dropMappedPages(t->data, t->nbytes);
+  }
+  LogicalValues(const LogicalValues &) = delete;
+  LogicalValues &operator=(const LogicalValues &) = delete;
+
+  const float *data() const { return data_; }
+  size_t size() const { return size_; }
+
+private:
+  std::vector<const ::llmc::weights::TensorRef *> sources_;
+  const float *data_ = nullptr;
+  size_t size_ = 0;
+};
 
 /// Symmetric quantization of row-major [n, k] in groups of `group` columns:
 /// q = round(w / scale), scale from weights::symmetricScale (exact for the
-/// blocks of Q4_0, Q5_0 and Q8_0 GGUFs). Returns the largest |w - q·scale|.
-float quantize(const std::vector<float> &w, int64_t n, int64_t k, int64_t group,
-               bool int4, uint8_t *dst, bool scalesOnly) {
+/// blocks of Q4_0, Q5_0 and Q8_0 GGUFs), into `dst` (zeroed) and `scales`
+/// ([n, k / group]). Returns the largest |w - q·scale|.
+float quantize(const float *w, int64_t n, int64_t k, int64_t group, bool int4,
+               uint8_t *dst, float *scales) {
   const float qmax = int4 ? 7.0f : 127.0f;
   const int64_t groups = k / group;
-  auto *scales = reinterpret_cast<float *>(dst);
+  std::mutex m;
   float maxError = 0;
-  for (int64_t r = 0; r < n; ++r) {
-    for (int64_t g = 0; g < groups; ++g) {
-      const float *x = &w[static_cast<size_t>(r * k + g * group)];
-      const float scale = ::llmc::weights::symmetricScale(x, group, int4);
-      if (scalesOnly) {
+  parallelFor(n, [&](int64_t begin, int64_t end) {
+    float error = 0;
+    for (int64_t r = begin; r < end; ++r) {
+      for (int64_t g = 0; g < groups; ++g) {
+        const float *x = &w[r * k + g * group];
+        const float scale = ::llmc::weights::symmetricScale(x, group, int4);
         scales[r * groups + g] = scale;
-        continue;
-      }
-      for (int64_t i = 0; i < group; ++i) {
-        float q = std::nearbyint(x[i] / scale);
-        q = std::clamp(q, int4 ? -8.0f : -127.0f, qmax);
-        maxError = std::max(maxError, std::fabs(x[i] - q * scale));
-        auto qi = static_cast<int8_t>(q);
-        int64_t col = g * group + i;
-        if (!int4) {
-          dst[r * k + col] = static_cast<uint8_t>(qi);
-        } else {
-          uint8_t &byte = dst[(r * k + col) / 2];
-          uint8_t nib = static_cast<uint8_t>(qi) & 0x0f;
-          byte = col % 2 ? static_cast<uint8_t>((byte & 0x0f) | (nib << 4))
-                         : static_cast<uint8_t>((byte & 0xf0) | nib);
+        for (int64_t i = 0; i < group; ++i) {
+          float q = ::llmc::weights::roundToInt(x[i] / scale);
+          q = std::clamp(q, int4 ? -8.0f : -127.0f, qmax);
+          error = std::max(error, std::fabs(x[i] - q * scale));
+          auto qi = static_cast<int8_t>(q);
+          int64_t col = g * group + i;
+          if (!int4) {
+            dst[r * k + col] = static_cast<uint8_t>(qi);
+          } else {
+            uint8_t &byte = dst[(r * k + col) / 2];
+            uint8_t nib = static_cast<uint8_t>(qi) & 0x0f;
+            byte = col % 2 ? static_cast<uint8_t>((byte & 0x0f) | (nib << 4))
+                           : static_cast<uint8_t>((byte & 0xf0) | nib);
+          }
         }
       }
     }
-  }
+    std::lock_guard<std::mutex> lock(m);
+    maxError = std::max(maxError, error);
+  });
   return maxError;
 }
 
-float maxAbs(const std::vector<float> &v) {
+float maxAbs(const float *v, size_t n) {
   float m = 0;
-  for (float x : v)
-    m = std::max(m, std::fabs(x));
+  for (size_t i = 0; i < n; ++i)
+    m = std::max(m, std::fabs(v[i]));
   return m;
 }
 
-void fill(const Source &src, const WeightSpec &w, uint8_t *dst, size_t nbytes,
-          const EmitOptions &o) {
-  if (!w.data.empty()) {
-    std::memcpy(dst, w.data.data(), nbytes);
-    return;
-  }
-  std::vector<float> v = logicalFloats(src, w);
-  int64_t n = w.shape[0];
-  // The logical width: a scales spec's own shape is [n, k / group].
-  int64_t k = static_cast<int64_t>(v.size()) / n;
-  if (!w.quant.empty()) {
-    if (!w.quantScales)
-      std::memset(dst, 0, nbytes);
-    float error =
-        quantize(v, n, k, w.groupSize, w.quant == "int4", dst, w.quantScales);
-    if (!w.ggmlType.empty() && !w.quantScales && o.converted)
-      o.converted(Conversion{w.name, w.ggmlType, w.quant, error, maxAbs(v)});
-    return;
-  }
-  switch (w.dtype) {
-  case LLMC_F32:
-    std::memcpy(dst, v.data(), nbytes);
-    break;
-  case LLMC_BF16:
-    for (size_t i = 0; i < v.size(); ++i) {
-      uint16_t h = ::llmc::floatToBf16(v[i]);
+template <uint16_t (*Convert)(float)>
+void convertHalf(const float *v, size_t n, uint8_t *dst) {
+  parallelFor(static_cast<int64_t>(n), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      uint16_t h = Convert(v[i]);
       std::memcpy(dst + 2 * i, &h, 2);
     }
-    break;
-  case LLMC_F16:
-    for (size_t i = 0; i < v.size(); ++i) {
-      uint16_t h = ::llmc::floatToF16(v[i]);
-      std::memcpy(dst + 2 * i, &h, 2);
-    }
-    break;
-  default:
-    throw Error("weight '" + w.name + "': unexpected dtype");
-  }
+  });
 }
+
+/// Converts and writes one weight at a time, on the thread that writes the
+/// plan. A quantized weight's two halves are separate specs; the weight half
+/// keeps its scales for the scales half, which follows it.
+class Filler {
+public:
+  Filler(std::shared_ptr<Source> src, const EmitOptions &o)
+      : src_(std::move(src)), o_(o) {}
+
+  void operator()(const WeightSpec &w, uint8_t *dst, size_t nbytes) {
+    if (!w.data.empty()) {
+      std::memcpy(dst, w.data.data(), nbytes);
+      return;
+    }
+    if (w.quantScales && scalesKey_ == key(w)) {
+      std::memcpy(dst, scales_.data(), nbytes);
+      return;
+    }
+    LogicalValues v(*src_, w, values_, tmp_);
+    int64_t n = w.shape[0];
+    // The logical width: a scales spec's own shape is [n, k / group].
+    int64_t k = static_cast<int64_t>(v.size()) / n;
+    if (!w.quant.empty()) {
+      const bool int4 = w.quant == "int4";
+      scales_.resize(static_cast<size_t>(n * (k / w.groupSize)));
+      uint8_t *q = dst;
+      if (w.quantScales) { // its weight half was not just written
+        q_.assign(static_cast<size_t>(int4 ? n * k / 2 : n * k), 0);
+        q = q_.data();
+      } else {
+        std::memset(dst, 0, nbytes);
+      }
+      float error =
+          quantize(v.data(), n, k, w.groupSize, int4, q, scales_.data());
+      if (w.quantScales) {
+        std::memcpy(dst, scales_.data(), nbytes);
+        return;
+      }
+      scalesKey_ = key(w);
+      if (!w.ggmlType.empty() && o_.converted)
+        o_.converted(Conversion{w.name, w.ggmlType, w.quant, error,
+                                maxAbs(v.data(), v.size())});
+      return;
+    }
+    scalesKey_.clear();
+    switch (w.dtype) {
+    case LLMC_F32:
+      std::memcpy(dst, v.data(), nbytes);
+      break;
+    case LLMC_BF16:
+      convertHalf<::llmc::floatToBf16>(v.data(), v.size(), dst);
+      break;
+    case LLMC_F16:
+      convertHalf<::llmc::floatToF16>(v.data(), v.size(), dst);
+      break;
+    default:
+      throw Error("weight '" + w.name + "': unexpected dtype");
+    }
+  }
+
+private:
+  /// What makes two specs the same tensor quantized the same way.
+  static std::string key(const WeightSpec &w) {
+    std::string k = w.name + "|" + w.quant + "|" + std::to_string(w.groupSize) +
+                    "|" + std::to_string(w.transposed) + "|" +
+                    std::to_string(w.ropeUnpermuteHeads);
+    for (const std::string &s : w.sources)
+      k += "|" + s;
+    return k;
+  }
+
+  std::shared_ptr<Source> src_;
+  const EmitOptions &o_;
+  FloatBuffer values_, tmp_;
+  std::vector<float> scales_;
+  std::vector<uint8_t> q_;
+  std::string scalesKey_;
+};
 
 int64_t i64(DictionaryAttr d, StringRef key) {
   auto a = d.getAs<IntegerAttr>(key);
@@ -282,16 +421,16 @@ void emitPlan(ModuleOp module, const LoweredModule &lowered,
   ::llmc::PlanWriter writer;
   writer.setConfig(planConfig(module, lowered, options));
   writer.setTokenizer(planTokenizer(module, *src));
+  auto filler = std::make_shared<Filler>(src, options);
   for (const WeightSpec &w : lowered.weights) {
     int64_t elements = 1;
     for (int64_t d : w.shape)
       elements *= d;
     uint64_t nbytes = ::llmc::dtypeBytes(w.dtype, elements);
     std::vector<int64_t> shape = w.shape;
-    writer.addWeight(w.name, w.dtype, shape, nbytes,
-                     [src, &w, nbytes, &options](uint8_t *dst) {
-                       fill(*src, w, dst, nbytes, options);
-                     });
+    writer.addWeight(
+        w.name, w.dtype, shape, nbytes,
+        [filler, &w, nbytes](uint8_t *dst) { (*filler)(w, dst, nbytes); });
   }
   for (const ::llmc::Graph &g : lowered.graphs)
     writer.addGraph(g);

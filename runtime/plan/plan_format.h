@@ -17,6 +17,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "llmc/runtime/plan.h"
+
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -115,6 +117,6 @@ struct WeightSlot {
 void writePlanFile(const std::string &path, const uint8_t *flatBuffer,
                    size_t flatBufferSize,
                    const std::vector<WeightSlot> &weights,
-                   const std::function<void(size_t, size_t)> &progress = {});
+                   const WriteProgressFn &progress = {});
 
 } // namespace llmc::detail

@@ -1,4 +1,5 @@
 #include "checksum.h"
+#include "output_file.h"
 #include "plan_format.h"
 #include "plan_generated.h"
 
@@ -12,56 +13,12 @@
 
 namespace llmc {
 namespace detail {
-namespace {
-
-class OutputFile {
-public:
-  explicit OutputFile(std::string path) : path_(std::move(path)) {
-    file_ = std::fopen(path_.c_str(), "wb");
-    if (!file_)
-      throw Error(path_ + ": cannot create: " + std::strerror(errno));
-  }
-  ~OutputFile() {
-    if (file_)
-      std::fclose(file_);
-  }
-  void write(const void *data, size_t size) {
-    if (size > 0 && std::fwrite(data, 1, size, file_) != size)
-      fail("cannot write");
-  }
-  void zeros(size_t size) {
-    static const uint8_t kZeros[4096] = {};
-    while (size > 0) {
-      size_t n = std::min(size, sizeof(kZeros));
-      write(kZeros, n);
-      size -= n;
-    }
-  }
-  void rewind() {
-    if (std::fseek(file_, 0, SEEK_SET) != 0)
-      fail("cannot seek");
-  }
-  void close() {
-    std::FILE *f = file_;
-    file_ = nullptr;
-    if (std::fclose(f) != 0)
-      fail("cannot write");
-  }
-
-private:
-  [[noreturn]] void fail(const char *what) {
-    throw Error(path_ + ": " + what + ": " + std::strerror(errno));
-  }
-  std::string path_;
-  std::FILE *file_ = nullptr;
-};
-
-} // namespace
+namespace {} // namespace
 
 void writePlanFile(const std::string &path, const uint8_t *flatBuffer,
                    size_t flatBufferSize,
                    const std::vector<WeightSlot> &weights,
-                   const std::function<void(size_t, size_t)> &progress) {
+                   const WriteProgressFn &progress) {
   PlanHeader header;
   header.major = kPlanFormatMajor;
   header.minor = kPlanFormatMinor;
@@ -102,6 +59,7 @@ void writePlanFile(const std::string &path, const uint8_t *flatBuffer,
 
     std::vector<uint8_t> buffer(maxWeight);
     uint64_t at = 0;
+    WriteProgress done{0, weights.size(), 0, header.weightsSize};
     for (size_t i = 0; i < weights.size(); ++i) {
       const WeightSlot &w = weights[i];
       pad = w.offset - at;
@@ -111,21 +69,24 @@ void writePlanFile(const std::string &path, const uint8_t *flatBuffer,
         sum.update(zeros.data(), n);
         left -= n;
       }
-      // Cleared so a fill that writes fewer bytes still gives the same file.
-      std::memset(buffer.data(), 0, w.nbytes);
+      // Not cleared for a fill, which writes every byte (a buggy one would
+      // still give the same file every time: the buffer's history is
+      // deterministic); a weight without one is zeros.
       if (w.fill)
         w.fill(buffer.data());
+      else
+        std::memset(buffer.data(), 0, w.nbytes);
       out.write(buffer.data(), w.nbytes);
       sum.update(buffer.data(), w.nbytes);
       at = w.offset + w.nbytes;
+      done.weightsDone = i + 1;
+      done.bytesDone = at;
       if (progress)
-        progress(i + 1, weights.size());
+        progress(done);
     }
     header.checksum = sum.digest();
     encodeHeader(header, headerBytes);
-    out.rewind();
-    out.write(headerBytes, sizeof(headerBytes));
-    out.close();
+    out.finish(headerBytes, sizeof(headerBytes));
     if (std::rename(partial.c_str(), path.c_str()) != 0)
       throw Error(path + ": cannot rename " + partial + ": " +
                   std::strerror(errno));
@@ -246,9 +207,8 @@ void PlanWriter::addGraph(Graph graph) {
   graphs_.push_back(std::move(graph));
 }
 
-void PlanWriter::write(
-    const std::string &path,
-    const std::function<void(size_t, size_t)> &progress) const {
+void PlanWriter::write(const std::string &path,
+                       const WriteProgressFn &progress) const {
   // The tokenizer is the only large thing in the metadata; refuse early
   // rather than let FlatBuffers hit its 2 GiB limit.
   if (tokenizer_.fileBytes.size() + tokenizer_.configJson.size() +

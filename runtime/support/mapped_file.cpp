@@ -66,6 +66,16 @@ void MappedFile::release() {
   size_ = 0;
 }
 
+void dropMappedPages(const void *data, size_t size) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t first = (begin + page - 1) / page * page,
+                  last = (begin + size) / page * page;
+  // Advice only: where it is refused, the pages just stay resident.
+  if (last > first)
+    (void)madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
+}
+
 std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)

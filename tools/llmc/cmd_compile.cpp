@@ -2,6 +2,7 @@
 //------------------------===//
 
 #include "commands.h"
+#include "compile_report.h"
 #include "llmc/Passes/EmitPlan.h"
 #include "llmc/Passes/Passes.h"
 #include "llmc/import/Importer.h"
@@ -12,88 +13,14 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <chrono>
-#include <cstdio>
-#include <map>
-#include <unistd.h>
-
 namespace llmc::cli {
-namespace {
-
-/// "[=====     ] 12/40 weights" on a terminal; a summary line otherwise.
-void progressBar(size_t done, size_t total) {
-  if (!isatty(STDERR_FILENO)) {
-    if (done == total)
-      std::fprintf(stderr, "converted %zu weights\n", total);
-    return;
-  }
-  const int width = 30;
-  int filled = total ? static_cast<int>(width * done / total) : width;
-  std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu weights", filled,
-               "==============================", width - filled, "", done,
-               total);
-  if (done == total)
-    std::fprintf(stderr, "\n");
-  std::fflush(stderr);
-}
-
-/// Per GGUF block format: how many weights were converted and the worst
-/// one; with --verbose, every weight.
-class ConversionReport {
-public:
-  explicit ConversionReport(bool verbose) : verbose_(verbose) {}
-
-  void add(const mlir::llmc::Conversion &c) {
-    float rel = c.maxAbs > 0 ? c.maxAbsError / c.maxAbs : 0;
-    if (verbose_)
-      std::fprintf(stderr,
-                   "  %s: %s -> %s, max abs error %.3g (%.2f%% of "
-                   "max |w|)\n",
-                   c.weight.c_str(), c.ggmlType.c_str(), c.format.c_str(),
-                   double(c.maxAbsError), 100.0 * double(rel));
-    Kind &k = kinds_[c.ggmlType];
-    k.format = c.format;
-    ++k.count;
-    if (k.count == 1 || rel > k.worstRel)
-      k.worst = c, k.worstRel = rel;
-  }
-
-  void print() const {
-    for (const auto &[type, k] : kinds_) {
-      if (k.worst.maxAbsError == 0) {
-        std::fprintf(stderr, "%s -> %s (groups of 32): %zu weights, exact\n",
-                     type.c_str(), k.format.c_str(), k.count);
-        continue;
-      }
-      std::fprintf(stderr,
-                   "%s -> %s (groups of 32): %zu weights, converted with "
-                   "error; worst %s: max abs error %.3g (%.2f%% of its max "
-                   "|w|)%s\n",
-                   type.c_str(), k.format.c_str(), k.count,
-                   k.worst.weight.c_str(), double(k.worst.maxAbsError),
-                   100.0 * double(k.worstRel),
-                   verbose_ ? "" : " (--verbose: every weight)");
-    }
-  }
-
-private:
-  struct Kind {
-    std::string format;
-    size_t count = 0;
-    mlir::llmc::Conversion worst;
-    float worstRel = 0;
-  };
-  bool verbose_;
-  std::map<std::string, Kind> kinds_;
-};
-
-} // namespace
 
 Action addCompile(CLI::App &app) {
   struct Options {
     std::string model, output, target = "cpu", dtype = "f32", quant = "auto";
     int64_t group = 32;
-    bool printAll = false, noQuantizeHead = false, verbose = false;
+    bool printAll = false, noQuantizeHead = false, verbose = false,
+         quiet = false;
     std::vector<std::string> printAfter, disable;
   };
   auto o = std::make_shared<Options>();
@@ -123,6 +50,8 @@ Action addCompile(CLI::App &app) {
   app.add_flag("-v,--verbose", o->verbose,
                "Report the error of every weight converted from a GGUF block "
                "format (by default: the worst per format)");
+  app.add_flag("-q,--quiet", o->quiet,
+               "Print only warnings and errors (no progress, no summary)");
   app.add_flag("--print-ir-after-all", o->printAll,
                "Print the IR after every pass (to stdout)");
   app.add_option("--print-ir-after", o->printAfter,
@@ -147,7 +76,8 @@ Action addCompile(CLI::App &app) {
           llvm::errs() << kind << ": " << d << "\n";
           return mlir::success();
         });
-    mlir::DialectRegistry registry;
+    CompileReport report(o->quiet, o->verbose);
+    report.phase("importing " + o->model);
     auto module = import::importModel(context, o->model);
 
     mlir::llmc::PipelineOptions po;
@@ -173,6 +103,7 @@ Action addCompile(CLI::App &app) {
                           /*printAfterOnlyOnChange=*/false,
                           /*printAfterOnlyOnFailure=*/false, llvm::outs());
     }
+    report.phase("running the passes");
     if (failed(pm.run(*module)))
       throw Error(o->model +
                   ": compilation failed (see the diagnostics above)");
@@ -184,20 +115,14 @@ Action addCompile(CLI::App &app) {
     eo.target = o->target;
     eo.dtype = o->dtype;
     eo.quant = quant;
-    eo.progress = progressBar;
-    ConversionReport report(o->verbose);
+    eo.progress = [&report](const WriteProgress &p) { report.progress(p); };
     eo.converted = [&report](const mlir::llmc::Conversion &c) {
-      report.add(c);
+      report.converted(c);
     };
-    auto start = std::chrono::steady_clock::now();
+    report.phase("writing " + o->output + " (" +
+                 std::to_string(lowered->weights.size()) + " weights)");
     mlir::llmc::emitPlan(*module, *lowered, eo, o->output);
-    double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    report.print();
-    std::fprintf(stderr, "wrote %s (%zu weights, %zu graphs) in %.2f s\n",
-                 o->output.c_str(), lowered->weights.size(),
-                 lowered->graphs.size(), s);
+    report.finished(o->output, lowered->weights.size(), lowered->graphs.size());
     return 0;
   };
 }

@@ -118,7 +118,7 @@ float symmetricScale(const float *x, int64_t n, bool int4) {
     bool exact = true;
     for (int64_t i = 0; i < n && exact; ++i) {
       const float q = x[i] / d;
-      exact = q == std::nearbyint(q) && q >= lo && q <= hi;
+      exact = q == roundToInt(q) && q >= lo && q <= hi;
     }
     if (exact)
       return d;

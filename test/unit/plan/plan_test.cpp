@@ -8,7 +8,9 @@
 #include <gmock/gmock.h>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <cstring>
+#include <sys/resource.h>
 
 namespace llmc::test {
 namespace {
@@ -95,8 +97,12 @@ TEST_F(PlanTest, RoundTripWithoutBosOrTokenizer) {
 
 TEST_F(PlanTest, RoundTripWeightsAndAlignment) {
   std::vector<std::pair<size_t, size_t>> progress;
-  testWriter().write(path("m.plan"), [&](size_t done, size_t total) {
-    progress.emplace_back(done, total);
+  uint64_t written = 0;
+  testWriter().write(path("m.plan"), [&](const WriteProgress &p) {
+    progress.emplace_back(p.weightsDone, p.weightsTotal);
+    EXPECT_GE(p.bytesDone, written);
+    written = p.bytesDone;
+    EXPECT_LE(p.bytesDone, p.bytesTotal);
   });
   const auto &ws = testWeights();
   ASSERT_EQ(progress.size(), ws.size());
@@ -245,6 +251,58 @@ TEST_F(PlanTest, WriterLeavesNoFileWhenAFillThrows) {
   EXPECT_FALSE(std::filesystem::exists(path("m.plan.partial")));
   EXPECT_THAT([&] { w.write(path("no/such/dir/m.plan")); },
               ::testing::ThrowsMessage<Error>(HasSubstr("cannot create")));
+}
+
+// Weights larger than the writer's 8 MiB chunks and of odd sizes, so the
+// direct-I/O path's chunking, tail padding and truncation are all crossed;
+// every byte must come back.
+TEST_F(PlanTest, LargeAndOddWeightsRoundTrip) {
+  PlanWriter w;
+  w.setConfig(testConfig());
+  const std::vector<uint64_t> sizes = {3, (9u << 20) + 5, 4096, 1, 123457};
+  for (size_t i = 0; i < sizes.size(); ++i)
+    w.addWeight("w" + std::to_string(i), LLMC_I8,
+                {static_cast<int64_t>(sizes[i])}, sizes[i],
+                [i, n = sizes[i]](uint8_t *dst) {
+                  for (uint64_t j = 0; j < n; ++j)
+                    dst[j] = static_cast<uint8_t>(j * 31 + i * 7 + 1);
+                });
+  w.write(path("big.plan"));
+  PlanLoadOptions o;
+  o.verifyWeights = true;
+  auto plan = Plan::load(path("big.plan"), o);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const uint8_t *d = plan->weightData(static_cast<uint32_t>(i));
+    for (uint64_t j = 0; j < sizes[i]; ++j)
+      ASSERT_EQ(d[j], static_cast<uint8_t>(j * 31 + i * 7 + 1))
+          << "weight " << i << " byte " << j;
+  }
+}
+
+// A disk that fills up (here: a file-size limit, EFBIG) is a clear error,
+// and no file is left under either name.
+TEST_F(PlanTest, WriterLeavesNoFileWhenTheDiskFills) {
+  PlanWriter w;
+  w.setConfig(testConfig());
+  w.addWeight("big", LLMC_I8, {int64_t(16) << 20}, uint64_t(16) << 20,
+              [](uint8_t *dst) { std::memset(dst, 1, size_t(16) << 20); });
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  rlimit small = old;
+  small.rlim_cur = 1 << 20;
+  auto previous = std::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string message;
+  try {
+    w.write(path("full.plan"));
+  } catch (const Error &e) {
+    message = e.what();
+  }
+  setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, previous);
+  EXPECT_THAT(message, HasSubstr("full.plan.partial: cannot write"));
+  EXPECT_FALSE(std::filesystem::exists(path("full.plan")));
+  EXPECT_FALSE(std::filesystem::exists(path("full.plan.partial")));
 }
 
 TEST_F(PlanTest, DescribeText) {

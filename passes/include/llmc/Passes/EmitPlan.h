@@ -2,6 +2,7 @@
 #pragma once
 
 #include "llmc/Passes/Lowering.h"
+#include "llmc/runtime/plan.h"
 
 #include <functional>
 #include <string>
@@ -20,7 +21,7 @@ struct EmitOptions {
   std::string dtype = "f32";
   std::string quant = "none"; // resolved: none | int8 | int4 | ggml
   /// Called after each weight is converted and written.
-  std::function<void(size_t done, size_t total)> progress;
+  ::llmc::WriteProgressFn progress;
   /// Called for each weight quantized from a GGUF block format, from the
   /// thread that writes the plan.
   std::function<void(const Conversion &)> converted;

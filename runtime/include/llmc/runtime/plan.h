@@ -57,6 +57,13 @@ struct WeightInfo {
   uint64_t nbytes = 0;
 };
 
+/// How far PlanWriter::write is: weights and weight bytes.
+struct WriteProgress {
+  size_t weightsDone = 0, weightsTotal = 0;
+  uint64_t bytesDone = 0, bytesTotal = 0;
+};
+using WriteProgressFn = std::function<void(const WriteProgress &)>;
+
 class PlanWriter {
 public:
   void setConfig(PlanConfig config);
@@ -68,10 +75,11 @@ public:
                      std::vector<int64_t> shape, uint64_t nbytes,
                      std::function<void(uint8_t *dst)> fill);
   void addGraph(Graph graph);
-  /// Writes the plan; `progress(done, total)` is called after each weight.
-  /// Throws llmc::Error naming the path.
+  /// Writes the plan under a temporary name, syncs it to disk and renames
+  /// it, so no half-written file ever carries the name; `progress` is
+  /// called after each weight. Throws llmc::Error naming the path.
   void write(const std::string &path,
-             const std::function<void(size_t, size_t)> &progress = {}) const;
+             const WriteProgressFn &progress = {}) const;
 
 private:
   PlanConfig config_;

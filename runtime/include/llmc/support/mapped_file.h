@@ -38,6 +38,12 @@ private:
   size_t size_ = 0;
 };
 
+/// Drops the whole pages inside [data, data + size) of a read-only mapping
+/// from this process's resident memory; they stay in the page cache and are
+/// read again if touched. A compiler reads each checkpoint tensor once, and
+/// without this every page it touched would count as resident until exit.
+void dropMappedPages(const void *data, size_t size);
+
 /// Reads a whole (small) file into a string; throws llmc::Error naming it.
 std::string readFile(const std::string &path);
 
