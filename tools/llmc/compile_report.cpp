@@ -31,19 +31,17 @@ double CompileReport::seconds() const {
 }
 
 void CompileReport::phase(const std::string &what) {
+  phaseStart_ = std::chrono::steady_clock::now();
   if (!quiet_)
     std::fprintf(stderr, "[%6.2f s] %s\n", seconds(), what.c_str());
 }
 
 void CompileReport::progress(const WriteProgress &p) {
-  auto now = std::chrono::steady_clock::now();
-  if (!writing_) {
-    writing_ = true;
-    writeStart_ = now;
-  }
   if (quiet_ || !tty_)
     return;
-  double s = std::chrono::duration<double>(now - writeStart_).count();
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                           phaseStart_)
+                 .count();
   double rate = s > 0 ? double(p.bytesDone) / s : 0;
   double eta = rate > 0 ? double(p.bytesTotal - p.bytesDone) / rate : 0;
   const int width = 24;

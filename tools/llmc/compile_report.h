@@ -22,7 +22,7 @@ public:
 
   /// A phase starts ("importing model.gguf", ...).
   void phase(const std::string &what);
-  /// After each weight written.
+  /// After each weight written (in the phase that writes them).
   void progress(const WriteProgress &p);
   /// A weight converted from a GGUF block format.
   void converted(const mlir::llmc::Conversion &c);
@@ -39,8 +39,7 @@ private:
   double seconds() const;
 
   bool quiet_, verbose_, tty_;
-  std::chrono::steady_clock::time_point start_, writeStart_;
-  bool writing_ = false;
+  std::chrono::steady_clock::time_point start_, phaseStart_;
   std::map<std::string, Kind> kinds_;
 };
 
