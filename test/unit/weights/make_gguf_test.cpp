@@ -157,9 +157,28 @@ TEST(MakeGGUF, ShardedAndBf16Inputs) {
             floats(*ck.find("model.layers.0.self_attn.v_proj.weight")));
 }
 
+TEST(MakeGGUF, Gpt2AsLlamaCppWritesIt) {
+  TempDir d;
+  ASSERT_EQ(makeGguf("gpt2", d.file("g.gguf"), "f32"), 0);
+  GGUFFile g(d.file("g.gguf"));
+  EXPECT_EQ(g.getString("general.architecture"), "gpt2");
+  EXPECT_EQ(g.getInt("gpt2.feed_forward_length"), 256);
+  auto ck = Checkpoint::open(modelDir("gpt2"));
+  // Conv1D [in, out] is stored [out, in].
+  const TensorRef *qkv = g.find("blk.0.attn_qkv.weight");
+  ASSERT_NE(qkv, nullptr);
+  EXPECT_EQ(qkv->shape, (std::vector<int64_t>{192, 64}));
+  std::vector<float> in =
+                         floats(*ck.find("transformer.h.0.attn.c_attn.weight")),
+                     out = floats(*qkv);
+  EXPECT_EQ(out[1 * 64 + 2], in[2 * 192 + 1]);
+  EXPECT_EQ(g.find("blk.0.attn.bias"), nullptr);
+}
+
 TEST(MakeGGUF, ErrorsExitNonZero) {
   TempDir d;
-  EXPECT_NE(makeGguf("gpt2", d.file("g.gguf"), "f32"), 0);
+  // Mistral's sliding window has no place in llama.cpp's "llama" keys.
+  EXPECT_NE(makeGguf("mistral-swa", d.file("g.gguf"), "f32"), 0);
   EXPECT_NE(makeGguf("no-such-model", d.file("g.gguf"), "f32"), 0);
 }
 
