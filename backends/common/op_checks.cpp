@@ -35,11 +35,21 @@ void checkEmbedding(const llmc_op_desc &op, const Graph &g) {
   expectCols(resultDesc(op, g, 0).cols, dim, "the result");
 }
 
-// RMS_NORM. in: x, w. f0 = eps.
+int64_t rmsNormWidth(const llmc_op_desc &op, int64_t cols) {
+  const int64_t width = op.i[0] == 0 ? cols : op.i[0];
+  if (width <= 0 || cols % width != 0)
+    throw InvalidArgument("RMS_NORM: the width i0 (" + std::to_string(op.i[0]) +
+                          ") must be positive and divide the row (" +
+                          std::to_string(cols) + " columns)");
+  return width;
+}
+
+// RMS_NORM. in: x, w. f0 = eps, i0 = width (0: the row).
 void checkRmsNorm(const llmc_op_desc &op, const Graph &g) {
   expectArity(op, g, 2, 1);
   int64_t n = expectBuffer(op, g, 0).cols;
-  expectFloatWeight(expectWeight(op, g, 1), n, "the weight");
+  int64_t width = rmsNormWidth(op, n);
+  expectFloatWeight(expectWeight(op, g, 1), width, "the weight");
   expectCols(resultDesc(op, g, 0).cols, n, "the result");
 }
 

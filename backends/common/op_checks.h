@@ -31,6 +31,10 @@ void checkAttention(const llmc_op_desc &, const Graph &);
 enum LinearSlot { LinearX = 0, LinearW = 1, LinearScales = 2, LinearBias = 3 };
 const llmc_operand &linearSlot(const llmc_op_desc &op, int slot);
 
+/// The width RMS_NORM normalizes over in a row of `cols`: i0, or the row
+/// when i0 is 0. Throws InvalidArgument unless it divides `cols`.
+int64_t rmsNormWidth(const llmc_op_desc &op, int64_t cols);
+
 /// Attention attributes: i0 layer, i1 heads, i2 kv_heads, i3 head_dim,
 /// i4 window; f0 scale.
 struct AttentionShape {

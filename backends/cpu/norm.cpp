@@ -6,6 +6,8 @@
 #include "cpu.h"
 #include "simd.h"
 
+#include "common/op_checks.h"
+
 #include <cmath>
 
 namespace llmc::cpu {
@@ -80,14 +82,16 @@ Kernel makeNorm(const llmc_op_desc &op, const Graph &g, Backend &) {
   int64_t n = g.buffers[op.operands[0].index].cols;
   float eps = float(op.f[0]);
   if (op.kind == LLMC_OP_RMS_NORM) {
+    const int64_t width = common::rmsNormWidth(op, n);
     auto w = std::make_shared<std::vector<float>>(
-        toF32(g.weights[op.operands[1].index], n));
-    return [op, w, eps](Step &step) {
+        toF32(g.weights[op.operands[1].index], width));
+    return [op, w, eps, width](Step &step) {
       Matrix x = step.operand(op, 0), out = step.result(op, 0);
       expectRows(out, x.rows, "the result");
 #pragma omp parallel for if (x.rows * x.cols >= kParallelValues)
       for (int64_t r = 0; r < x.rows; ++r)
-        rmsnorm(out.row(r), x.row(r), w->data(), x.cols, eps);
+        for (int64_t c = 0; c < x.cols; c += width)
+          rmsnorm(out.row(r) + c, x.row(r) + c, w->data(), width, eps);
     };
   }
   if (op.kind == LLMC_OP_ADD_RMS_NORM) {

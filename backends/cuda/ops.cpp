@@ -87,7 +87,11 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
   case LLMC_OP_LAYER_NORM: {
     bool add = op.kind == LLMC_OP_ADD_RMS_NORM;
     int wSlot = add ? 2 : 1;
-    auto w = uploadWeightF32(b, g.weights[bufOf(wSlot)], cols);
+    // RMS_NORM over runs of `width` columns: a [rows * cols / width, width]
+    // norm of the same contiguous rows.
+    const int64_t width =
+        op.kind == LLMC_OP_RMS_NORM ? common::rmsNormWidth(op, cols) : cols;
+    auto w = uploadWeightF32(b, g.weights[bufOf(wSlot)], width);
     p.weights.push_back(w);
     const float *wp = w->as<float>(), *bp = nullptr;
     if (op.kind == LLMC_OP_LAYER_NORM) {
@@ -101,7 +105,8 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     uint32_t kind = op.kind;
     kernel = [=](StepCtx &c) {
       if (kind == LLMC_OP_RMS_NORM)
-        launchRmsNorm(c.stream, c.buf[x], wp, c.buf[r0], c.rows[x], cols, eps);
+        launchRmsNorm(c.stream, c.buf[x], wp, c.buf[r0],
+                      c.rows[x] * (cols / width), width, eps);
       else if (kind == LLMC_OP_LAYER_NORM)
         launchLayerNorm(c.stream, c.buf[x], wp, bp, c.buf[r0], c.rows[x], cols,
                         eps);

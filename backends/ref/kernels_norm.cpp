@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "ref.h"
 
+#include "common/op_checks.h"
+
 #include <cmath>
 
 namespace llmc::ref {
@@ -46,13 +48,15 @@ std::vector<float> loadVector(const llmc_weight_desc &w, int64_t n) {
 
 } // namespace
 
-// RMS_NORM. in: x, w. f0 = eps.
+// RMS_NORM. in: x, w. f0 = eps, i0 = width (0: the row).
 void runRmsNorm(const llmc_op_desc &op, Step &step) {
   Matrix x = step.operand(op, 0), out = step.result(op, 0);
   expectRows(out, x.rows, "the result");
-  std::vector<float> w = loadVector(step.weight(op, 1), x.cols);
+  const int64_t n = common::rmsNormWidth(op, x.cols);
+  std::vector<float> w = loadVector(step.weight(op, 1), n);
   for (int64_t r = 0; r < x.rows; ++r)
-    rmsnorm(out.row(r), x.row(r), w.data(), x.cols, float(op.f[0]));
+    for (int64_t c = 0; c < x.cols; c += n)
+      rmsnorm(out.row(r) + c, x.row(r) + c, w.data(), n, float(op.f[0]));
 }
 
 // ADD_RMS_NORM. in: x, r, w. out: sum = x + r, normed = rms_norm(sum) * w.

@@ -219,8 +219,11 @@ private:
                       {static_cast<int64_t>(o.getGroupSize())});
         })
         .Case([&](RMSNormOp o) {
-          return emit(op, LLMC_OP_RMS_NORM, {o.getInput(), o.getWeight()}, {},
-                      {o.getEps().convertToDouble()});
+          // Over each head of a [T, heads, head_dim] input (Qwen3's q_norm).
+          auto in = cast<RankedTensorType>(o.getInput().getType());
+          int64_t width = in.getRank() == 3 ? in.getDimSize(2) : 0;
+          return emit(op, LLMC_OP_RMS_NORM, {o.getInput(), o.getWeight()},
+                      {width}, {o.getEps().convertToDouble()});
         })
         .Case([&](AddRMSNormOp o) {
           return emit(op, LLMC_OP_ADD_RMS_NORM,

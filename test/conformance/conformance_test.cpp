@@ -119,6 +119,20 @@ void addNormCases(std::vector<Case> &cases) {
                          {1e-6}));
             return out;
           }));
+      // Per head (Qwen3's q_norm / k_norm): i0 = head_dim.
+      for (int64_t width : {int64_t(32), int64_t(64)})
+        cases.push_back(simple(
+            cat("rms_norm/per_head", width, "/", dtypeName(wd), "/", shape),
+            kExact, rows, {cols},
+            [=](OpGraph &g, const std::vector<uint32_t> &in,
+                std::mt19937 &rng) {
+              uint32_t w =
+                  g.weight(wd, {width}, randomVector(rng, width, 0.5, 1.5));
+              uint32_t out = g.buffer(rowsT(), cols);
+              g.add(makeOp(LLMC_OP_RMS_NORM, {buf(in[0]), wt(w)}, {out},
+                           {width}, {1e-6}));
+              return out;
+            }));
       for (int result : {0, 1})
         cases.push_back(simple(cat("add_rms_norm/", result ? "normed/" : "sum/",
                                    dtypeName(wd), "/", shape),

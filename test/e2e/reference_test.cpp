@@ -142,7 +142,7 @@ TEST_P(Reference, F32GgufMatchesReference) {
   json config = readJson(kData + "/models/" + model + "/config.json");
   const std::string arch = config["architectures"][0];
   if (arch != "LlamaForCausalLM" && arch != "Qwen2ForCausalLM" &&
-      arch != "GPT2LMHeadModel")
+      arch != "Qwen3ForCausalLM" && arch != "GPT2LMHeadModel")
     GTEST_SKIP() << arch << ": llama.cpp writes it as 'llama', without "
                  << "its sliding window, so no GGUF reproduces this reference";
   json ref = readJson(dir + "reference.json");

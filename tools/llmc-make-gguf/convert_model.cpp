@@ -34,11 +34,13 @@ Arch archOf(const json &config) {
     return {"llama", true};
   if (a == "Qwen2ForCausalLM")
     return {"qwen2", false};
+  if (a == "Qwen3ForCausalLM")
+    return {"qwen3", false};
   if (a == "GPT2LMHeadModel")
     return {"gpt2", false, true};
   throw Error("config.json: architecture '" + a +
               "' is not supported by llmc-make-gguf (GPT2LMHeadModel, "
-              "LlamaForCausalLM, Qwen2ForCausalLM)");
+              "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)");
 }
 
 int64_t intKey(const json &config, const char *key) {
@@ -86,6 +88,8 @@ std::string ggufName(const std::string &hf) {
       {"self_attn.v_proj.weight", "attn_v.weight"},
       {"self_attn.v_proj.bias", "attn_v.bias"},
       {"self_attn.o_proj.weight", "attn_output.weight"},
+      {"self_attn.q_norm.weight", "attn_q_norm.weight"},
+      {"self_attn.k_norm.weight", "attn_k_norm.weight"},
       {"post_attention_layernorm.weight", "ffn_norm.weight"},
       {"mlp.gate_proj.weight", "ffn_gate.weight"},
       {"mlp.up_proj.weight", "ffn_up.weight"},
@@ -261,6 +265,12 @@ void llamaMetadata(const json &config, const std::string &p,
   out.addF32(p + ".attention.layer_norm_rms_epsilon",
              static_cast<float>(floatKey(config, "rms_norm_eps", 1e-6)));
   out.addU32(p + ".rope.dimension_count", static_cast<uint32_t>(headDim));
+  // As convert_hf_to_gguf.py: an explicit head_dim (Qwen3's differs from
+  // hidden / heads) is written as the key and value lengths.
+  if (config.contains("head_dim") && !config["head_dim"].is_null()) {
+    out.addU32(p + ".attention.key_length", static_cast<uint32_t>(headDim));
+    out.addU32(p + ".attention.value_length", static_cast<uint32_t>(headDim));
+  }
   out.addU32(p + ".vocab_size",
              static_cast<uint32_t>(intKey(config, "vocab_size")));
   ropeScalingMetadata(config, p, out);

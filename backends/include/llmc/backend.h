@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define LLMC_BACKEND_ABI_MAJOR 1
-#define LLMC_BACKEND_ABI_MINOR 0
+#define LLMC_BACKEND_ABI_MINOR 1
 
 #if defined(__SANITIZE_ADDRESS__)
 #define LLMC_BACKEND_BUILD_FLAVOR "asan"
@@ -71,7 +71,9 @@ typedef enum llmc_dtype {
 typedef enum llmc_op_kind {
   /* out[t] = table[ids[t]]. in: table (weight [V, D]), ids (input). */
   LLMC_OP_EMBEDDING = 0,
-  /* out = x / sqrt(mean(x^2) + eps) * w. in: x, w. f0 = eps. */
+  /* out = x / sqrt(mean(x^2) + eps) * w. in: x, w. f0 = eps. i0 = the
+   * width normalized (0: the whole row): each run of i0 columns is
+   * normalized on its own with w [i0] (per head; ABI 1.1). */
   LLMC_OP_RMS_NORM = 1,
   /* sum = x + r; out = rms_norm(sum) * w. in: x, r, w. out: sum, normed. */
   LLMC_OP_ADD_RMS_NORM = 2,

@@ -94,8 +94,10 @@ ModelConfig readLlamaLike(const JsonObject &cfg, const std::string &arch) {
                 "' for " + arch + " (supported: silu)");
   c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
                          0);
-  if (arch == "Qwen2ForCausalLM") {
-    c.qkvBias = true;
+  if (arch == "Qwen2ForCausalLM" || arch == "Qwen3ForCausalLM") {
+    c.qkvBias =
+        arch == "Qwen2ForCausalLM" || cfg.boolean("attention_bias", false);
+    c.qkNorm = arch == "Qwen3ForCausalLM";
     // HF Qwen2 applies the window only when use_sliding_window is set, and
     // then only to layers at or past max_window_layers.
     if (cfg.boolean("use_sliding_window", false) &&
@@ -151,7 +153,7 @@ void setGPT2Structure(ModelConfig &c) {
 const std::vector<std::string> &supportedArchitectures() {
   static const std::vector<std::string> archs = {
       "GPT2LMHeadModel", "LlamaForCausalLM", "MistralForCausalLM",
-      "Qwen2ForCausalLM"};
+      "Qwen2ForCausalLM", "Qwen3ForCausalLM"};
   return archs;
 }
 
@@ -203,7 +205,7 @@ ModelConfig readHFConfig(const std::string &configPath) {
   std::string arch = archs[0].get<std::string>();
   ModelConfig c;
   if (arch == "LlamaForCausalLM" || arch == "MistralForCausalLM" ||
-      arch == "Qwen2ForCausalLM")
+      arch == "Qwen2ForCausalLM" || arch == "Qwen3ForCausalLM")
     c = readLlamaLike(cfg, arch);
   else if (arch == "GPT2LMHeadModel")
     c = readGPT2(cfg, arch);

@@ -65,10 +65,13 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
   ModelConfig c;
   if (arch == "gpt2") {
     c = gpt2FromGGUF(f);
-  } else if (arch == "llama" || arch == "qwen2") {
+  } else if (arch == "llama" || arch == "qwen2" || arch == "qwen3") {
     // llama.cpp writes Mistral checkpoints as "llama" too.
-    c.architecture = arch == "llama" ? "LlamaForCausalLM" : "Qwen2ForCausalLM";
+    c.architecture = arch == "llama"   ? "LlamaForCausalLM"
+                     : arch == "qwen2" ? "Qwen2ForCausalLM"
+                                       : "Qwen3ForCausalLM";
     c.qkvBias = arch == "qwen2";
+    c.qkNorm = arch == "qwen3";
     c.family = ArchFamily::Llama;
     auto key = [&](const char *k) { return arch + "." + k; };
     c.numLayers = f.getInt(key("block_count"));
@@ -98,7 +101,7 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
     }
   } else {
     throw Error(f.fileName() + ": unsupported GGUF architecture '" + arch +
-                "' (supported: gpt2, llama, qwen2)");
+                "' (supported: gpt2, llama, qwen2, qwen3)");
   }
   if (const auto *t = f.find("rope_freqs.weight"))
     c.ropeScaling = freqFactors(f, *t, c.rotaryDim);

@@ -1,10 +1,12 @@
-//===- LlamaBuilder.cpp - Llama, Mistral and Qwen2 graphs
+//===- LlamaBuilder.cpp - Llama, Mistral, Qwen2 and Qwen3 graphs
 //------------------===//
 //
 // Mirrors transformers' LlamaDecoderLayer:
 //   h = x + o_proj(attn(rope(q_proj(n)), rope(k_proj(n)), v_proj(n))),
 //       n = rms_norm(x)
 //   y = h + down_proj(silu(gate_proj(m)) * up_proj(m)),  m = rms_norm(h)
+// Qwen3 normalizes each query and key head before RoPE:
+//   rope(q_norm(split_heads(q_proj(n)))), and the same for k.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,8 +73,16 @@ mlir::Value buildLlama(GraphBuilder &g, const ModelConfig &c,
     mlir::Value bv =
         bias(c.qkvBias, "self_attn.v_proj.bias", "attn_v.bias", kvDim);
     mlir::Value v = g.linear(normed, wv, bv);
-    q = g.rope(g.splitHeads(q, c.numHeads, c.headDim), positions);
-    k = g.rope(g.splitHeads(k, c.numKVHeads, c.headDim), positions);
+    q = g.splitHeads(q, c.numHeads, c.headDim);
+    k = g.splitHeads(k, c.numKVHeads, c.headDim);
+    if (c.qkNorm) {
+      q = g.rmsNorm(
+          q, w("self_attn.q_norm.weight", "attn_q_norm.weight", {c.headDim}));
+      k = g.rmsNorm(
+          k, w("self_attn.k_norm.weight", "attn_k_norm.weight", {c.headDim}));
+    }
+    q = g.rope(q, positions);
+    k = g.rope(k, positions);
     v = g.splitHeads(v, c.numKVHeads, c.headDim);
     mlir::Value attn = g.mergeHeads(
         g.attention(q, k, v, c.slidingWindow[static_cast<size_t>(i)]));

@@ -46,6 +46,9 @@ struct ModelConfig {
   std::vector<int64_t> slidingWindow;
   bool tiedEmbeddings = false;
   bool qkvBias = false, outputBias = false, mlpBias = false;
+  /// Qwen3: an RMSNorm over head_dim on every query and key head, after
+  /// the projection and before RoPE (q_norm, k_norm).
+  bool qkNorm = false;
   std::string hiddenAct = "silu"; // silu | gelu_new | gelu
   std::optional<int64_t> bosTokenId;
   std::vector<int64_t> eosTokenIds;
