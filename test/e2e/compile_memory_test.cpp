@@ -103,8 +103,8 @@ TEST(CompileMemory, PeakDoesNotGrowWithLayers) {
   const std::string small = makeLlama(2), large = makeLlama(24);
   for (const char *flags : {"--dtype bf16", "--quant int4", "--dtype f32"}) {
     double a = compilePeakMiB(small, flags), b = compilePeakMiB(large, flags);
-    std::printf("[ memory ] %s: 2 layers %.0f MiB, 24 layers %.0f MiB\n",
-                flags, a, b);
+    std::printf("[ memory ] %s: 2 layers %.0f MiB, 24 layers %.0f MiB\n", flags,
+                a, b);
     // 24 layers hold 231 MB more f32 than 2; the allowance is a few of the
     // largest tensors (2 MB each) and allocator noise.
     EXPECT_LT(b - a, 32.0) << flags;
