@@ -33,6 +33,8 @@ const OpInfo kOps[LLMC_OP_COUNT] = {
     {"prefill_attention", checkAttention},
     {"decode_attention", checkAttention},
     {"take_rows", checkTakeRows},
+    {"scale", checkScale},
+    {"softcap", checkScale},
 };
 
 void checkBufferDesc(const llmc_buffer_desc &b, uint32_t index) {

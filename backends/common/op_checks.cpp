@@ -1,6 +1,8 @@
 //===- op_checks.cpp - What prepare checks of each op ---------------------===//
 #include "common/op_checks.h"
 
+#include <cmath>
+
 namespace llmc::common {
 
 // EMBEDDING: out[t] = table[ids[t]], ids being the step's tokens or
@@ -151,10 +153,27 @@ void checkUnary(const llmc_op_desc &op, const Graph &g) {
     throw InvalidArgument("i0 must be 0 (erf) or 1 (tanh)");
 }
 
-// SWIGLU: [rows, 2I] -> [rows, I], silu(gate) * up with gate first.
+// SWIGLU: [rows, 2I] -> [rows, I], act(gate) * up with gate first;
+// i0 = 0 silu, 1 tanh GELU.
 void checkSwiglu(const llmc_op_desc &op, const Graph &g) {
   expectArity(op, g, 1, 1);
   expectCols(expectBuffer(op, g, 0).cols, 2 * resultDesc(op, g, 0).cols, "x");
+  if (op.i[0] != 0 && op.i[0] != 1)
+    throw InvalidArgument("i0 must be 0 (silu) or 1 (tanh GELU), got " +
+                          std::to_string(op.i[0]));
+}
+
+// SCALE: out = x * f0. SOFTCAP: out = f0 * tanh(x / f0), f0 > 0.
+void checkScale(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 1, 1);
+  expectCols(resultDesc(op, g, 0).cols, expectBuffer(op, g, 0).cols,
+             "the result");
+  const double f = op.f[0];
+  if (!std::isfinite(f) || (op.kind == LLMC_OP_SOFTCAP && !(f > 0)))
+    throw InvalidArgument(std::string(op.kind == LLMC_OP_SOFTCAP
+                                          ? "the cap f0 must be finite and > 0"
+                                          : "the factor f0 must be finite") +
+                          ", got " + std::to_string(f));
 }
 
 // SLICE: out = x[:, i0 : i0 + out.cols].
@@ -184,7 +203,8 @@ void checkKvWrite(const llmc_op_desc &op, const Graph &g) {
 }
 
 AttentionShape attentionShape(const llmc_op_desc &op) {
-  return {op.i[0], op.i[1], op.i[2], op.i[3], op.i[4], float(op.f[0])};
+  return {op.i[0],        op.i[1],       op.i[2], op.i[3],
+          op.i[4],        float(op.f[0]), float(op.f[1])};
 }
 
 // PREFILL_ATTENTION, DECODE_ATTENTION. in: q [rows, heads * head_dim].
@@ -195,6 +215,10 @@ void checkAttention(const llmc_op_desc &op, const Graph &g) {
       s.window < 0)
     throw InvalidArgument("layer, heads, kv_heads, head_dim and window must "
                           "be positive (window and layer may be 0)");
+  if (!(s.softcap >= 0) || !std::isfinite(s.softcap))
+    throw InvalidArgument("the logit soft-cap f1 must be finite and >= 0 "
+                          "(0: none), got " +
+                          std::to_string(op.f[1]));
   if (s.heads % s.kvHeads != 0)
     throw InvalidArgument(std::to_string(s.heads) +
                           " heads are not a multiple of " +

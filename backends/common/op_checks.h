@@ -21,6 +21,7 @@ void checkRope(const llmc_op_desc &, const Graph &);
 void checkBinary(const llmc_op_desc &, const Graph &);
 void checkUnary(const llmc_op_desc &, const Graph &);
 void checkSwiglu(const llmc_op_desc &, const Graph &);
+void checkScale(const llmc_op_desc &, const Graph &);
 void checkSlice(const llmc_op_desc &, const Graph &);
 void checkTakeRows(const llmc_op_desc &, const Graph &);
 void checkKvWrite(const llmc_op_desc &, const Graph &);
@@ -36,10 +37,10 @@ const llmc_operand &linearSlot(const llmc_op_desc &op, int slot);
 int64_t rmsNormWidth(const llmc_op_desc &op, int64_t cols);
 
 /// Attention attributes: i0 layer, i1 heads, i2 kv_heads, i3 head_dim,
-/// i4 window; f0 scale.
+/// i4 window; f0 scale, f1 logit soft-cap (0: none).
 struct AttentionShape {
   int64_t layer, heads, kvHeads, headDim, window;
-  float scale;
+  float scale, softcap;
 };
 AttentionShape attentionShape(const llmc_op_desc &op);
 

@@ -200,6 +200,8 @@ bool mayRunInPlace(uint32_t kind) {
   case LLMC_OP_MUL:
   case LLMC_OP_SILU:
   case LLMC_OP_GELU:
+  case LLMC_OP_SCALE:
+  case LLMC_OP_SOFTCAP:
     return true;
   default:
     return false;

@@ -80,9 +80,10 @@ inline void transpose8(const float *in, int64_t ld, float *out, int64_t ldo) {
 
 /// One row's scores of a chunk (keys [lo, hi) valid) to probabilities
 /// (0 outside [lo, hi)) against its running softmax (max m, sum l); returns
-/// the factor the row's earlier output accumulates by.
+/// the factor the row's earlier output accumulates by. `softcap` > 0 caps
+/// each scaled score at c * tanh(s / c) before the mask (Gemma 2).
 float softmaxChunk(float *scores, int64_t n, int64_t lo, int64_t hi,
-                   float scale, float &m, float &l) {
+                   float scale, float softcap, float &m, float &l) {
   const float ninf = -std::numeric_limits<float>::infinity();
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256 vscale = _mm256_set1_ps(scale);
@@ -94,10 +95,11 @@ float softmaxChunk(float *scores, int64_t n, int64_t lo, int64_t hi,
     __m256i idx = _mm256_add_epi32(_mm256_set1_epi32(int32_t(t)), iota);
     __m256i ok = _mm256_and_si256(_mm256_cmpgt_epi32(idx, vlo),
                                   _mm256_cmpgt_epi32(vhi, idx));
+    __m256 s = _mm256_mul_ps(_mm256_loadu_ps(scores + t), vscale);
+    if (softcap > 0)
+      s = simd::softcap(s, softcap);
     __m256 sv =
-        _mm256_blendv_ps(_mm256_set1_ps(ninf),
-                         _mm256_mul_ps(_mm256_loadu_ps(scores + t), vscale),
-                         _mm256_castsi256_ps(ok));
+        _mm256_blendv_ps(_mm256_set1_ps(ninf), s, _mm256_castsi256_ps(ok));
     _mm256_storeu_ps(scores + t, sv);
     vmax = _mm256_max_ps(vmax, sv);
   }
@@ -217,8 +219,9 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
         std::fill(p, p + chunk, 0.0f);
         continue;
       }
-      const float alpha = softmaxChunk(p, chunk, lo - j0, hi - j0, s.scale,
-                                       sc.m[size_t(r)], sc.l[size_t(r)]);
+      const float alpha =
+          softmaxChunk(p, chunk, lo - j0, hi - j0, s.scale, s.softcap,
+                       sc.m[size_t(r)], sc.l[size_t(r)]);
       float *acc = &sc.acc[size_t(r * D)];
       if (alpha != 1.0f)
         for (int64_t d = 0; d < D; ++d)
@@ -269,7 +272,7 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
         _mm256_store_ps(scores + 16, s2[p]);
         _mm256_store_ps(scores + 24, s3[p]);
         const float alpha =
-            softmaxChunk(scores, kChunk, lo - j0, hi - j0, s.scale,
+            softmaxChunk(scores, kChunk, lo - j0, hi - j0, s.scale, s.softcap,
                          sc.m[size_t(r)], sc.l[size_t(r)]);
         accumulateRow(scores, lo - j0, hi - j0, alpha, sc.v.data(), D,
                       &sc.acc[size_t(r * D)]);

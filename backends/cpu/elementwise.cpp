@@ -94,8 +94,15 @@ Kernel makeGelu(const llmc_op_desc &op) {
   };
 }
 
+inline float geluTanh1(float x) {
+  const float k = 0.7978845608028654f;
+  return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+}
+
+// SWIGLU (i0 = 0) and GeGLU (i0 = 1, Gemma's tanh GELU).
 Kernel makeSwiglu(const llmc_op_desc &op) {
-  return [op](Step &step) {
+  const bool geglu = op.i[0] == 1;
+  return [op, geglu](Step &step) {
     Matrix x = step.operand(op, 0), out = step.result(op, 0);
     expectRows(out, x.rows, "the result");
     int64_t I = out.cols;
@@ -104,10 +111,34 @@ Kernel makeSwiglu(const llmc_op_desc &op) {
         [&](int64_t r, int64_t c) {
           __m256 g = _mm256_loadu_ps(x.row(r) + c);
           __m256 u = _mm256_loadu_ps(x.row(r) + I + c);
-          _mm256_storeu_ps(out.row(r) + c, _mm256_mul_ps(silu8(g), u));
+          __m256 a = geglu ? simd::geluTanh(g) : silu8(g);
+          _mm256_storeu_ps(out.row(r) + c, _mm256_mul_ps(a, u));
         },
         [&](int64_t r, int64_t c) {
-          out.row(r)[c] = silu1(x.row(r)[c]) * x.row(r)[I + c];
+          float g = x.row(r)[c];
+          out.row(r)[c] = (geglu ? geluTanh1(g) : silu1(g)) * x.row(r)[I + c];
+        });
+  };
+}
+
+// SCALE: x * f0; SOFTCAP: f0 * tanh(x / f0).
+Kernel makeScale(const llmc_op_desc &op) {
+  const bool cap = op.kind == LLMC_OP_SOFTCAP;
+  const float f = float(op.f[0]);
+  return [op, cap, f](Step &step) {
+    Matrix x = step.operand(op, 0), out = step.result(op, 0);
+    expectRows(out, x.rows, "the result");
+    mapRows(
+        x.rows, x.cols,
+        [&](int64_t r, int64_t c) {
+          __m256 v = _mm256_loadu_ps(x.row(r) + c);
+          _mm256_storeu_ps(out.row(r) + c,
+                           cap ? simd::softcap(v, f)
+                               : _mm256_mul_ps(v, _mm256_set1_ps(f)));
+        },
+        [&](int64_t r, int64_t c) {
+          float v = x.row(r)[c];
+          out.row(r)[c] = cap ? f * std::tanh(v / f) : v * f;
         });
   };
 }
@@ -155,6 +186,9 @@ Kernel makeElementwise(const llmc_op_desc &op, const Graph &, Backend &) {
     return makeGelu(op);
   case LLMC_OP_SWIGLU:
     return makeSwiglu(op);
+  case LLMC_OP_SCALE:
+  case LLMC_OP_SOFTCAP:
+    return makeScale(op);
   case LLMC_OP_SLICE:
     return makeSlice(op);
   case LLMC_OP_TAKE_ROWS:

@@ -65,4 +65,43 @@ inline __m256 exp(__m256 x) {
   return _mm256_and_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(n)), normal);
 }
 
+/// tanh(x) to a few ulp (Cephes' tanhf): an odd polynomial below 0.625,
+/// 1 - 2 / (exp(2|x|) + 1) above, where it rounds to +-1 past |x| ~ 9.
+inline __m256 tanh(__m256 x) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 ax = _mm256_andnot_ps(sign, x);
+  const __m256 z = _mm256_mul_ps(x, x);
+  __m256 p = _mm256_set1_ps(-5.70498872745E-3f);
+  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(2.06390887954E-2f));
+  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-5.37397155531E-2f));
+  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(1.33314422036E-1f));
+  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-3.33332819422E-1f));
+  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
+  const __m256 e = exp(_mm256_add_ps(ax, ax));
+  __m256 large = _mm256_sub_ps(
+      _mm256_set1_ps(1.0f),
+      _mm256_div_ps(_mm256_set1_ps(2.0f),
+                    _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
+  large = _mm256_or_ps(large, _mm256_and_ps(x, sign));
+  return _mm256_blendv_ps(
+      large, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
+}
+
+/// GELU with the tanh approximation (gelu_new, gelu_pytorch_tanh).
+inline __m256 geluTanh(__m256 x) {
+  const __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
+  const __m256 u =
+      _mm256_mul_ps(_mm256_set1_ps(0.7978845608028654f),
+                    _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), x3, x));
+  const __m256 half = _mm256_mul_ps(_mm256_set1_ps(0.5f), x);
+  return _mm256_fmadd_ps(half, tanh(u), half);
+}
+
+/// cap * tanh(x / cap) (Gemma 2's soft-capping of scores and logits).
+inline __m256 softcap(__m256 x, float cap) {
+  return _mm256_mul_ps(
+      _mm256_set1_ps(cap),
+      tanh(_mm256_mul_ps(x, _mm256_set1_ps(1.0f / cap))));
+}
+
 } // namespace llmc::cpu::simd

@@ -149,6 +149,8 @@ __global__ void __launch_bounds__(kThreads) attentionKernel(AttentionArgs a) {
         for (int d = 0; d < hd; ++d)
           dot += qi[d] * kj[d];
         score = dot * a.scale;
+        if (a.softcap > 0.0f)
+          score = a.softcap * tanhf(score / a.softcap);
       }
       float tileMax = warpMax(live ? score : -FLT_MAX);
       if (__all_sync(0xffffffffu, !live))

@@ -8,8 +8,13 @@ constexpr int kThreads = 256;
 
 __device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
 
+__device__ __forceinline__ float geluTanh(float x) {
+  return 0.5f * x *
+         (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+}
+
 __global__ void pointwiseKernel(int op, const float *a, const float *b,
-                                float *out, int64_t n) {
+                                float *out, int64_t n, float alpha) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     float x = a[i], y;
@@ -26,9 +31,14 @@ __global__ void pointwiseKernel(int op, const float *a, const float *b,
     case Pointwise::GeluErf:
       y = 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
       break;
-    default: // GeluTanh: GPT-2's gelu_new
-      y = 0.5f * x *
-          (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+    case Pointwise::GeluTanh: // GPT-2's gelu_new
+      y = geluTanh(x);
+      break;
+    case Pointwise::Scale:
+      y = x * alpha;
+      break;
+    default: // Softcap
+      y = alpha * tanhf(x / alpha);
       break;
     }
     out[i] = y;
@@ -36,13 +46,13 @@ __global__ void pointwiseKernel(int op, const float *a, const float *b,
 }
 
 __global__ void swigluKernel(const float *x, float *out, int64_t rows,
-                             int64_t inner) {
+                             int64_t inner, bool geglu) {
   int64_t n = rows * inner;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     int64_t r = i / inner, c = i % inner;
     const float *xr = x + r * 2 * inner;
-    out[i] = silu(xr[c]) * xr[inner + c];
+    out[i] = (geglu ? geluTanh(xr[c]) : silu(xr[c])) * xr[inner + c];
   }
 }
 
@@ -88,17 +98,17 @@ __global__ void addBiasKernel(float *out, const float *bias, int64_t rows,
 } // namespace
 
 void launchPointwise(cudaStream_t s, Pointwise f, const float *a,
-                     const float *b, float *out, int64_t n) {
+                     const float *b, float *out, int64_t n, float alpha) {
   if (n > 0)
-    pointwiseKernel<<<blocksFor(n, kThreads), kThreads, 0, s>>>(int(f), a, b,
-                                                                out, n);
+    pointwiseKernel<<<blocksFor(n, kThreads), kThreads, 0, s>>>(
+        int(f), a, b, out, n, alpha);
 }
 
 void launchSwiglu(cudaStream_t s, const float *x, float *out, int64_t rows,
-                  int64_t inner) {
+                  int64_t inner, bool geglu) {
   if (rows * inner > 0)
     swigluKernel<<<blocksFor(rows * inner, kThreads), kThreads, 0, s>>>(
-        x, out, rows, inner);
+        x, out, rows, inner, geglu);
 }
 
 void launchSlice(cudaStream_t s, const float *x, float *out, int64_t rows,

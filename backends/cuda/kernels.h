@@ -54,13 +54,23 @@ void launchRope(cudaStream_t s, const float *x, const int32_t *positions,
 
 //===-- elementwise.cu ----------------------------------------------------===//
 
-enum class Pointwise : int { Add, Mul, Silu, GeluErf, GeluTanh };
+enum class Pointwise : int {
+  Add,
+  Mul,
+  Silu,
+  GeluErf,
+  GeluTanh,
+  Scale,   // a * alpha
+  Softcap, // alpha * tanh(a / alpha)
+};
 /// out[i] = f(a[i], b[i]) over n values (b unused for unary functions).
 void launchPointwise(cudaStream_t s, Pointwise f, const float *a,
-                     const float *b, float *out, int64_t n);
-/// [rows, 2I] -> [rows, I]: silu(x[:, :I]) * x[:, I:].
+                     const float *b, float *out, int64_t n,
+                     float alpha = 0.0f);
+/// [rows, 2I] -> [rows, I]: act(x[:, :I]) * x[:, I:], act = silu, or the
+/// tanh GELU with `geglu`.
 void launchSwiglu(cudaStream_t s, const float *x, float *out, int64_t rows,
-                  int64_t inner);
+                  int64_t inner, bool geglu);
 /// out = x[:, offset : offset + outCols].
 void launchSlice(cudaStream_t s, const float *x, float *out, int64_t rows,
                  int64_t xCols, int64_t outCols, int64_t offset);
@@ -116,6 +126,7 @@ struct AttentionArgs {
   const DevStep *step;  // maxBlocks
   int32_t heads, kvHeads, headDim, window, blockSize;
   float scale;
+  float softcap;  // > 0: each score s becomes softcap * tanh(s / softcap)
   bool decode;    // one new token per sequence: grid.x = sequences
   int32_t gridX;  // prefill: tiles; decode: sequences
   int32_t splits; // decode split-K (flash-decoding); 1 for prefill

@@ -163,8 +163,22 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
   }
   case LLMC_OP_SWIGLU: {
     uint32_t x = bufOf(0);
+    bool geglu = op.i[0] == 1;
     kernel = [=](StepCtx &c) {
-      launchSwiglu(c.stream, c.buf[x], c.buf[r0], c.rows[x], cols);
+      launchSwiglu(c.stream, c.buf[x], c.buf[r0], c.rows[x], cols, geglu);
+    };
+    check = sameRows(x, {r0});
+    return;
+  }
+  case LLMC_OP_SCALE:
+  case LLMC_OP_SOFTCAP: {
+    Pointwise f =
+        op.kind == LLMC_OP_SCALE ? Pointwise::Scale : Pointwise::Softcap;
+    uint32_t x = bufOf(0);
+    float alpha = float(op.f[0]);
+    kernel = [=](StepCtx &c) {
+      launchPointwise(c.stream, f, c.buf[x], c.buf[x], c.buf[r0],
+                      c.rows[x] * cols, alpha);
     };
     check = sameRows(x, {r0});
     return;
@@ -211,7 +225,7 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     check = [=](const llmc_step_args &a, const KvPool *kv,
                 const std::vector<int64_t> &rows) {
       const llmc_kv_cache_desc &d = needKv(kv).desc;
-      common::expectCacheFits(d, {layer, 0, d.kv_heads, d.head_dim, 0, 0.0f});
+      common::expectCacheFits(d, {layer, 0, d.kv_heads, d.head_dim, 0, 0.0f, 0.0f});
       common::expectCols(kCols, int64_t(d.kv_heads) * d.head_dim, "k");
       expectRows(rows[k], a.num_tokens, "k");
       expectRows(rows[v], a.num_tokens, "v");
@@ -225,7 +239,7 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     int64_t layer = op.i[0];
     int32_t heads = int32_t(op.i[1]), kvHeads = int32_t(op.i[2]),
             headDim = int32_t(op.i[3]), window = int32_t(op.i[4]);
-    float scale = float(op.f[0]);
+    float scale = float(op.f[0]), softcap = float(op.f[1]);
     p.attnHeads = std::max<int64_t>(p.attnHeads, heads);
     p.attnHeadDim = std::max<int64_t>(p.attnHeadDim, headDim);
     p.attnKvHeads = std::max<int64_t>(p.attnKvHeads, kvHeads);
@@ -249,6 +263,7 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
       a.window = window;
       a.blockSize = int32_t(c.kv->desc.block_size);
       a.scale = scale;
+      a.softcap = softcap;
       a.decode = decode;
       a.gridX = decode ? int32_t(c.rows[q]) : c.tiles;
       a.splits = decode ? c.splits : 1;
@@ -258,7 +273,7 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     check = [=](const llmc_step_args &a, const KvPool *kv,
                 const std::vector<int64_t> &rows) {
       common::expectCacheFits(needKv(kv).desc,
-                              {layer, heads, kvHeads, headDim, window, scale});
+                              {layer, heads, kvHeads, headDim, window, scale, softcap});
       expectRows(rows[q], decode ? a.num_seqs : a.num_tokens, "q");
       expectRows(rows[r0], rows[q], "the result");
     };

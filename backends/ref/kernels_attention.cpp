@@ -65,6 +65,9 @@ void attendSequence(const AttentionShape &s, Step &step, const Matrix &q,
         for (int64_t d = 0; d < s.headDim; ++d)
           dot += qh[d] * k[d];
         scores[j] = dot * s.scale;
+        // Gemma 2 caps every score before the mask: c * tanh(s / c).
+        if (s.softcap > 0)
+          scores[j] = s.softcap * std::tanh(scores[j] / s.softcap);
       }
       softmax(scores.data(), n);
       float *oh = out.row(first + i) + h * s.headDim;
@@ -87,7 +90,7 @@ void runKvWrite(const llmc_op_desc &op, Step &step) {
   Matrix k = step.operand(op, 0), v = step.operand(op, 1);
   int64_t layer = op.i[0];
   expectCacheFits(cache.desc, {layer, 0, cache.desc.kv_heads,
-                               cache.desc.head_dim, 0, 0.0f});
+                               cache.desc.head_dim, 0, 0.0f, 0.0f});
   expectCols(k.cols, cache.rowElements(), "k");
   expectRows(k, step.args.num_tokens, "k");
   expectRows(v, step.args.num_tokens, "v");
@@ -98,7 +101,8 @@ void runKvWrite(const llmc_op_desc &op, Step &step) {
 }
 
 // PREFILL_ATTENTION, DECODE_ATTENTION. in: q [rows, heads * head_dim].
-// i0 layer, i1 heads, i2 kv_heads, i3 head_dim, i4 window; f0 scale.
+// i0 layer, i1 heads, i2 kv_heads, i3 head_dim, i4 window; f0 scale,
+// f1 logit soft-cap (0: none).
 void runPrefillAttention(const llmc_op_desc &op, Step &step) {
   AttentionShape s = common::expectAttentionStep(op, step, false);
   Matrix q = step.operand(op, 0), out = step.result(op, 0);

@@ -19,6 +19,8 @@ float gelu(float x, bool tanhApprox) {
   return 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f));
 }
 
+float softcap(float x, float cap) { return cap * std::tanh(x / cap); }
+
 template <typename F> void binary(const llmc_op_desc &op, Step &step, F f) {
   Matrix a = step.operand(op, 0), b = step.operand(op, 1);
   Matrix out = step.result(op, 0);
@@ -56,15 +58,29 @@ void runGelu(const llmc_op_desc &op, Step &step) {
   unary(op, step, [=](float x) { return gelu(x, tanhApprox); });
 }
 
-// SWIGLU: [rows, 2I] -> [rows, I], silu(gate) * up with gate first.
+// SWIGLU: [rows, 2I] -> [rows, I], act(gate) * up with gate first; i0 = 1
+// takes the tanh GELU (GeGLU).
 void runSwiglu(const llmc_op_desc &op, Step &step) {
   Matrix x = step.operand(op, 0), out = step.result(op, 0);
   expectRows(out, x.rows, "the result");
+  const bool geglu = op.i[0] == 1;
   for (int64_t r = 0; r < x.rows; ++r) {
     const float *gate = x.row(r), *up = x.row(r) + out.cols;
     for (int64_t c = 0; c < out.cols; ++c)
-      out.row(r)[c] = silu(gate[c]) * up[c];
+      out.row(r)[c] = (geglu ? gelu(gate[c], true) : silu(gate[c])) * up[c];
   }
+}
+
+// SCALE: out = x * f0.
+void runScale(const llmc_op_desc &op, Step &step) {
+  const float f = float(op.f[0]);
+  unary(op, step, [=](float x) { return x * f; });
+}
+
+// SOFTCAP: out = f0 * tanh(x / f0).
+void runSoftcap(const llmc_op_desc &op, Step &step) {
+  const float cap = float(op.f[0]);
+  unary(op, step, [=](float x) { return softcap(x, cap); });
 }
 
 // SLICE: out = x[:, i0 : i0 + out.cols].

@@ -46,6 +46,8 @@ void runGelu(const llmc_op_desc &, Step &);
 void runSwiglu(const llmc_op_desc &, Step &);
 void runSlice(const llmc_op_desc &, Step &);
 void runTakeRows(const llmc_op_desc &, Step &);
+void runScale(const llmc_op_desc &, Step &);
+void runSoftcap(const llmc_op_desc &, Step &);
 void runKvWrite(const llmc_op_desc &, Step &);
 void runPrefillAttention(const llmc_op_desc &, Step &);
 void runDecodeAttention(const llmc_op_desc &, Step &);

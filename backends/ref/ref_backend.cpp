@@ -32,6 +32,8 @@ const RunFn kRun[LLMC_OP_COUNT] = {
     runPrefillAttention,
     runDecodeAttention,
     runTakeRows,
+    runScale,
+    runSoftcap,
 };
 
 struct Prepared : common::PreparedGraph {

@@ -111,6 +111,13 @@ LogicalResult verifyScale(Operation *op, double scale) {
   return success();
 }
 
+LogicalResult verifySoftcap(Operation *op, double softcap) {
+  if (!std::isfinite(softcap) || softcap < 0.0)
+    return op->emitOpError()
+           << "softcap must be finite and >= 0 (0 = none), got " << softcap;
+  return success();
+}
+
 LogicalResult verifyWindow(Operation *op, int64_t window) {
   if (window < 0)
     return op->emitOpError()
@@ -210,6 +217,13 @@ LogicalResult ParamOp::verify() {
   if (auto sources = getSources())
     if (sources->empty())
       return emitOpError() << "sources must not be empty";
+  if (auto offset = getOffset()) {
+    if (!std::isfinite(offset->convertToDouble()))
+      return emitOpError() << "offset must be finite";
+    if (getQuant() || getSources())
+      return emitOpError()
+             << "offset applies to a plain weight (no quant, no sources)";
+  }
   if (auto h = getRopeUnpermuteHeads()) {
     std::optional<int64_t> heads = static_cast<int64_t>(*h);
     if (*heads <= 0 || type.getRank() < 1 || type.getDimSize(0) % *heads)
@@ -345,6 +359,13 @@ LogicalResult ScaleOp::verify() {
   double f = getFactor().convertToDouble();
   if (!std::isfinite(f))
     return emitOpError() << "factor must be finite";
+  return success();
+}
+
+LogicalResult SoftcapOp::verify() {
+  double cap = getCap().convertToDouble();
+  if (!std::isfinite(cap) || !(cap > 0))
+    return emitOpError() << "cap must be finite and positive, got " << cap;
   return success();
 }
 
@@ -517,6 +538,8 @@ LogicalResult AttentionOp::verify() {
     return failure();
   if (static_cast<int64_t>(getWindow()) != 0 && !getCausal())
     return emitOpError() << "a window requires causal attention";
+  if (failed(verifySoftcap(*this, getSoftcap().convertToDouble())))
+    return failure();
   if (!getSegments().empty()) {
     if (getSegments().size() != 2)
       return emitOpError() << "segments must be (query_start, context_lens), "
@@ -578,23 +601,34 @@ LogicalResult PagedAttentionOp::verify() {
   if (failed(expectCompatibleShapes(*this, getQuery(), getResult(), "query",
                                     "result")))
     return failure();
-  if (failed(verifyScale(*this, getScale().convertToDouble())))
+  if (failed(verifyScale(*this, getScale().convertToDouble())) ||
+      failed(verifySoftcap(*this, getSoftcap().convertToDouble())))
     return failure();
   return verifyWindow(*this, static_cast<int64_t>(getWindow()));
 }
 
-LogicalResult SwiGLUOp::verify() {
-  auto in = tensorType(getInput()), out = tensorType(getResult());
+namespace {
+LogicalResult verifyGated(Operation *op, Value input, Value result) {
+  auto in = tensorType(input), out = tensorType(result);
   if (in.getRank() < 1 || in.getRank() != out.getRank())
-    return emitOpError() << "input and result must have the same rank >= 1";
+    return op->emitOpError() << "input and result must have the same rank >= 1";
   int64_t width = in.getShape().back();
   if (known(width) && width % 2)
-    return emitOpError() << "input width (" << width
+    return op->emitOpError() << "input width (" << width
                          << ") must be even: gate and up halves";
   if (known(width) && !dimsMatch(out.getShape().back(), width / 2))
-    return emitOpError() << "result width (" << dimStr(out.getShape().back())
+    return op->emitOpError() << "result width (" << dimStr(out.getShape().back())
                          << ") must be half the input width (" << width << ")";
   return success();
+}
+} // namespace
+
+LogicalResult SwiGLUOp::verify() {
+  return verifyGated(*this, getInput(), getResult());
+}
+
+LogicalResult GeGLUOp::verify() {
+  return verifyGated(*this, getInput(), getResult());
 }
 
 LogicalResult AddRMSNormOp::verify() {

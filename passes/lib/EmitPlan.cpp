@@ -122,8 +122,9 @@ public:
       size_ += static_cast<size_t>(sources_.back()->numElements());
     }
     const bool transformed = w.transposed || w.ropeUnpermuteHeads > 0;
+    const bool offset = w.offset != 0;
     const auto &first = *sources_.front();
-    if (sources_.size() == 1 && !transformed &&
+    if (sources_.size() == 1 && !transformed && !offset &&
         first.dtype == ::llmc::weights::DType::F32 &&
         first.nbytes == size_ * sizeof(float) &&
         reinterpret_cast<uintptr_t>(first.data) % alignof(float) == 0) {
@@ -147,6 +148,9 @@ public:
         ::llmc::weights::unpermuteGGUFRope(v, dst, rows, cols,
                                            w.ropeUnpermuteHeads);
       }
+      if (offset)
+        for (size_t i = 0; i < n; ++i)
+          dst[i] += w.offset;
       dst += n;
     }
   }
@@ -287,7 +291,8 @@ private:
   static std::string key(const WeightSpec &w) {
     std::string k = w.name + "|" + w.quant + "|" + std::to_string(w.groupSize) +
                     "|" + std::to_string(w.transposed) + "|" +
-                    std::to_string(w.ropeUnpermuteHeads);
+                    std::to_string(w.ropeUnpermuteHeads) + "|" +
+                    std::to_string(w.offset);
     for (const std::string &s : w.sources)
       k += "|" + s;
     return k;

@@ -1,11 +1,17 @@
-//===- Fuse.cpp - Residual+norm, gate/up+SwiGLU, packed Q/K/V
-//--------------===//
+//===- Fuse.cpp - Residual+norm, gate/up+SwiGLU, packed Q/K/V -------------===//
 //
-//   %s = add %x, %r ; %n = rms_norm %s, %w   =>  %s, %n = add_rms_norm %x, %r,
-//   %w mul(silu(linear(x, Wg)), linear(x, Wu))  =>  swiglu(linear(x, [Wg; Wu]))
+//   %s = add %x, %r ; %n = rms_norm %s, %w
+//       =>  %s, %n = add_rms_norm %x, %r, %w
+//   mul(silu(linear(x, Wg)), linear(x, Wu))
+//       =>  swiglu(linear(x, [Wg; Wu]))
+//   mul(gelu{tanh}(linear(x, Wg)), linear(x, Wu))
+//       =>  geglu(linear(x, [Wg; Wu]))
 //   linear(x, Wq), linear(x, Wk), linear(x, Wv)
-//                                            =>  slice x3 (linear(x, [Wq; Wk;
-//                                            Wv]))
+//       =>  slice x3 (linear(x, [Wq; Wk; Wv]))
+//
+// A post-norm (Gemma 2's rms_norm of a sublayer's output, before the
+// residual add) normalizes a linear's result, not a sum: it stays a plain
+// rms_norm, and the add after it fuses with the next pre-norm.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,7 +59,7 @@ struct FuseAddRMSNorm : OpRewritePattern<RMSNormOp> {
 ParamOp packableParam(Value v) {
   auto p = v.getDefiningOp<ParamOp>();
   if (!p || p.getSources() || p.getQuant() || p.getTransposed() ||
-      p.getRopeUnpermuteHeads())
+      p.getRopeUnpermuteHeads() || p.getOffset())
     return {};
   return p;
 }
@@ -92,7 +98,7 @@ Value packParams(OpBuilder &b, Location loc, ArrayRef<ParamOp> parts) {
       loc, RankedTensorType::get(shape, first.getElementType()),
       b.getStringAttr(name), UnitAttr(), IntegerAttr(),
       b.getStrArrayAttr(names), StringAttr(), StringAttr(), IntegerAttr(),
-      ggml);
+      ggml, FloatAttr());
   return packed;
 }
 
@@ -133,14 +139,29 @@ LinearOp packLinears(OpBuilder &b, ArrayRef<LinearOp> linears) {
                             front.getInput(), w, bias);
 }
 
+/// The gate's activation: silu (SwiGLU) or the tanh GELU (GeGLU).
+struct GateActivation {
+  Operation *op = nullptr;
+  bool gelu = false;
+};
+
+GateActivation gateActivation(Value v) {
+  if (auto silu = v.getDefiningOp<SiluOp>())
+    return {silu, false};
+  if (auto gelu = v.getDefiningOp<GeluOp>();
+      gelu && gelu.getApproximate() == "tanh")
+    return {gelu, true};
+  return {};
+}
+
 struct FuseGateUp : OpRewritePattern<MulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MulOp mul,
                                 PatternRewriter &rewriter) const override {
-    auto silu = mul.getLhs().getDefiningOp<SiluOp>();
-    if (!silu || !silu->hasOneUse())
+    GateActivation act = gateActivation(mul.getLhs());
+    if (!act.op || !act.op->hasOneUse())
       return failure();
-    auto gate = silu.getInput().getDefiningOp<LinearOp>();
+    auto gate = act.op->getOperand(0).getDefiningOp<LinearOp>();
     auto up = mul.getRhs().getDefiningOp<LinearOp>();
     if (!gate || !up || !gate->hasOneUse() || !up->hasOneUse() ||
         gate.getInput() != up.getInput() || gate.getType() != up.getType())
@@ -153,7 +174,10 @@ struct FuseGateUp : OpRewritePattern<MulOp> {
     rewriter.setInsertionPoint(gate->isBeforeInBlock(up) ? gate : up);
     LinearOp packed = packLinears(rewriter, parts);
     rewriter.setInsertionPoint(mul);
-    rewriter.replaceOpWithNewOp<SwiGLUOp>(mul, mul.getType(), packed);
+    if (act.gelu)
+      rewriter.replaceOpWithNewOp<GeGLUOp>(mul, mul.getType(), packed);
+    else
+      rewriter.replaceOpWithNewOp<SwiGLUOp>(mul, mul.getType(), packed);
     return success();
   }
 };

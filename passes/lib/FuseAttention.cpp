@@ -1,10 +1,11 @@
 //===- FuseAttention.cpp - Decomposed attention -> llmc.attention
 //----------===//
 //
-//   transpose[1,0,2](matmul(softmax(causal_mask(scale(
-//       matmul(transpose[1,0,2](q), transpose[1,0,2](repeat_kv(k)), T)))),
+//   transpose[1,0,2](matmul(softmax(causal_mask(softcap(scale(
+//       matmul(transpose[1,0,2](q), transpose[1,0,2](repeat_kv(k)), T))))),
 //     transpose[1,0,2](repeat_kv(v))))
-//   => llmc.attention %q, %k, %v {causal, scale, window}
+//   => llmc.attention %q, %k, %v {causal, scale, window, softcap}
+// (the mask and the soft-cap are optional)
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,6 +64,11 @@ struct FuseAttentionPattern : OpRewritePattern<TransposeOp> {
       window = static_cast<int64_t>(mask.getWindow());
       scores = mask.getInput();
     }
+    double softcap = 0.0;
+    if (auto c = singleUseDef<SoftcapOp>(scores)) {
+      softcap = c.getCap().convertToDouble();
+      scores = c.getInput();
+    }
     double scale = 1.0;
     if (auto s = singleUseDef<ScaleOp>(scores)) {
       scale = s.getFactor().convertToDouble();
@@ -83,7 +89,8 @@ struct FuseAttentionPattern : OpRewritePattern<TransposeOp> {
     rewriter.replaceOpWithNewOp<AttentionOp>(
         root, root.getType(), q, k, v, ValueRange{},
         causal ? rewriter.getUnitAttr() : UnitAttr(),
-        rewriter.getF64FloatAttr(scale), rewriter.getI64IntegerAttr(window));
+        rewriter.getF64FloatAttr(scale), rewriter.getI64IntegerAttr(window),
+        rewriter.getF64FloatAttr(softcap));
     return success();
   }
 };

@@ -142,6 +142,8 @@ private:
       w.ggmlType = t->str();
     if (auto h = p.getRopeUnpermuteHeads())
       w.ropeUnpermuteHeads = static_cast<int64_t>(*h);
+    if (auto offset = p.getOffset())
+      w.offset = static_cast<float>(offset->convertToDouble());
     auto index = static_cast<uint32_t>(out_.weights.size());
     out_.weights.push_back(std::move(w));
     weightIndex_[os.str()] = index;
@@ -280,7 +282,18 @@ private:
                       {o.getApproximate() == "tanh" ? 1 : 0});
         })
         .Case([&](SwiGLUOp o) {
-          return emit(op, LLMC_OP_SWIGLU, {o.getInput()});
+          return emit(op, LLMC_OP_SWIGLU, {o.getInput()}, {0});
+        })
+        .Case([&](GeGLUOp o) {
+          return emit(op, LLMC_OP_SWIGLU, {o.getInput()}, {1});
+        })
+        .Case([&](ScaleOp o) {
+          return emit(op, LLMC_OP_SCALE, {o.getInput()}, {},
+                      {o.getFactor().convertToDouble()});
+        })
+        .Case([&](SoftcapOp o) {
+          return emit(op, LLMC_OP_SOFTCAP, {o.getInput()}, {},
+                      {o.getCap().convertToDouble()});
         })
         .Case([&](SliceOp o) {
           return emit(op, LLMC_OP_SLICE, {o.getInput()},
@@ -300,7 +313,8 @@ private:
                        heads(o.getQuery()), heads(o.getKey()),
                        headDim(o.getQuery()),
                        static_cast<int64_t>(o.getWindow())},
-                      {o.getScale().convertToDouble()});
+                      {o.getScale().convertToDouble(),
+                       o.getSoftcap().convertToDouble()});
         })
         .Case([&](PagedAttentionOp o) {
           auto cache = o.getCache().getType();
@@ -308,7 +322,8 @@ private:
                       {static_cast<int64_t>(o.getLayer()), heads(o.getQuery()),
                        cache.getKvHeads(), headDim(o.getQuery()),
                        static_cast<int64_t>(o.getWindow())},
-                      {o.getScale().convertToDouble()});
+                      {o.getScale().convertToDouble(),
+                       o.getSoftcap().convertToDouble()});
         })
         .Case([&](TakeLastOp o) -> LogicalResult {
           if (!o.getIndices())

@@ -48,10 +48,9 @@ bool usedByEmbedding(ParamOp p) {
                       [](Operation *u) { return isa<EmbeddingOp>(u); });
 }
 
-/// The linear producing the function's first result (the logits).
 bool isHead(LinearOp l) {
-  return llvm::any_of(l->getUsers(),
-                      [](Operation *u) { return isa<func::ReturnOp>(u); });
+  auto func = l->getParentOfType<func::FuncOp>();
+  return func && lmHeadOf(func) == l;
 }
 
 ParamOp cloneParam(OpBuilder &b, ParamOp p, RankedTensorType type,

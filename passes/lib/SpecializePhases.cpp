@@ -2,6 +2,7 @@
 //-------===//
 //
 //   @prefill: logits = linear(take_last(h, %logits_rows), W_head)
+//             (then the final soft-cap, if the model has one)
 //   @decode:  llmc.attention(q, kv_read(cache)) => llmc.paged_attention(q,
 //   cache)
 //   @verify:  @forward with the cache, logits for every new token
@@ -30,11 +31,17 @@ BlockArgument namedArg(func::FuncOp func, StringRef name) {
   return {};
 }
 
-/// The logits are the first result; its producer is the LM head.
-LinearOp lmHead(func::FuncOp func) {
+} // namespace
+
+LinearOp lmHeadOf(func::FuncOp func) {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  return ret.getOperand(0).getDefiningOp<LinearOp>();
+  Value logits = ret.getOperand(0);
+  if (auto cap = logits.getDefiningOp<SoftcapOp>())
+    logits = cap.getInput();
+  return logits.getDefiningOp<LinearOp>();
 }
+
+namespace {
 
 void setResultTypes(func::FuncOp func) {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
@@ -45,7 +52,7 @@ void setResultTypes(func::FuncOp func) {
 
 /// Logits only for the rows in a new `logits_rows` argument.
 LogicalResult moveHeadAfterTakeLast(func::FuncOp func) {
-  LinearOp head = lmHead(func);
+  LinearOp head = lmHeadOf(func);
   if (!head)
     return func.emitError("llmc-specialize-phases: the first result of @")
            << func.getSymName() << " is not produced by an LM head llmc.linear";
@@ -80,7 +87,7 @@ void usePagedAttention(func::FuncOp func) {
     auto paged = b.create<PagedAttentionOp>(
         op.getLoc(), op.getType(), op.getQuery(), read.getCache(),
         read.getBlockTables(), read.getContextLens(), read.getLayerAttr(),
-        op.getScaleAttr(), op.getWindowAttr());
+        op.getScaleAttr(), op.getWindowAttr(), op.getSoftcapAttr());
     op.replaceAllUsesWith(paged.getResult());
     op.erase();
     if (read->use_empty())

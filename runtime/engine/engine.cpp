@@ -130,9 +130,21 @@ Engine::Engine(const Plan &plan, const EngineOptions &options,
   bo.threads = options.threads;
   bo.memory_fraction = 0.9f;
   backend_ = std::make_unique<BackendInstance>(chosen, bo);
-  for (const char *name : {"prefill", "decode", "verify"})
-    if (plan.graph(name))
-      prepared_.emplace(name, backend_->prepare(plan.graphDesc(name)));
+  for (const char *name : {"prefill", "decode", "verify"}) {
+    const Graph *g = plan.graph(name);
+    if (!g)
+      continue;
+    if (AbiNeed need = abiNeeded(*g);
+        need.minor > backend_->api().abi_minor)
+      throw Error(plan.path() + ": graph '" + name + "' needs backend ABI " +
+                  std::to_string(LLMC_BACKEND_ABI_MAJOR) + "." +
+                  std::to_string(need.minor) + " (" + need.feature +
+                  "); backend '" + chosen.name + "' speaks " +
+                  std::to_string(backend_->api().abi_major) + "." +
+                  std::to_string(backend_->api().abi_minor) +
+                  ": rebuild the plugin with this llmc");
+    prepared_.emplace(name, backend_->prepare(plan.graphDesc(name)));
+  }
   for (const char *name : {"prefill", "decode"})
     if (!prepared_.count(name))
       throw Error(plan.path() + ": the plan has no '" + name + "' graph");

@@ -37,10 +37,46 @@ const char *opKindName(llmc_op_kind kind) {
     return "decode_attention";
   case LLMC_OP_TAKE_ROWS:
     return "take_rows";
+  case LLMC_OP_SCALE:
+    return "scale";
+  case LLMC_OP_SOFTCAP:
+    return "softcap";
   case LLMC_OP_COUNT:
     break;
   }
   return "unknown";
+}
+
+AbiNeed abiNeeded(const llmc_op_desc &op) {
+  switch (op.kind) {
+  case LLMC_OP_RMS_NORM:
+    if (op.i[0] != 0)
+      return {1, "RMS_NORM over each head (i0)"};
+    break;
+  case LLMC_OP_SWIGLU:
+    if (op.i[0] != 0)
+      return {2, "SWIGLU with the GELU activation (i0)"};
+    break;
+  case LLMC_OP_PREFILL_ATTENTION:
+  case LLMC_OP_DECODE_ATTENTION:
+    if (op.f[1] != 0)
+      return {2, "attention logit soft-capping (f1)"};
+    break;
+  case LLMC_OP_SCALE:
+  case LLMC_OP_SOFTCAP:
+    return {2, std::string("op ") + opKindName(llmc_op_kind(op.kind))};
+  default:
+    break;
+  }
+  return {0, ""};
+}
+
+AbiNeed abiNeeded(const Graph &g) {
+  AbiNeed need{0, ""};
+  for (const llmc_op_desc &op : g.ops)
+    if (AbiNeed n = abiNeeded(op); n.minor > need.minor)
+      need = n;
+  return need;
 }
 
 const char *dtypeName(llmc_dtype dtype) {

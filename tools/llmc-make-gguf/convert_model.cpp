@@ -22,6 +22,7 @@ struct Arch {
   std::string name; // general.architecture and key prefix
   bool permuteQK;   // llama's Q/K row order for ggml's RoPE
   bool gpt2 = false;
+  bool gemma2 = false; // norms stored as 1 + w, llama.cpp's gemma2 names
 };
 
 Arch archOf(const json &config) {
@@ -38,9 +39,12 @@ Arch archOf(const json &config) {
     return {"qwen3", false};
   if (a == "GPT2LMHeadModel")
     return {"gpt2", false, true};
+  if (a == "Gemma2ForCausalLM")
+    return {"gemma2", false, false, true};
   throw Error("config.json: architecture '" + a +
-              "' is not supported by llmc-make-gguf (GPT2LMHeadModel, "
-              "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)");
+              "' is not supported by llmc-make-gguf (Gemma2ForCausalLM, "
+              "GPT2LMHeadModel, LlamaForCausalLM, Qwen2ForCausalLM, "
+              "Qwen3ForCausalLM)");
 }
 
 int64_t intKey(const json &config, const char *key) {
@@ -77,8 +81,9 @@ std::string layerName(const std::string &n, const std::string &prefix,
   throw Error("tensor '" + hf + "' has no GGUF name (unknown tensor)");
 }
 
-// HF name -> GGUF name; "" for tensors llama.cpp drops.
-std::string ggufName(const std::string &hf) {
+// HF name -> GGUF name; "" for tensors llama.cpp drops. Gemma 2 has two
+// more norms per layer, and its post-attention norm is not the pre-MLP one.
+std::string ggufName(const std::string &hf, bool gemma2) {
   static const std::map<std::string, std::string> perLayer = {
       {"input_layernorm.weight", "attn_norm.weight"},
       {"self_attn.q_proj.weight", "attn_q.weight"},
@@ -96,13 +101,21 @@ std::string ggufName(const std::string &hf) {
       {"mlp.down_proj.weight", "ffn_down.weight"},
       {"self_attn.rotary_emb.inv_freq", ""},
   };
+  static const std::map<std::string, std::string> gemma2PerLayer = [] {
+    auto m = perLayer;
+    m["post_attention_layernorm.weight"] = "post_attention_norm.weight";
+    m["pre_feedforward_layernorm.weight"] = "ffn_norm.weight";
+    m["post_feedforward_layernorm.weight"] = "post_ffw_norm.weight";
+    return m;
+  }();
   if (hf == "model.embed_tokens.weight")
     return "token_embd.weight";
   if (hf == "model.norm.weight")
     return "output_norm.weight";
   if (hf == "lm_head.weight")
-    return "output.weight";
-  return layerName(hf, "model.layers.", perLayer, hf);
+    return gemma2 ? "" : "output.weight"; // Gemma 2's head is tied
+  return layerName(hf, "model.layers.", gemma2 ? gemma2PerLayer : perLayer,
+                   hf);
 }
 
 /// llama.cpp's names for GPT-2 (gguf-py's tensor_mapping.py); "" for the
@@ -243,6 +256,55 @@ std::vector<float> llamaRopeFreqs(const json &config, int64_t headDim) {
   return factors;
 }
 
+/// The keys convert_hf_to_gguf.py's Gemma2Model writes, and rope.freq_base
+/// (which it leaves to llama.cpp's default of 10000). llama.cpp has no key
+/// for query_pre_attn_scalar: it derives the scale (gemma2FromGGUF), so a
+/// checkpoint with another one cannot be written.
+void gemma2Metadata(const json &config, weights::GGUFWriter &out) {
+  const int64_t layers = intKey(config, "num_hidden_layers");
+  const int64_t hidden = intKey(config, "hidden_size");
+  const int64_t nHead = intKey(config, "num_attention_heads");
+  const int64_t headDim = intKey(config, "head_dim");
+  const double scalar = floatKey(config, "query_pre_attn_scalar", 256);
+  const int64_t derived = layers == 46 ? hidden / nHead : headDim;
+  if (scalar != static_cast<double>(derived))
+    throw Error("config.json: query_pre_attn_scalar " +
+                std::to_string(scalar) + " is not what llama.cpp derives (" +
+                std::to_string(derived) +
+                ": head_dim, or hidden / heads at 46 layers); a GGUF "
+                "cannot carry it");
+  for (const char *key : {"attn_logit_softcapping", "final_logit_softcapping",
+                          "sliding_window"})
+    if (!config.contains(key) || !config[key].is_number())
+      throw Error(std::string("config.json: '") + key +
+                  "' must be a number (llama.cpp's gemma2 takes it as "
+                  "given)");
+  out.addU32("gemma2.context_length",
+             static_cast<uint32_t>(intKey(config, "max_position_embeddings")));
+  out.addU32("gemma2.embedding_length", static_cast<uint32_t>(hidden));
+  out.addU32("gemma2.block_count", static_cast<uint32_t>(layers));
+  out.addU32("gemma2.feed_forward_length",
+             static_cast<uint32_t>(intKey(config, "intermediate_size")));
+  out.addU32("gemma2.attention.head_count", static_cast<uint32_t>(nHead));
+  out.addU32("gemma2.attention.head_count_kv",
+             static_cast<uint32_t>(config.contains("num_key_value_heads")
+                                       ? intKey(config, "num_key_value_heads")
+                                       : nHead));
+  out.addF32("gemma2.attention.layer_norm_rms_epsilon",
+             static_cast<float>(floatKey(config, "rms_norm_eps", 1e-6)));
+  out.addU32("gemma2.attention.key_length", static_cast<uint32_t>(headDim));
+  out.addU32("gemma2.attention.value_length", static_cast<uint32_t>(headDim));
+  out.addF32("gemma2.attn_logit_softcapping",
+             static_cast<float>(floatKey(config, "attn_logit_softcapping", 0)));
+  out.addF32(
+      "gemma2.final_logit_softcapping",
+      static_cast<float>(floatKey(config, "final_logit_softcapping", 0)));
+  out.addU32("gemma2.attention.sliding_window",
+             static_cast<uint32_t>(intKey(config, "sliding_window")));
+  out.addF32("gemma2.rope.freq_base",
+             static_cast<float>(floatKey(config, "rope_theta", 10000.0)));
+}
+
 void llamaMetadata(const json &config, const std::string &p,
                    weights::GGUFWriter &out) {
   int64_t hidden = intKey(config, "hidden_size");
@@ -298,6 +360,8 @@ void convertModel(const std::string &dir, const json &config, DType type,
   out.addString("general.name", name);
   if (arch.gpt2)
     gpt2Metadata(config, out);
+  else if (arch.gemma2)
+    gemma2Metadata(config, out);
   else
     llamaMetadata(config, p, out);
   out.addU32("general.file_type", static_cast<uint32_t>(fileType(type)));
@@ -310,13 +374,19 @@ void convertModel(const std::string &dir, const json &config, DType type,
 
   auto ck = weights::Checkpoint::open(dir);
   for (const std::string &hfName : ck.names()) {
-    std::string gg = arch.gpt2 ? gpt2GgufName(hfName) : ggufName(hfName);
+    std::string gg =
+        arch.gpt2 ? gpt2GgufName(hfName) : ggufName(hfName, arch.gemma2);
     if (gg.empty())
       continue;
     const weights::TensorRef &t = *ck.find(hfName);
     std::vector<float> data(static_cast<size_t>(t.numElements()));
     weights::toFloat32(t, data.data());
     std::vector<int64_t> shape = t.shape;
+    // As Gemma2Model.modify_tensors: llama.cpp's RMSNorm multiplies by w.
+    if (arch.gemma2 && hfName.size() > 11 &&
+        hfName.compare(hfName.size() - 11, 11, "norm.weight") == 0)
+      for (float &v : data)
+        v += 1.0f;
     if (arch.gpt2 && isConv1D(hfName)) {
       std::vector<float> tr(data.size());
       for (int64_t i = 0; i < shape[0]; ++i)
@@ -345,7 +415,7 @@ void convertModel(const std::string &dir, const json &config, DType type,
     }
     out.addTensor(gg, shape, data.data(), store);
   }
-  if (!arch.gpt2) {
+  if (!arch.gpt2 && !arch.gemma2) {
     std::vector<float> freqs = llamaRopeFreqs(config, headDimOf(config));
     if (!freqs.empty())
       out.addTensor("rope_freqs.weight", {static_cast<int64_t>(freqs.size())},

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define LLMC_BACKEND_ABI_MAJOR 1
-#define LLMC_BACKEND_ABI_MINOR 1
+#define LLMC_BACKEND_ABI_MINOR 2
 
 #if defined(__SANITIZE_ADDRESS__)
 #define LLMC_BACKEND_BUILD_FLAVOR "asan"
@@ -95,7 +95,8 @@ typedef enum llmc_op_kind {
   LLMC_OP_SILU = 8,
   /* i0 = 1 for the tanh approximation (gelu_new), 0 for erf. */
   LLMC_OP_GELU = 9,
-  /* [rows, 2I] -> [rows, I]: silu(x[:, :I]) * x[:, I:]. */
+  /* [rows, 2I] -> [rows, I]: act(x[:, :I]) * x[:, I:]; i0 = the
+   * activation: 0 silu (SwiGLU), 1 tanh GELU (GeGLU, Gemma; ABI 1.2). */
   LLMC_OP_SWIGLU = 10,
   /* out = x[:, i0 : i0 + out.cols]. */
   LLMC_OP_SLICE = 11,
@@ -106,18 +107,24 @@ typedef enum llmc_op_kind {
   /* Causal attention of the step's new tokens over their sequences' cached
    * K/V (prefix and new tokens; KV_WRITE of this layer comes first).
    * in: q [T, heads*head_dim]. i0 = layer, i1 = heads, i2 = kv_heads,
-   * i3 = head_dim, i4 = window (0 = none). f0 = scale. */
+   * i3 = head_dim, i4 = window (0 = none). f0 = scale. f1 = logit
+   * soft-cap c (0 = none): each score s = f0 * q.k becomes c * tanh(s / c)
+   * before the mask (Gemma 2; ABI 1.2). */
   LLMC_OP_PREFILL_ATTENTION = 13,
   /* The same with exactly one new token per sequence (rows = B). */
   LLMC_OP_DECODE_ATTENTION = 14,
   /* out[i] = x[logits_rows[i]]: the rows whose logits are wanted. */
   LLMC_OP_TAKE_ROWS = 15,
-  LLMC_OP_COUNT = 16
+  /* out = x * f0 (Gemma's embedding scale; ABI 1.2). */
+  LLMC_OP_SCALE = 16,
+  /* out = f0 * tanh(x / f0), f0 > 0 (final-logit soft-capping; ABI 1.2). */
+  LLMC_OP_SOFTCAP = 17,
+  LLMC_OP_COUNT = 18
 } llmc_op_kind;
 
 /* Clarifications (as the ref backend implements them; every backend agrees):
  * - A row-wise op (RMS_NORM, ADD_RMS_NORM, LAYER_NORM, ROPE, ADD, MUL, SILU,
- *   GELU) may write a result over an operand of the same shape; no other
+ *   GELU, SCALE, SOFTCAP) may write a result over an operand of the same shape; no other
  *   result may overlap an operand or another result in the workspace.
  * - LINEAR takes K from x's columns and N from the result's; an i4 W may be
  *   described as [N, K/2] bytes, and only its first dimension and byte count

@@ -3,6 +3,7 @@
 #include "llmc/support/error.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 namespace llmc {
@@ -118,6 +119,75 @@ ModelConfig readLlamaLike(const JsonObject &cfg, const std::string &arch) {
   return c;
 }
 
+/// A soft-cap key of Gemma 2: HF's default when absent, null = none.
+double softcapKey(const JsonObject &cfg, const std::string &key,
+                  double hfDefault) {
+  if (!cfg.has(key))
+    return hfDefault;
+  if (cfg.isNull(key))
+    return 0;
+  double v = cfg.number(key);
+  if (!(v > 0))
+    throw Error(cfg.file() + ": " + key +
+                " must be positive or null (no soft-capping), got " +
+                std::to_string(v));
+  return v;
+}
+
+/// transformers' Gemma2Config: the defaults are its own (google/gemma-2-2b
+/// writes most of them out).
+ModelConfig readGemma2(const JsonObject &cfg, const std::string &arch) {
+  ModelConfig c;
+  c.architecture = arch;
+  c.family = ArchFamily::Gemma2;
+  c.vocabSize = cfg.integer("vocab_size");
+  c.hiddenSize = cfg.integer("hidden_size");
+  c.numLayers = cfg.integer("num_hidden_layers");
+  c.numHeads = cfg.integer("num_attention_heads");
+  c.numKVHeads = cfg.integer("num_key_value_heads", c.numHeads);
+  c.headDim = cfg.integer("head_dim", 256);
+  c.intermediateSize = cfg.integer("intermediate_size");
+  c.maxPositions = cfg.integer("max_position_embeddings", 8192);
+  c.normEps = cfg.number("rms_norm_eps", 1e-6);
+  c.ropeTheta = cfg.number("rope_theta", 10000.0);
+  c.rotaryDim = c.headDim;
+  c.ropeScaling = readRopeScaling(cfg);
+  // Absent means tied, as in google/gemma-2-2b's config.json.
+  c.tiedEmbeddings = cfg.boolean("tie_word_embeddings", true);
+  c.qkvBias = c.outputBias = cfg.boolean("attention_bias", false);
+  // Gemma2Config names it hidden_activation; hidden_act is the legacy key.
+  c.hiddenAct = cfg.string("hidden_activation",
+                           cfg.string("hidden_act", "gelu_pytorch_tanh"));
+  if (c.hiddenAct != "gelu_pytorch_tanh")
+    throw Error(cfg.file() + ": unsupported hidden_activation '" +
+                c.hiddenAct + "' for " + arch +
+                " (supported: gelu_pytorch_tanh)");
+  double scalar = cfg.number("query_pre_attn_scalar", 256);
+  if (!(scalar > 0))
+    throw Error(cfg.file() + ": query_pre_attn_scalar must be positive");
+  c.attentionScale = 1.0 / std::sqrt(scalar);
+  c.attnLogitSoftcap = softcapKey(cfg, "attn_logit_softcapping", 50.0);
+  c.finalLogitSoftcap = softcapKey(cfg, "final_logit_softcapping", 30.0);
+  int64_t window =
+      cfg.isNull("sliding_window") ? 0 : cfg.integer("sliding_window", 4096);
+  setGemma2Windows(c, window);
+  // Newer transformers write the pattern out as layer_types.
+  if (cfg.has("layer_types") && !cfg.isNull("layer_types")) {
+    const auto &types = cfg.raw().at("layer_types");
+    if (!types.is_array() || int64_t(types.size()) != c.numLayers)
+      throw Error(cfg.file() + ": layer_types must list one type per layer (" +
+                  std::to_string(c.numLayers) + ")");
+    for (size_t i = 0; i < types.size(); ++i) {
+      std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
+      if (t != "sliding_attention" && t != "full_attention")
+        throw Error(cfg.file() + ": layer_types[" + std::to_string(i) +
+                    "] must be \"sliding_attention\" or \"full_attention\"");
+      c.slidingWindow[i] = t == "sliding_attention" ? window : 0;
+    }
+  }
+  return c;
+}
+
 ModelConfig readGPT2(const JsonObject &cfg, const std::string &arch) {
   ModelConfig c;
   c.architecture = arch;
@@ -150,10 +220,17 @@ void setGPT2Structure(ModelConfig &c) {
   c.qkvBias = c.outputBias = c.mlpBias = true;
 }
 
+void setGemma2Windows(ModelConfig &c, int64_t window) {
+  c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
+                         0);
+  for (size_t i = 0; i < c.slidingWindow.size(); i += 2)
+    c.slidingWindow[i] = window;
+}
+
 const std::vector<std::string> &supportedArchitectures() {
   static const std::vector<std::string> archs = {
-      "GPT2LMHeadModel", "LlamaForCausalLM", "MistralForCausalLM",
-      "Qwen2ForCausalLM", "Qwen3ForCausalLM"};
+      "GPT2LMHeadModel",  "Gemma2ForCausalLM", "LlamaForCausalLM",
+      "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"};
   return archs;
 }
 
@@ -179,7 +256,7 @@ void validate(const ModelConfig &c, const std::string &source) {
     throw Error(source + ": n_embd (" + std::to_string(c.hiddenSize) +
                 ") must be a multiple of n_head (" +
                 std::to_string(c.numHeads) + ")");
-  if (c.family == ArchFamily::Llama &&
+  if (c.family != ArchFamily::GPT2 &&
       (c.rotaryDim <= 0 || c.rotaryDim % 2 || c.rotaryDim > c.headDim))
     throw Error(source + ": rotary dimension (" + std::to_string(c.rotaryDim) +
                 ") must be even and at most head_dim (" +
@@ -209,6 +286,8 @@ ModelConfig readHFConfig(const std::string &configPath) {
     c = readLlamaLike(cfg, arch);
   else if (arch == "GPT2LMHeadModel")
     c = readGPT2(cfg, arch);
+  else if (arch == "Gemma2ForCausalLM")
+    c = readGemma2(cfg, arch);
   else
     throw Error(configPath + ": unsupported architecture '" + arch +
                 "' (supported: " + join(supportedArchitectures()) + ")");

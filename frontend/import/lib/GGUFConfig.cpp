@@ -3,6 +3,7 @@
 #include "llmc/support/error.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 namespace llmc::import {
@@ -36,6 +37,56 @@ ModelConfig gpt2FromGGUF(const weights::GGUFFile &f) {
   return c;
 }
 
+/// llama.cpp's gemma2 (convert_hf_to_gguf.py's Gemma2Model; its norms
+/// already hold 1 + w). llama.cpp has no key for query_pre_attn_scalar: it
+/// takes hidden / heads for the 27B model (46 layers) and head_dim
+/// otherwise, as google's gemma_pytorch does, and so do we.
+ModelConfig gemma2FromGGUF(const weights::GGUFFile &f) {
+  ModelConfig c;
+  c.architecture = "Gemma2ForCausalLM";
+  c.family = ArchFamily::Gemma2;
+  c.numLayers = f.getInt("gemma2.block_count");
+  c.hiddenSize = f.getInt("gemma2.embedding_length");
+  c.intermediateSize = f.getInt("gemma2.feed_forward_length");
+  c.numHeads = f.getInt("gemma2.attention.head_count");
+  c.numKVHeads =
+      f.findInt("gemma2.attention.head_count_kv").value_or(c.numHeads);
+  c.headDim = f.findInt("gemma2.attention.key_length").value_or(256);
+  c.rotaryDim = f.findInt("gemma2.rope.dimension_count").value_or(c.headDim);
+  c.maxPositions = f.findInt("gemma2.context_length").value_or(8192);
+  c.normEps = shortestDecimal(
+      f.getFloat("gemma2.attention.layer_norm_rms_epsilon"));
+  c.ropeTheta = shortestDecimal(
+      f.findFloat("gemma2.rope.freq_base").value_or(10000.0));
+  c.hiddenAct = "gelu_pytorch_tanh";
+  const int64_t scalar = c.numLayers == 46 && c.numHeads > 0
+                             ? c.hiddenSize / c.numHeads
+                             : c.headDim;
+  if (scalar > 0)
+    c.attentionScale = 1.0 / std::sqrt(static_cast<double>(scalar));
+  // llama.cpp's defaults when a key is absent.
+  c.attnLogitSoftcap = shortestDecimal(
+      f.findFloat("gemma2.attn_logit_softcapping").value_or(50.0));
+  c.finalLogitSoftcap = shortestDecimal(
+      f.findFloat("gemma2.final_logit_softcapping").value_or(30.0));
+  if (auto v = f.findInt("gemma2.vocab_size"))
+    c.vocabSize = *v;
+  const int64_t window =
+      f.findInt("gemma2.attention.sliding_window").value_or(4096);
+  setGemma2Windows(c, window);
+  // llama.cpp's set_swa_pattern(n): layer i slides iff i % n < n - 1
+  // (every layer for n = 0); Gemma 2's default is 2.
+  if (auto period = f.findInt("gemma2.attention.sliding_window_pattern")) {
+    if (*period < 0)
+      throw Error(f.fileName() +
+                  ": gemma2.attention.sliding_window_pattern must be >= 0");
+    for (int64_t i = 0; i < c.numLayers; ++i)
+      c.slidingWindow[static_cast<size_t>(i)] =
+          *period == 0 || i % *period < *period - 1 ? window : 0;
+  }
+  return c;
+}
+
 /// llama.cpp's converter turns llama3 rope scaling into per-pair factors
 /// (rope_freqs.weight) and writes no rope.scaling keys for it.
 RopeScaling freqFactors(const weights::GGUFFile &f, const weights::TensorRef &t,
@@ -65,6 +116,8 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
   ModelConfig c;
   if (arch == "gpt2") {
     c = gpt2FromGGUF(f);
+  } else if (arch == "gemma2") {
+    c = gemma2FromGGUF(f);
   } else if (arch == "llama" || arch == "qwen2" || arch == "qwen3") {
     // llama.cpp writes Mistral checkpoints as "llama" too.
     c.architecture = arch == "llama"   ? "LlamaForCausalLM"
@@ -101,7 +154,7 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
     }
   } else {
     throw Error(f.fileName() + ": unsupported GGUF architecture '" + arch +
-                "' (supported: gpt2, llama, qwen2, qwen3)");
+                "' (supported: gemma2, gpt2, llama, qwen2, qwen3)");
   }
   if (const auto *t = f.find("rope_freqs.weight"))
     c.ropeScaling = freqFactors(f, *t, c.rotaryDim);
@@ -109,8 +162,9 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
     if (const auto *embd = f.find("token_embd.weight"))
       c.vocabSize = embd->shape.empty() ? 0 : embd->shape[0];
   c.tiedEmbeddings = f.find("output.weight") == nullptr;
-  c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
-                         0);
+  if (c.slidingWindow.empty())
+    c.slidingWindow.assign(
+        static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)), 0);
   if (auto bos = f.findInt("tokenizer.ggml.bos_token_id"))
     c.bosTokenId = *bos;
   if (auto eos = f.findInt("tokenizer.ggml.eos_token_id"))

@@ -29,7 +29,7 @@ bool GraphBuilder::keptAsStored(weights::DType t) const {
 }
 
 Value GraphBuilder::param(const std::string &name, std::vector<int64_t> shape,
-                          bool transposed, int64_t ropeHeads) {
+                          bool transposed, int64_t ropeHeads, double offset) {
   std::vector<int64_t> stored = shape;
   if (transposed)
     std::swap(stored[0], stored[1]);
@@ -40,7 +40,8 @@ Value GraphBuilder::param(const std::string &name, std::vector<int64_t> shape,
       ropeHeads > 0 ? b_.getI64IntegerAttr(ropeHeads) : IntegerAttr(),
       ArrayAttr(), StringAttr(), StringAttr(), IntegerAttr(),
       keptAsStored(stores) ? b_.getStringAttr(weights::dtypeName(stores))
-                           : StringAttr());
+                           : StringAttr(),
+      offset != 0 ? b_.getF64FloatAttr(offset) : FloatAttr());
 }
 
 Value GraphBuilder::optionalParam(const std::string &name,
@@ -85,6 +86,16 @@ Value GraphBuilder::add(Value a, Value c) {
 
 Value GraphBuilder::mul(Value a, Value c) {
   return b_.create<mlir::llmc::MulOp>(loc(), a.getType(), a, c);
+}
+
+Value GraphBuilder::scale(Value x, double factor) {
+  return b_.create<mlir::llmc::ScaleOp>(loc(), x.getType(), x,
+                                        b_.getF64FloatAttr(factor));
+}
+
+Value GraphBuilder::softcap(Value x, double cap) {
+  return b_.create<mlir::llmc::SoftcapOp>(loc(), x.getType(), x,
+                                          b_.getF64FloatAttr(cap));
 }
 
 Value GraphBuilder::silu(Value x) {
@@ -152,7 +163,8 @@ Value GraphBuilder::transpose(Value x, ArrayRef<int64_t> perm) {
                                             b_.getDenseI64ArrayAttr(perm));
 }
 
-Value GraphBuilder::attention(Value q, Value k, Value v, int64_t window) {
+Value GraphBuilder::attention(Value q, Value k, Value v, int64_t window,
+                              double scale, double softcap) {
   int64_t heads = typeOf(q).getDimSize(1), dim = typeOf(q).getDimSize(2);
   int64_t kvHeads = typeOf(k).getDimSize(1);
   if (kvHeads != heads) {
@@ -167,9 +179,13 @@ Value GraphBuilder::attention(Value q, Value k, Value v, int64_t window) {
   auto scoresType = tensor({heads, kDyn, kDyn});
   Value scores = b_.create<mlir::llmc::MatmulOp>(loc(), scoresType, qt, kt,
                                                  b_.getUnitAttr());
-  scores = b_.create<mlir::llmc::ScaleOp>(
-      loc(), scoresType, scores,
-      b_.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(dim))));
+  if (scale == 0)
+    scale = 1.0 / std::sqrt(static_cast<double>(dim));
+  scores = b_.create<mlir::llmc::ScaleOp>(loc(), scoresType, scores,
+                                          b_.getF64FloatAttr(scale));
+  if (softcap > 0)
+    scores = b_.create<mlir::llmc::SoftcapOp>(loc(), scoresType, scores,
+                                              b_.getF64FloatAttr(softcap));
   scores = b_.create<mlir::llmc::CausalMaskOp>(loc(), scoresType, scores,
                                                static_cast<uint64_t>(window));
   Value probs = b_.create<mlir::llmc::SoftmaxOp>(loc(), scoresType, scores);

@@ -20,9 +20,12 @@ public:
                const ModelConfig &config);
 
   /// A weight of logical shape `shape`. `transposed`: the checkpoint stores
-  /// it [in, out]; `ropeHeads` > 0: rows carry GGUF's rotary permutation.
+  /// it [in, out]; `ropeHeads` > 0: rows carry GGUF's rotary permutation;
+  /// `offset`: added to every value when the plan is written (Gemma's norms
+  /// store w for a 1 + w scale).
   mlir::Value param(const std::string &name, std::vector<int64_t> shape,
-                    bool transposed = false, int64_t ropeHeads = 0);
+                    bool transposed = false, int64_t ropeHeads = 0,
+                    double offset = 0);
   /// `param` if the checkpoint has it, else null (optional biases).
   mlir::Value optionalParam(const std::string &name, std::vector<int64_t> shape,
                             bool transposed = false);
@@ -38,6 +41,9 @@ public:
   mlir::Value slice(mlir::Value x, int64_t start, int64_t size);
   mlir::Value add(mlir::Value a, mlir::Value b);
   mlir::Value mul(mlir::Value a, mlir::Value b);
+  mlir::Value scale(mlir::Value x, double factor);
+  /// cap * tanh(x / cap).
+  mlir::Value softcap(mlir::Value x, double cap);
   mlir::Value silu(mlir::Value x);
   mlir::Value gelu(mlir::Value x, llvm::StringRef approximate);
   /// [T, heads*dim] -> [T, heads, dim] and back.
@@ -45,9 +51,11 @@ public:
   mlir::Value mergeHeads(mlir::Value x);
   mlir::Value rope(mlir::Value x, mlir::Value positions);
   /// Scores, mask, softmax and weighted sum over [T, H, D] operands,
-  /// repeating kv heads for grouped-query attention.
+  /// repeating kv heads for grouped-query attention. Scores are q.k *
+  /// `scale` (0: head_dim^-0.5), soft-capped at `softcap` (0: not) before
+  /// the mask.
   mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v,
-                        int64_t window);
+                        int64_t window, double scale = 0, double softcap = 0);
 
   mlir::RankedTensorType tensor(llvm::ArrayRef<int64_t> shape) const;
 

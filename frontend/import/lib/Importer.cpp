@@ -97,6 +97,13 @@ DictionaryAttr configAttr(Builder &b, const ModelConfig &c) {
   e.push_back(
       b.getNamedAttr("tied_embeddings", b.getBoolAttr(c.tiedEmbeddings)));
   e.push_back(b.getNamedAttr("hidden_act", b.getStringAttr(c.hiddenAct)));
+  auto f64IfSet = [&](const char *k, double v) {
+    if (v != 0)
+      e.push_back(b.getNamedAttr(k, b.getF64FloatAttr(v)));
+  };
+  f64IfSet("attention_scale", c.attentionScale);
+  f64IfSet("attn_logit_softcap", c.attnLogitSoftcap);
+  f64IfSet("final_logit_softcap", c.finalLogitSoftcap);
   if (c.bosTokenId)
     i64("bos_token_id", *c.bosTokenId);
   e.push_back(
@@ -151,12 +158,11 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context,
   Value out;
   const TensorNaming naming =
       m.gguf ? TensorNaming::GGUF : TensorNaming::HuggingFace;
-  if (config.family == ArchFamily::GPT2)
-    out = buildGPT2(g, config, naming, entry->getArgument(0),
-                    entry->getArgument(1));
-  else
-    out = buildLlama(g, config, naming, entry->getArgument(0),
-                     entry->getArgument(1));
+  BuildFn build = builderFor(config.family);
+  if (!build)
+    throw Error(modelPath + ": no graph builder for " + config.architecture +
+                " (a bug in llmc's importer; please report it)");
+  out = build(g, config, naming, entry->getArgument(0), entry->getArgument(1));
   b.create<func::ReturnOp>(b.getUnknownLoc(), out);
 
   weights->checkAllUsed(config.architecture, [](const std::string &name) {

@@ -1,5 +1,4 @@
-//===- LlamaBuilder.cpp - Llama, Mistral, Qwen2 and Qwen3 graphs
-//------------------===//
+//===- LlamaBuilder.cpp - Llama, Mistral, Qwen2 and Qwen3 graphs ----------===//
 //
 // Mirrors transformers' LlamaDecoderLayer:
 //   h = x + o_proj(attn(rope(q_proj(n)), rope(k_proj(n)), v_proj(n))),
@@ -13,26 +12,11 @@
 #include "Architectures.h"
 
 namespace llmc::import {
-namespace {
-
-struct LlamaNames {
-  TensorNaming naming;
-  std::string layer(int64_t i, const char *hf, const char *gguf) const {
-    return naming == TensorNaming::GGUF
-               ? "blk." + std::to_string(i) + "." + gguf
-               : "model.layers." + std::to_string(i) + "." + hf;
-  }
-  std::string top(const char *hf, const char *gguf) const {
-    return naming == TensorNaming::GGUF ? gguf : hf;
-  }
-};
-
-} // namespace
 
 mlir::Value buildLlama(GraphBuilder &g, const ModelConfig &c,
                        TensorNaming naming, mlir::Value ids,
                        mlir::Value positions) {
-  LlamaNames n{naming};
+  DecoderNames n{naming};
   const int64_t h = c.hiddenSize, qDim = c.numHeads * c.headDim,
                 kvDim = c.numKVHeads * c.headDim;
   // GGUF stores llama's Q/K rows permuted for llama.cpp's rope; the plan

@@ -247,7 +247,7 @@ TEST_F(PlanCorruptionTest, BadOpKind) {
       "corrupted plan metadata: graph 'decode' op 2: unknown op kind 99");
   expectWriterPlanRefused(
       [](std::vector<Graph> &g) { g[0].ops[0].kind = LLMC_OP_COUNT; },
-      "unknown op kind 16");
+      "unknown op kind 18");
 }
 
 TEST_F(PlanCorruptionTest, OperandOutOfRange) {

@@ -36,13 +36,16 @@ def LLMC_ParamOp : LLMC_Op<"param", [Pure]> {
     weight-only quantized tensor. `ggml_type` ("Q4_K", "Q8_0", ...) says the
     checkpoint stores the tensor in that GGUF block format: its f32 value is
     the exact dequantization, and `llmc-quantize` in mode "ggml" maps it onto
-    the nearest llmc format. The plan writer applies all of this once, at
-    compile time, so no graph ever pays for it.
+    the nearest llmc format. `offset` is added to every value: Gemma's
+    RMSNorm scales by `1 + w`, so its norms are stored as `w` and used as
+    `w + 1`. The plan writer applies all of this once, at compile time, so
+    no graph ever pays for it.
 
     ```mlir
     %w = llmc.param "model.layers.0.self_attn.q_proj.weight" : tensor<64x64xf32>
     %qkv = llmc.param "model.layers.0.self_attn.qkv_proj.weight" {sources = ["q", "k", "v"]} : tensor<128x64xf32>
     %o = llmc.param "blk.0.attn_output.weight" {ggml_type = "Q4_K"} : tensor<256x256xf32>
+    %n = llmc.param "model.layers.0.input_layernorm.weight" {offset = 1.0 : f64} : tensor<64xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name, UnitAttr:$transposed,
@@ -51,7 +54,8 @@ def LLMC_ParamOp : LLMC_Op<"param", [Pure]> {
                        OptionalAttr<StrAttr>:$quant,
                        OptionalAttr<StrAttr>:$quant_part,
                        OptionalAttr<I64Attr>:$group_size,
-                       OptionalAttr<StrAttr>:$ggml_type);
+                       OptionalAttr<StrAttr>:$ggml_type,
+                       OptionalAttr<F64Attr>:$offset);
   let results = (outs LLMC_AnyTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -169,6 +173,23 @@ def LLMC_ScaleOp : LLMC_Op<"scale", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+def LLMC_SoftcapOp : LLMC_Op<"softcap", [Pure, SameOperandsAndResultType]> {
+  let summary = "Soft-capping: cap * tanh(x / cap)";
+  let description = [{
+    Gemma 2 caps attention scores (between the scale and the mask, where
+    `llmc-fuse-attention` folds it into `llmc.attention`) and the final
+    logits.
+
+    ```mlir
+    %c = llmc.softcap %s {cap = 5.0e+01 : f64} : tensor<4x?x?xf32>
+    ```
+  }];
+  let arguments = (ins LLMC_FloatTensor:$input, F64Attr:$cap);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def LLMC_SoftmaxOp : LLMC_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let summary = "Softmax over the last dimension";
   let arguments = (ins LLMC_FloatTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
@@ -278,6 +299,8 @@ def LLMC_AttentionOp : LLMC_Op<"attention", [Pure]> {
     Q [T, Hq, D], K [S, Hkv, D], V [S, Hkv, Dv] -> [T, Hq, Dv]; query head h
     reads kv head h / (Hq / Hkv). The T queries are the last T of the S
     positions; with `causal` the mask and `window` follow `llmc.causal_mask`.
+    `softcap` > 0 caps each scaled score s at softcap * tanh(s / softcap)
+    before the mask (`llmc.softcap`, Gemma 2); 0 leaves scores as they are.
 
     With `segments` (query_start [B+1], context_lens [B]) the rows are a
     ragged batch: queries query_start[b] .. query_start[b+1]-1 belong to
@@ -292,7 +315,8 @@ def LLMC_AttentionOp : LLMC_Op<"attention", [Pure]> {
   let arguments = (ins LLMC_FloatTensor:$query, LLMC_FloatTensor:$key,
                        LLMC_FloatTensor:$value, Variadic<LLMC_IndexTensor>:$segments,
                        UnitAttr:$causal, F64Attr:$scale,
-                       DefaultValuedAttr<I64Attr, "0">:$window);
+                       DefaultValuedAttr<I64Attr, "0">:$window,
+                       DefaultValuedAttr<F64Attr, "0.0">:$softcap);
   let results = (outs LLMC_FloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -329,24 +353,30 @@ def LLMC_PagedAttentionOp : LLMC_Op<"paged_attention", [Pure]> {
   let summary = "Decode attention of one new query per sequence over paged K/V";
   let description = [{
     Q [B, Hq, D]; `block_tables` [B, M]; `context_lens` [B]. Each query is the
-    last position of its sequence and attends (with `window`) to its history.
+    last position of its sequence and attends (with `window`, and
+    `softcap` as in `llmc.attention`) to its history.
   }];
   let arguments = (ins LLMC_FloatTensor:$query, LLMC_KVCacheType:$cache,
                        LLMC_IndexTensor:$block_tables, LLMC_IndexTensor:$context_lens,
                        I64Attr:$layer, F64Attr:$scale,
-                       DefaultValuedAttr<I64Attr, "0">:$window);
+                       DefaultValuedAttr<I64Attr, "0">:$window,
+                       DefaultValuedAttr<F64Attr, "0.0">:$softcap);
   let results = (outs LLMC_FloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
-def LLMC_SwiGLUOp : LLMC_Op<"swiglu", [Pure]> {
-  let summary = "silu(gate) * up over a packed [.., 2I] input (gate first)";
+class LLMC_GatedOp<string mnemonic, string act> : LLMC_Op<mnemonic, [Pure]> {
+  let summary = act # "(gate) * up over a packed [.., 2I] input (gate first)";
   let arguments = (ins LLMC_FloatTensor:$input);
   let results = (outs LLMC_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
+
+def LLMC_SwiGLUOp : LLMC_GatedOp<"swiglu", "silu">;
+// Gemma's MLP: gelu_pytorch_tanh, GELU with the tanh approximation.
+def LLMC_GeGLUOp : LLMC_GatedOp<"geglu", "gelu_tanh">;
 
 def LLMC_AddRMSNormOp : LLMC_Op<"add_rms_norm", [Pure]> {
   let summary = "sum = x + residual; normed = rms_norm(sum) (both returned)";

@@ -2,6 +2,8 @@
 #pragma once
 
 #include "llmc/IR/LLMCDialect.h"
+#include "llmc/IR/LLMCOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -44,6 +46,11 @@ std::string resolveQuant(ModuleOp module, const std::string &quant);
 /// 16 for F16 and BF16, 8 or 4 for a block format ("Q4_K", ...); 0 for a
 /// name it does not know.
 int64_t ggmlKeptBits(StringRef ggmlType);
+
+/// The LM head of a model function: the llmc.linear whose result is the
+/// logits (the first result), or feeds them through a final llmc.softcap
+/// (Gemma 2). Null if the function has no such linear.
+LinearOp lmHeadOf(func::FuncOp func);
 
 /// Registers every llmc pass and the named pipeline `llmc-pipeline` with the
 /// global registry, so llmc-opt and `llmc compile` see the same set.

@@ -29,6 +29,17 @@ struct Graph {
 };
 
 const char *opKindName(llmc_op_kind kind);
+
+/// The backend ABI minor version an op's attributes need (0 for 1.0), and
+/// the feature that needs it: an older plugin would read past them and
+/// compute something else, so the host refuses it.
+struct AbiNeed {
+  uint32_t minor;
+  std::string feature;
+};
+AbiNeed abiNeeded(const llmc_op_desc &op);
+/// The largest need of any op of `g`.
+AbiNeed abiNeeded(const Graph &g);
 const char *dtypeName(llmc_dtype dtype);
 size_t dtypeBytes(llmc_dtype dtype, int64_t elements);
 

@@ -15,7 +15,7 @@
 namespace llmc {
 
 /// The architecture families llmc builds graphs for.
-enum class ArchFamily { Llama, GPT2 };
+enum class ArchFamily { Llama, GPT2, Gemma2 };
 
 /// Hugging Face `rope_scaling`; the defaults are HF's.
 struct RopeScaling {
@@ -49,7 +49,14 @@ struct ModelConfig {
   /// Qwen3: an RMSNorm over head_dim on every query and key head, after
   /// the projection and before RoPE (q_norm, k_norm).
   bool qkNorm = false;
-  std::string hiddenAct = "silu"; // silu | gelu_new | gelu
+  /// Attention scores are q.k * attentionScale; 0 means head_dim^-0.5
+  /// (Gemma 2: query_pre_attn_scalar^-0.5).
+  double attentionScale = 0;
+  /// Gemma 2's soft-capping c * tanh(x / c) of attention scores and of the
+  /// final logits; 0 = none.
+  double attnLogitSoftcap = 0, finalLogitSoftcap = 0;
+  std::string hiddenAct = "silu"; // silu | gelu_new | gelu |
+                                  // gelu_pytorch_tanh
   std::optional<int64_t> bosTokenId;
   std::vector<int64_t> eosTokenIds;
   std::string torchDtype; // informational
@@ -62,6 +69,10 @@ const std::vector<std::string> &supportedArchitectures();
 /// multi-head attention, learned positions, biases everywhere. Call once
 /// hiddenSize and numHeads are set.
 void setGPT2Structure(ModelConfig &c);
+
+/// Gemma 2's sliding window: on even layers (the window alternates,
+/// starting with layer 0), full attention on odd ones.
+void setGemma2Windows(ModelConfig &c, int64_t window);
 
 /// Reads config.json (and generation_config.json beside it, for extra EOS
 /// ids). Errors name the file and the key.
