@@ -394,7 +394,7 @@ std::vector<std::string> describeGraph(const ::llmc::Graph &graph) {
     for (uint32_t r = 0; r < op.num_results; ++r)
       os << (r ? ", " : "") << "b" << op.results[r];
     os << (op.num_results ? " = " : "")
-       << ::llmc::opKindName(static_cast<llmc_op_kind>(op.kind)) << "(";
+       << ::llmc::opLabel(op) << "(";
     for (uint32_t i = 0; i < op.num_operands; ++i) {
       os << (i ? ", " : "");
       operand(os, op.operands[i]);

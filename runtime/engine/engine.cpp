@@ -112,6 +112,21 @@ const LoadedBackend &chooseBackend(const BackendRegistry &registry,
   throw Error("no usable backend found (found: " + names() + ")");
 }
 
+void checkBackendAbi(const std::string &planPath, const Graph &graph,
+                     const std::string &backendName,
+                     const llmc_backend_api &api) {
+  AbiNeed need = abiNeeded(graph);
+  if (need.minor <= api.abi_minor)
+    return;
+  throw Error(planPath + ": graph '" + graph.name + "' needs backend ABI " +
+              std::to_string(LLMC_BACKEND_ABI_MAJOR) + "." +
+              std::to_string(need.minor) + " (" + need.feature +
+              "); backend '" + backendName + "' speaks " +
+              std::to_string(api.abi_major) + "." +
+              std::to_string(api.abi_minor) +
+              ": rebuild the plugin with this llmc");
+}
+
 Engine::Engine(const Plan &plan, const BackendRegistry &registry,
                EngineOptions options)
     : Engine(plan, options,
@@ -134,15 +149,7 @@ Engine::Engine(const Plan &plan, const EngineOptions &options,
     const Graph *g = plan.graph(name);
     if (!g)
       continue;
-    if (AbiNeed need = abiNeeded(*g);
-        need.minor > backend_->api().abi_minor)
-      throw Error(plan.path() + ": graph '" + name + "' needs backend ABI " +
-                  std::to_string(LLMC_BACKEND_ABI_MAJOR) + "." +
-                  std::to_string(need.minor) + " (" + need.feature +
-                  "); backend '" + chosen.name + "' speaks " +
-                  std::to_string(backend_->api().abi_major) + "." +
-                  std::to_string(backend_->api().abi_minor) +
-                  ": rebuild the plugin with this llmc");
+    checkBackendAbi(plan.path(), *g, chosen.name, backend_->api());
     prepared_.emplace(name, backend_->prepare(plan.graphDesc(name)));
   }
   for (const char *name : {"prefill", "decode"})

@@ -1,10 +1,15 @@
 #include "llmc/runtime/plan_info.h"
 
+#include "llmc/support/error.h"
+#include "llmc/support/half.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <optional>
 
@@ -66,7 +71,7 @@ ordered_json describeGraph(const Graph &g) {
   j["ops"] = g.ops.size();
   std::map<std::string, size_t> counts;
   for (const llmc_op_desc &op : g.ops)
-    ++counts[opKindName(static_cast<llmc_op_kind>(op.kind))];
+    ++counts[opLabel(op)];
   // Most frequent first: that is what a reader scans for.
   std::vector<std::pair<std::string, size_t>> sorted(counts.begin(),
                                                      counts.end());
@@ -105,6 +110,28 @@ ordered_json describeWeights(const Plan &plan) {
   return j;
 }
 
+/// Per layer, what the prefill graph's attention does: its window (0 =
+/// full) and score soft-cap (0 = none); and the final-logit soft-cap. Read
+/// from the ops themselves, the truth a backend runs.
+ordered_json describeAttention(const Plan &plan) {
+  ordered_json j;
+  ordered_json windows = ordered_json::array(), caps = ordered_json::array();
+  double finalCap = 0;
+  if (const Graph *g = plan.graph("prefill"))
+    for (const llmc_op_desc &op : g->ops) {
+      if (op.kind == LLMC_OP_PREFILL_ATTENTION) {
+        windows.push_back(op.i[4]);
+        caps.push_back(op.f[1]);
+      } else if (op.kind == LLMC_OP_SOFTCAP) {
+        finalCap = op.f[0];
+      }
+    }
+  j["window_per_layer"] = windows;
+  j["score_softcap_per_layer"] = caps;
+  j["final_logit_softcap"] = finalCap;
+  return j;
+}
+
 ordered_json describeKVCache(const PlanConfig &c) {
   auto perToken = mul({2, uint64_t(c.numLayers), uint64_t(c.numKVHeads),
                        uint64_t(c.headDim), dtypeBytes(c.kvDtype, 1)});
@@ -139,6 +166,7 @@ ordered_json describeJson(const Plan &plan) {
   for (const Graph &g : plan.graphs())
     graphs.push_back(describeGraph(g));
   j["graphs"] = graphs;
+  j["attention"] = describeAttention(plan);
   j["weights"] = describeWeights(plan);
   j["kv_cache"] = describeKVCache(plan.config());
   return j;
@@ -205,6 +233,31 @@ std::string renderText(const ordered_json &j) {
          "; T=1,B=64: " + bytesText(w["bytes_T1_B64"]));
   }
 
+  // "window 16 on layers 0, 2; full on 1", or one phrase when all agree.
+  const auto &a = j["attention"];
+  std::map<int64_t, std::string> layersByWindow;
+  for (size_t i = 0; i < a["window_per_layer"].size(); ++i) {
+    std::string &l = layersByWindow[a["window_per_layer"][i].get<int64_t>()];
+    l += (l.empty() ? "" : ", ") + std::to_string(i);
+  }
+  std::string att;
+  for (const auto &[window, layers] : layersByWindow)
+    att += (att.empty() ? "" : "; ") +
+           (window ? "window " + std::to_string(window) : std::string("full")) +
+           (layersByWindow.size() == 1 ? ""
+            : layers.find(',') == std::string::npos ? " on layer " + layers
+                                                    : " on layers " + layers);
+  std::vector<double> caps;
+  for (const auto &c2 : a["score_softcap_per_layer"])
+    if (double v = c2.get<double>();
+        v > 0 && std::find(caps.begin(), caps.end(), v) == caps.end())
+      caps.push_back(v);
+  for (double v : caps)
+    att += "; scores soft-capped at " + ordered_json(v).dump();
+  if (double v = a["final_logit_softcap"].get<double>(); v > 0)
+    att += "; logits soft-capped at " + ordered_json(v).dump();
+  line("attention: " + (att.empty() ? "none" : att));
+
   const auto &w = j["weights"];
   line("weights: " + num(w["count"]) + ", " + bytesText(w["bytes"]));
   for (const auto &[dtype, e] : w["by_dtype"].items())
@@ -220,6 +273,79 @@ std::string renderText(const ordered_json &j) {
 }
 
 } // namespace
+
+std::string describeWeight(const Plan &plan, const std::string &name,
+                           size_t count) {
+  const auto &ws = plan.weights();
+  for (uint32_t i = 0; i < ws.size(); ++i) {
+    const WeightInfo &w = ws[i];
+    if (w.name != name)
+      continue;
+    std::string shape;
+    int64_t n = 1;
+    for (int64_t d : w.shape) {
+      shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+      n *= d;
+    }
+    std::string s = "weight " + std::to_string(i) + " '" + w.name + "': " +
+                    dtypeName(w.dtype) + " [" + shape + "], " +
+                    std::to_string(w.nbytes) + " bytes\n";
+    const uint8_t *data = plan.weightData(i);
+    const bool isFloat =
+        w.dtype == LLMC_F32 || w.dtype == LLMC_BF16 || w.dtype == LLMC_F16;
+    if (!isFloat)
+      return s + "  (quantized: the values are its integers times its "
+                 "scales, a weight of its own)\n";
+    auto value = [&](int64_t k) {
+      if (w.dtype == LLMC_F32) {
+        float f;
+        std::memcpy(&f, data + 4 * k, 4);
+        return f;
+      }
+      uint16_t h;
+      std::memcpy(&h, data + 2 * k, 2);
+      return w.dtype == LLMC_BF16 ? bf16ToFloat(h) : f16ToFloat(h);
+    };
+    double sum = 0, lo = INFINITY, hi = -INFINITY;
+    for (int64_t k = 0; k < n; ++k) {
+      double v = value(k);
+      sum += v;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.9g", n ? sum / double(n) : 0.0);
+    s += std::string("  mean ") + buf;
+    std::snprintf(buf, sizeof buf, "%.9g", lo);
+    s += std::string(", min ") + buf;
+    std::snprintf(buf, sizeof buf, "%.9g", hi);
+    s += std::string(", max ") + buf + "\n  first:";
+    for (int64_t k = 0; k < std::min<int64_t>(n, int64_t(count)); ++k) {
+      std::snprintf(buf, sizeof buf, " %.9g", double(value(k)));
+      s += buf;
+    }
+    return s + "\n";
+  }
+  // Suggest names sharing the request's last part ("norm" of
+  // "model.norm.weight"), else the first few.
+  std::string key = name;
+  if (key.ends_with(".weight"))
+    key.resize(key.size() - 7);
+  key = key.substr(key.rfind('.') + 1);
+  std::string some;
+  int shown = 0;
+  for (const WeightInfo &w : ws)
+    if (shown < 8 && !key.empty() && w.name.find(key) != std::string::npos) {
+      some += (some.empty() ? "" : ", ") + w.name;
+      ++shown;
+    }
+  if (some.empty())
+    for (const WeightInfo &w : ws)
+      if (shown++ < 8)
+        some += (some.empty() ? "" : ", ") + w.name;
+  throw Error(plan.path() + ": no weight named '" + name + "' (of " +
+              std::to_string(ws.size()) + "; e.g. " + some + ")");
+}
 
 std::string describePlan(const Plan &plan, bool json) {
   ordered_json j = describeJson(plan);

@@ -47,6 +47,12 @@ const char *opKindName(llmc_op_kind kind) {
   return "unknown";
 }
 
+const char *opLabel(const llmc_op_desc &op) {
+  if (op.kind == LLMC_OP_SWIGLU && op.i[0] == 1)
+    return "geglu";
+  return opKindName(llmc_op_kind(op.kind));
+}
+
 AbiNeed abiNeeded(const llmc_op_desc &op) {
   switch (op.kind) {
   case LLMC_OP_RMS_NORM:

@@ -232,14 +232,26 @@ void addPointwiseCases(std::vector<Case> &cases) {
             return out;
           },
           8.0f));
-    cases.push_back(simple(
-        cat("swiglu/", shape), kExact, rows, {2 * cols},
-        [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &) {
-          uint32_t out = g.buffer(rowsT(), cols);
-          g.add(makeOp(LLMC_OP_SWIGLU, {buf(in[0])}, {out}));
-          return out;
-        },
-        6.0f));
+    for (int64_t act : {0, 1}) // silu (SwiGLU), tanh GELU (GeGLU)
+      cases.push_back(simple(
+          cat(act ? "geglu/" : "swiglu/", shape), kExact, rows, {2 * cols},
+          [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &) {
+            uint32_t out = g.buffer(rowsT(), cols);
+            g.add(makeOp(LLMC_OP_SWIGLU, {buf(in[0])}, {out}, {act}));
+            return out;
+          },
+          6.0f));
+    // Gemma's embedding scale and final-logit soft-cap.
+    for (auto [name, kind, f] : {std::tuple{"scale/", LLMC_OP_SCALE, 8.0},
+                                 {"softcap/", LLMC_OP_SOFTCAP, 3.0}})
+      cases.push_back(simple(
+          name + shape, kExact, rows, {cols},
+          [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &) {
+            uint32_t out = g.buffer(rowsT(), cols);
+            g.add(makeOp(kind, {buf(in[0])}, {out}, {}, {f}));
+            return out;
+          },
+          8.0f));
     cases.push_back(simple(
         cat("slice/", shape), kExact, rows, {cols},
         [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &) {
@@ -318,6 +330,7 @@ struct AttentionParams {
   llmc_dtype kvDtype;
   std::vector<int> cached, fresh;
   bool decode;
+  float softcap = 0; // Gemma 2's score cap (f1)
 };
 
 Case attentionCase(const std::string &name, AttentionParams p) {
@@ -359,7 +372,7 @@ Case attentionCase(const std::string &name, AttentionParams p) {
                                   : LLMC_OP_PREFILL_ATTENTION,
                            {buf(qi)}, {out},
                            {1, p.heads, p.kvHeads, p.headDim, p.window},
-                           {1.0 / std::sqrt(double(p.headDim))}));
+                           {1.0 / std::sqrt(double(p.headDim)), p.softcap}));
               StepData d;
               d.numSeqs = int32_t(B);
               d.queryStart = {0};
@@ -418,6 +431,22 @@ void addAttentionCases(std::vector<Case> &cases) {
   cases.push_back(attentionCase(
       "decode/mqa/bf16kv",
       {16, 1, 128, 0, 16, LLMC_BF16, {70, 17, 1, 32}, {1, 1, 1, 1}, true}));
+  // Gemma 2's soft-capped scores (a cap of 1.5 bends most of the scores of
+  // these inputs), with a window as on its even layers: prefill of a fresh
+  // and a chunked prompt, long enough for several key chunks, and decode of
+  // a context long enough to be split across threads (split-K).
+  cases.push_back(attentionCase("prefill/softcap/window/chunked",
+                                {4, 2, 32, 16, 4, LLMC_F32, {7, 0}, {30, 41},
+                                 false, 1.5f}));
+  cases.push_back(attentionCase(
+      "prefill/softcap/long/d80",
+      {6, 2, 80, 0, 16, LLMC_F32, {0}, {100}, false, 1.5f}));
+  cases.push_back(attentionCase("decode/softcap/window/bf16kv",
+                                {8, 2, 64, 16, 16, LLMC_BF16, {3, 40},
+                                 {1, 1}, true, 1.5f}));
+  cases.push_back(attentionCase(
+      "decode/softcap/splitk",
+      {4, 1, 64, 0, 16, LLMC_F32, {1500}, {1}, true, 1.5f}));
 }
 
 std::vector<Case> allCases() {
@@ -520,23 +549,18 @@ TEST_P(OpConformance, MatchesRef) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, OpConformance,
-                         ::testing::Values("embedding", "rms_norm",
-                                           "add_rms_norm", "layer_norm",
-                                           "linear", "rope", "add", "mul",
-                                           "silu", "gelu_erf", "gelu_tanh",
-                                           "swiglu", "slice", "take_rows",
-                                           "prefill", "decode"));
+const std::vector<std::string> kFamilies = {
+    "embedding", "rms_norm", "add_rms_norm", "layer_norm", "linear",
+    "rope",      "add",      "mul",          "silu",       "gelu_erf",
+    "gelu_tanh", "swiglu",   "geglu",        "scale",      "softcap",
+    "slice",     "take_rows", "prefill",     "decode"};
+
+INSTANTIATE_TEST_SUITE_P(Ops, OpConformance, ::testing::ValuesIn(kFamilies));
 
 TEST(Conformance, EveryCaseBelongsToAFamily) {
-  std::vector<std::string> families = {
-      "embedding", "rms_norm",  "add_rms_norm", "layer_norm",
-      "linear",    "rope",      "add",          "mul",
-      "silu",      "gelu_erf",  "gelu_tanh",    "swiglu",
-      "slice",     "take_rows", "prefill",      "decode"};
   for (const Case &c : allCases()) {
     bool found = false;
-    for (const std::string &f : families)
+    for (const std::string &f : kFamilies)
       found |= c.name.rfind(cat(f, "/"), 0) == 0;
     EXPECT_TRUE(found) << c.name;
   }

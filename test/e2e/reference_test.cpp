@@ -141,10 +141,15 @@ TEST_P(Reference, F32GgufMatchesReference) {
   std::string dir = kData + "/models/" + model + "/reference/";
   json config = readJson(kData + "/models/" + model + "/config.json");
   const std::string arch = config["architectures"][0];
-  if (arch != "LlamaForCausalLM" && arch != "Qwen2ForCausalLM" &&
-      arch != "Qwen3ForCausalLM" && arch != "GPT2LMHeadModel")
+  if (arch == "MistralForCausalLM")
     GTEST_SKIP() << arch << ": llama.cpp writes it as 'llama', without "
                  << "its sliding window, so no GGUF reproduces this reference";
+  if (arch == "Gemma2ForCausalLM")
+    GTEST_SKIP() << arch << ": llama.cpp's gemma2 has no key for "
+                 << "query_pre_attn_scalar (24 here) and derives head_dim "
+                 << "(32), so no GGUF reproduces this reference; "
+                 << "gguf_llamacpp_test checks the GGUF path on a variant with "
+                 << "32";
   json ref = readJson(dir + "reference.json");
   double tol = ref["tolerance"]["logits_max_abs_diff"].get<double>();
   const std::string gguf = tempPath(model + ".f32.gguf");

@@ -269,7 +269,8 @@ void gemma2Metadata(const json &config, weights::GGUFWriter &out) {
   const int64_t derived = layers == 46 ? hidden / nHead : headDim;
   if (scalar != static_cast<double>(derived))
     throw Error("config.json: query_pre_attn_scalar " +
-                std::to_string(scalar) + " is not what llama.cpp derives (" +
+                config.value("query_pre_attn_scalar", json(256)).dump() +
+                " is not what llama.cpp derives (" +
                 std::to_string(derived) +
                 ": head_dim, or hidden / heads at 46 layers); a GGUF "
                 "cannot carry it");

@@ -5,7 +5,12 @@
 # Q4_K_M, Q5_K_M, Q3_K_M and Q2_K by llama.cpp's own quantizer (../shared/bench-peers/llama_quantize.cpp,
 # copied here as llama_quantize.cpp), and llama.cpp's argmax at every
 # position of a 40-token prompt and its greedy continuation
-# (llama_reference.cpp). CI does not run this: the outputs are committed.
+# (llama_reference.cpp). Also Gemma 2: test/data/models/gemma2-softcap with
+# query_pre_attn_scalar 32 (= head_dim: llama.cpp's gemma2 has no key for it
+# and derives that value) as an F32 GGUF (llmc-make-gguf, which writes
+# what convert_hf_to_gguf.py's Gemma2Model does: norms as 1 + w, softcaps,
+# window), with llama.cpp's argmax and greedy tokens on it. CI does not run
+# this: the outputs are committed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -24,8 +29,23 @@ done
 # wings. A journey of a thousand miles begins with a single step, ...", BOS
 # first, cut to 40.
 ids=1,377,463,476,544,497,644,382,265,411,544,497,272,1095,1333,325,473,435,665,1331,299,264,301,537,394,283,367,285,321,1332,1140,380,264,271,288,300,361,587,1339,311
-for ftype in ${LLMC_FTYPES:-Q4_K_M Q5_K_M Q3_K_M Q2_K}; do
+for ftype in ${LLMC_FTYPES-Q4_K_M Q5_K_M Q3_K_M Q2_K}; do
   NLC_BINS=$B "$tmp/llama_quantize" "$tmp/f32.gguf" "$here/fortune-$ftype.gguf" "$ftype"
   NLC_BINS=$B "$tmp/llama_reference" "$here/fortune-$ftype.gguf" "$ids" 16 > "$here/fortune-$ftype.json"
   cat "$here/fortune-$ftype.json"
 done
+
+g2=$tmp/gemma2-softcap
+cp -r "$root/test/data/models/gemma2-softcap" "$g2"
+rm -rf "$g2/reference"
+python3 - "$g2/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["query_pre_attn_scalar"] = c["head_dim"]
+json.dump(c, open(sys.argv[1], "w"), indent=2, sort_keys=True)
+PY
+"$build/bin/llmc-make-gguf" "$g2" -o "$here/gemma2-softcap-f32.gguf" --type f32
+# reference.json's 40-token prompt of gemma2-softcap (SentencePiece ids).
+g2ids=1,394,1930,316,311,622,262,874,1945,293,262,285,1939,506,639,589,523,371,266,443,1931,1945,791,310,425,281,283,264,581,288,1112,1939,294,680,290,581,521,273,434,290
+NLC_BINS=$B "$tmp/llama_reference" "$here/gemma2-softcap-f32.gguf" "$g2ids" 16 > "$here/gemma2-softcap-f32.json"
+cat "$here/gemma2-softcap-f32.json"

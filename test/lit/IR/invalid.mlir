@@ -956,3 +956,44 @@ func.func @quantized_embedding_result(%t: tensor<8x6xi8>, %s: tensor<8x1xf32>, %
   %0 = llmc.quantized_embedding %t, %s, %i {group_size = 6 : i64} : (tensor<8x6xi8>, tensor<8x1xf32>, tensor<?xi32>) -> tensor<?x6xf16>
   return
 }
+
+// -----
+
+func.func @softcap_zero(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'llmc.softcap' op cap must be finite and positive, got 0}}
+  %0 = llmc.softcap %x {cap = 0.0 : f64} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_softcap_negative(%q: tensor<?x8x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>) {
+  // expected-error @+1 {{'llmc.attention' op softcap must be finite and >= 0 (0 = none), got -5}}
+  %0 = llmc.attention %q, %k, %v {causal, scale = 0.25 : f64, softcap = -5.0 : f64} : (tensor<?x8x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>) -> tensor<?x8x16xf32>
+  return
+}
+
+// -----
+
+!cache = !llmc.kv_cache<layers = 2, kv_heads = 2, head_dim = 16, dtype = f32>
+func.func @paged_attention_softcap_inf(%q: tensor<?x8x16xf32>, %c: !cache, %t: tensor<?x?xi32>, %l: tensor<?xi32>) {
+  // expected-error @+1 {{'llmc.paged_attention' op softcap must be finite and >= 0 (0 = none), got INF}}
+  %0 = llmc.paged_attention %q, %c, %t, %l {layer = 0 : i64, scale = 0.25 : f64, softcap = 0x7FF0000000000000 : f64} : (tensor<?x8x16xf32>, !cache, tensor<?x?xi32>, tensor<?xi32>) -> tensor<?x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @geglu_odd(%x: tensor<?x7xf32>) {
+  // expected-error @+1 {{'llmc.geglu' op input width (7) must be even: gate and up halves}}
+  %0 = llmc.geglu %x : (tensor<?x7xf32>) -> tensor<?x3xf32>
+  return
+}
+
+// -----
+
+func.func @param_offset_quantized() {
+  // expected-error @+1 {{'llmc.param' op offset applies to a plain weight (no quant, no sources)}}
+  %0 = llmc.param "w" {offset = 1.0 : f64, quant = "int8", quant_part = "weight", group_size = 4 : i64} : tensor<4x4xi8>
+  return
+}

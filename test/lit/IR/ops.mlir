@@ -107,6 +107,17 @@ func.func @fused(%c: !cache, %q: tensor<?x8x16xf32>, %k: tensor<?x2x16xf32>, %v:
   %y = llmc.linear %x, %gu : (tensor<?x64xf32>, tensor<344x64xf32>) -> tensor<?x344xf32>
   // CHECK: llmc.swiglu %{{.*}} : (tensor<?x344xf32>) -> tensor<?x172xf32>
   %s = llmc.swiglu %y : (tensor<?x344xf32>) -> tensor<?x172xf32>
+  // Gemma 2: GeGLU, soft-capped scores and logits, (1 + w) norm weights.
+  // CHECK: llmc.geglu %{{.*}} : (tensor<?x344xf32>) -> tensor<?x172xf32>
+  %gg = llmc.geglu %y : (tensor<?x344xf32>) -> tensor<?x172xf32>
+  // CHECK: llmc.softcap %{{.*}} {cap = 3.000000e+01 : f64} : tensor<?x172xf32>
+  %cap = llmc.softcap %gg {cap = 30.0 : f64} : tensor<?x172xf32>
+  // CHECK: llmc.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, scale = 2.500000e-01 : f64, softcap = 5.000000e+01 : f64, window = 4 : i64}
+  %acap = llmc.attention %q, %k, %v {causal, scale = 0.25 : f64, window = 4 : i64, softcap = 50.0 : f64} : (tensor<?x8x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>) -> tensor<?x8x16xf32>
+  // CHECK: llmc.paged_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {layer = 0 : i64, scale = 2.500000e-01 : f64, softcap = 5.000000e+01 : f64}
+  %pcap = llmc.paged_attention %q, %c1, %tables, %lens {layer = 0 : i64, scale = 0.25 : f64, softcap = 50.0 : f64} : (tensor<?x8x16xf32>, !cache, tensor<?x?xi32>, tensor<?xi32>) -> tensor<?x8x16xf32>
+  // CHECK: llmc.param "gemma.norm" {offset = 1.000000e+00 : f64} : tensor<64xf32>
+  %gn = llmc.param "gemma.norm" {offset = 1.0 : f64} : tensor<64xf32>
   %w = llmc.param "norm" : tensor<64xf32>
   // CHECK: llmc.add_rms_norm %{{.*}}, %{{.*}}, %{{.*}} {eps = 9.9999999999999995E-7 : f64}
   %sum, %normed = llmc.add_rms_norm %x, %x, %w {eps = 1.0e-06 : f64} : (tensor<?x64xf32>, tensor<?x64xf32>, tensor<64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>)

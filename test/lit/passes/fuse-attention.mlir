@@ -192,3 +192,28 @@ func.func @scores_without_transpose_b(%q: tensor<?x2x4xf32>, %k: tensor<?x2x4xf3
   %ot = llmc.transpose %o {permutation = array<i64: 1, 0, 2>} : (tensor<2x?x4xf32>) -> tensor<?x2x4xf32>
   return %ot : tensor<?x2x4xf32>
 }
+
+// -----
+
+// Tests that Gemma 2's soft-capped scores fuse too: the softcap between the
+// scale and the mask becomes the attention's softcap attribute, next to its
+// window.
+
+// CHECK-LABEL: func.func @softcap
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x2x4xf32>, %[[K:.*]]: tensor<?x2x4xf32>, %[[V:.*]]: tensor<?x2x4xf32>)
+// CHECK: %[[O:.*]] = llmc.attention %[[Q]], %[[K]], %[[V]] {causal, scale = 5.000000e-01 : f64, softcap = 5.000000e+01 : f64, window = 3 : i64}
+// CHECK-NOT: llmc.softcap
+// CHECK: return %[[O]]
+func.func @softcap(%q: tensor<?x2x4xf32>, %k: tensor<?x2x4xf32>, %v: tensor<?x2x4xf32>) -> tensor<?x2x4xf32> {
+  %qt = llmc.transpose %q {permutation = array<i64: 1, 0, 2>} : (tensor<?x2x4xf32>) -> tensor<2x?x4xf32>
+  %kt = llmc.transpose %k {permutation = array<i64: 1, 0, 2>} : (tensor<?x2x4xf32>) -> tensor<2x?x4xf32>
+  %vt = llmc.transpose %v {permutation = array<i64: 1, 0, 2>} : (tensor<?x2x4xf32>) -> tensor<2x?x4xf32>
+  %s = llmc.matmul %qt, %kt {transpose_b} : (tensor<2x?x4xf32>, tensor<2x?x4xf32>) -> tensor<2x?x?xf32>
+  %ss = llmc.scale %s {factor = 5.0e-01 : f64} : tensor<2x?x?xf32>
+  %sc = llmc.softcap %ss {cap = 50.0 : f64} : tensor<2x?x?xf32>
+  %m = llmc.causal_mask %sc {window = 3 : i64} : tensor<2x?x?xf32>
+  %p = llmc.softmax %m : tensor<2x?x?xf32>
+  %o = llmc.matmul %p, %vt : (tensor<2x?x?xf32>, tensor<2x?x4xf32>) -> tensor<2x?x4xf32>
+  %ot = llmc.transpose %o {permutation = array<i64: 1, 0, 2>} : (tensor<2x?x4xf32>) -> tensor<?x2x4xf32>
+  return %ot : tensor<?x2x4xf32>
+}

@@ -185,3 +185,71 @@ func.func @qkv_not_packable(%x: tensor<?x8xf32>, %y: tensor<?x8xf32>) -> (tensor
   %v2 = llmc.linear %y, %wv : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
   return %q, %k, %v, %q2, %k2, %v2 : tensor<?x8xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x8xf32>, tensor<?x4xf32>, tensor<?x4xf32>
 }
+
+// -----
+
+// Tests Gemma 2's MLP: mul(gelu{tanh}(linear(x, Wg)), linear(x, Wu)) packs
+// like SwiGLU into llmc.geglu; the erf GELU is not Gemma's and stays.
+
+// CHECK-LABEL: func.func @geglu
+// CHECK: %[[W:.*]] = llmc.param "gate+up" {sources = ["gate", "up"]} : tensor<32x8xf32>
+// CHECK: %[[GU:.*]] = llmc.linear %{{.*}}, %[[W]]
+// CHECK: %[[S:.*]] = llmc.geglu %[[GU]] : (tensor<?x32xf32>) -> tensor<?x16xf32>
+// CHECK-NOT: llmc.gelu
+// CHECK: return %[[S]]
+func.func @geglu(%x: tensor<?x8xf32>) -> tensor<?x16xf32> {
+  %wg = llmc.param "gate" : tensor<16x8xf32>
+  %g = llmc.linear %x, %wg : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+  %wu = llmc.param "up" : tensor<16x8xf32>
+  %u = llmc.linear %x, %wu : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+  %gs = llmc.gelu %g {approximate = "tanh"} : tensor<?x16xf32>
+  %m = llmc.mul %gs, %u : tensor<?x16xf32>
+  return %m : tensor<?x16xf32>
+}
+
+// CHECK-LABEL: func.func @gelu_erf_not_packed
+// CHECK-NOT: llmc.geglu
+// CHECK: llmc.gelu %{{.*}} : tensor<?x16xf32>
+func.func @gelu_erf_not_packed(%x: tensor<?x8xf32>) -> tensor<?x16xf32> {
+  %wg = llmc.param "gate" : tensor<16x8xf32>
+  %g = llmc.linear %x, %wg : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+  %wu = llmc.param "up" : tensor<16x8xf32>
+  %u = llmc.linear %x, %wu : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+  %gs = llmc.gelu %g : tensor<?x16xf32>
+  %m = llmc.mul %gs, %u : tensor<?x16xf32>
+  return %m : tensor<?x16xf32>
+}
+
+// -----
+
+// Tests Gemma 2's sandwich norms: a post-norm normalizes a sublayer's
+// output (a linear), not a residual sum, so it stays a plain rms_norm; the
+// residual add after it fuses with the next pre-norm, the post-normed value
+// as its residual operand. Norm params with an offset (1 + w) are not packed
+// or changed.
+
+// CHECK-LABEL: func.func @post_norms
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x8xf32>)
+// CHECK: %[[A:.*]] = llmc.linear %[[X]]
+// CHECK: %[[PW:.*]] = llmc.param "post_attention" {offset = 1.000000e+00 : f64}
+// CHECK: %[[P:.*]] = llmc.rms_norm %[[A]], %[[PW]]
+// CHECK: %[[SUM:.*]], %[[NORMED:.*]] = llmc.add_rms_norm %[[X]], %[[P]], %{{.*}}
+// CHECK: %[[F:.*]] = llmc.linear %[[NORMED]]
+// CHECK: %[[Q:.*]] = llmc.rms_norm %[[F]], %{{.*}}
+// CHECK: %[[OUT:.*]] = llmc.add %[[SUM]], %[[Q]]
+// CHECK: return %[[OUT]]
+func.func @post_norms(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %wo = llmc.param "o" : tensor<8x8xf32>
+  %a = llmc.linear %x, %wo : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  %pw = llmc.param "post_attention" {offset = 1.0 : f64} : tensor<8xf32>
+  %p = llmc.rms_norm %a, %pw {eps = 1.0e-06 : f64} : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %h = llmc.add %x, %p : tensor<?x8xf32>
+  %fw = llmc.param "pre_feedforward" {offset = 1.0 : f64} : tensor<8xf32>
+  %m = llmc.rms_norm %h, %fw {eps = 1.0e-06 : f64} : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %wd = llmc.param "down" : tensor<8x8xf32>
+  %f = llmc.linear %m, %wd : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  %qw = llmc.param "post_feedforward" {offset = 1.0 : f64} : tensor<8xf32>
+  %q = llmc.rms_norm %f, %qw {eps = 1.0e-06 : f64} : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %out = llmc.add %h, %q : tensor<?x8xf32>
+  return %out : tensor<?x8xf32>
+}

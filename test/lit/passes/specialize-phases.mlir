@@ -102,3 +102,34 @@ func.func @forward(%x: tensor<?x1x4xf32>, %cache: !cache, %slots: tensor<?xi32>)
   %c1 = llmc.kv_write %cache, %x, %x, %slots {layer = 0 : i64} : (!cache, tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?xi32>) -> !cache
   return %x, %c1 : tensor<?x1x4xf32>, !cache
 }
+
+// -----
+
+// Tests Gemma 2: @decode's paged attention keeps the score soft-cap, and the
+// LM head of @prefill is found behind the final llmc.softcap (take_last goes
+// before the head; the softcap stays last).
+
+!cache = !llmc.kv_cache<layers = 1, kv_heads = 1, head_dim = 4, dtype = f32>
+
+// CHECK-LABEL: func.func @prefill
+// CHECK: %[[LAST:.*]] = llmc.take_last
+// CHECK: %[[L:.*]] = llmc.linear %[[LAST]]
+// CHECK: %[[C:.*]] = llmc.softcap %[[L]] {cap = 3.000000e+01 : f64}
+// CHECK: return %[[C]]
+// CHECK-LABEL: func.func @decode
+// CHECK: llmc.paged_attention {{.*}} {layer = 0 : i64, scale = 5.000000e-01 : f64, softcap = 5.000000e+01 : f64}
+func.func @forward(%tokens: tensor<?xi32> {llmc.name = "tokens"}, %cache: !cache {llmc.name = "kv_cache"},
+                   %slots: tensor<?xi32> {llmc.name = "slot_mapping"}, %tables: tensor<?x?xi32> {llmc.name = "block_tables"},
+                   %lens: tensor<?xi32> {llmc.name = "context_lens"}, %qs: tensor<?xi32> {llmc.name = "query_start"})
+    -> (tensor<?x16xf32>, !cache) {
+  %emb = llmc.param "embed" : tensor<16x4xf32>
+  %h = llmc.embedding %emb, %tokens : (tensor<16x4xf32>, tensor<?xi32>) -> tensor<?x4xf32>
+  %q = llmc.reshape %h : (tensor<?x4xf32>) -> tensor<?x1x4xf32>
+  %c1 = llmc.kv_write %cache, %q, %q, %slots {layer = 0 : i64} : (!cache, tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?xi32>) -> !cache
+  %hk, %hv = llmc.kv_read %c1, %tables, %lens {layer = 0 : i64} : (!cache, tensor<?x?xi32>, tensor<?xi32>) -> (tensor<?x1x4xf32>, tensor<?x1x4xf32>)
+  %o = llmc.attention %q, %hk, %hv, %qs, %lens {causal, scale = 5.0e-01 : f64, softcap = 50.0 : f64} : (tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?xi32>, tensor<?xi32>) -> tensor<?x1x4xf32>
+  %of = llmc.reshape %o : (tensor<?x1x4xf32>) -> tensor<?x4xf32>
+  %logits = llmc.linear %of, %emb : (tensor<?x4xf32>, tensor<16x4xf32>) -> tensor<?x16xf32>
+  %capped = llmc.softcap %logits {cap = 30.0 : f64} : tensor<?x16xf32>
+  return %capped, %c1 : tensor<?x16xf32>, !cache
+}

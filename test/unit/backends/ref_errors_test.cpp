@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 
 namespace llmc::testing {
@@ -145,6 +146,16 @@ TEST_F(RefErrors, BadGraphsAreRefusedAtPrepare) {
          op.i[2] = 3;
          return op;
        }},
+      {"negative soft-cap",
+       [](llmc_op_desc op) {
+         op.f[1] = -1;
+         return op;
+       }},
+      {"infinite soft-cap",
+       [](llmc_op_desc op) {
+         op.f[1] = INFINITY;
+         return op;
+       }},
   };
   for (const Case &c : cases) {
     OpGraph g;
@@ -163,6 +174,39 @@ TEST_F(RefErrors, BadGraphsAreRefusedAtPrepare) {
     llmc_op_desc op = c.edit(makeOp(LLMC_OP_PREFILL_ATTENTION, {buf(x)}, {out},
                                     {0, 2, 1, 4, 0}, {0.5}));
     EXPECT_EQ(backend.supports(op, desc), false) << c.what;
+  }
+}
+
+// Gemma 2's ops with attributes they cannot take.
+TEST_F(RefErrors, BadGemmaAttributesAreRefused) {
+  struct Case {
+    const char *what, *message;
+    llmc_op_kind kind;
+    int64_t i0;
+    double f0;
+    int64_t inCols;
+  } cases[] = {
+      {"activation 2", "i0 must be 0 (silu) or 1 (tanh GELU), got 2",
+       LLMC_OP_SWIGLU, 2, 0, 16},
+      {"zero cap", "the cap f0 must be finite and > 0, got 0", LLMC_OP_SOFTCAP,
+       0, 0, 8},
+      {"negative cap", "the cap f0 must be finite and > 0, got -2",
+       LLMC_OP_SOFTCAP, 0, -2, 8},
+      {"infinite factor", "the factor f0 must be finite, got inf",
+       LLMC_OP_SCALE, 0, INFINITY, 8},
+  };
+  for (const Case &c : cases) {
+    OpGraph g;
+    uint32_t x = g.feed(std::vector<float>(size_t(c.inCols)), c.inCols),
+             out = g.buffer(rowsT(), 8);
+    g.add(makeOp(c.kind, {buf(x)}, {out}, {c.i0}, {c.f0}));
+    llmc_graph_desc desc = g.desc(out);
+    llmc_prepared *prepared = nullptr;
+    EXPECT_EQ(backend.api().prepare(backend.get(), &desc, &prepared),
+              LLMC_INVALID_ARGUMENT)
+        << c.what;
+    EXPECT_THAT(backend.api().last_error(backend.get()), HasSubstr(c.message))
+        << c.what;
   }
 }
 

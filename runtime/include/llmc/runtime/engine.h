@@ -102,6 +102,13 @@ private:
   std::vector<float> scratch_; // verify rows nobody asked for
 };
 
+/// Throws llmc::Error naming the plan, the graph and the feature when
+/// `api` speaks an older ABI minor than `graph` needs (abiNeeded): such a
+/// plugin would read past the attributes it does not know.
+void checkBackendAbi(const std::string &planPath, const Graph &graph,
+                     const std::string &backendName,
+                     const llmc_backend_api &api);
+
 /// The backend `llmc run` uses: `requested` if given (an error names the
 /// backends found), else the plan's target if it loads and is usable here,
 /// else ref.

@@ -29,6 +29,9 @@ struct Graph {
 };
 
 const char *opKindName(llmc_op_kind kind);
+/// What a reader calls the op: its kind's name, but "geglu" for SWIGLU with
+/// the GELU activation.
+const char *opLabel(const llmc_op_desc &op);
 
 /// The backend ABI minor version an op's attributes need (0 for 1.0), and
 /// the feature that needs it: an older plugin would read past them and

@@ -16,4 +16,10 @@ namespace llmc {
 /// Human-readable text, or (json = true) the same facts as a JSON object.
 std::string describePlan(const Plan &plan, bool json = false);
 
+/// One weight by name: dtype, shape, bytes and, for float weights, the mean,
+/// min, max and first `count` values as stored (after every conversion the
+/// compiler made, e.g. Gemma's 1 + w). Throws llmc::Error for an unknown name.
+std::string describeWeight(const Plan &plan, const std::string &name,
+                           size_t count = 8);
+
 } // namespace llmc

@@ -1,0 +1,68 @@
+//===- backend_abi_test.cpp - A plugin older than the plan is refused -----===//
+#include "llmc/runtime/engine.h"
+#include "llmc/support/error.h"
+
+#include <gtest/gtest.h>
+
+namespace llmc {
+namespace {
+
+Graph graphWith(llmc_op_desc op) {
+  Graph g;
+  g.name = "prefill";
+  g.ops.push_back(op);
+  return g;
+}
+
+llmc_op_desc op(llmc_op_kind kind) {
+  llmc_op_desc d{};
+  d.kind = kind;
+  return d;
+}
+
+llmc_backend_api apiOfMinor(uint32_t minor) {
+  llmc_backend_api api{};
+  api.abi_major = LLMC_BACKEND_ABI_MAJOR;
+  api.abi_minor = minor;
+  return api;
+}
+
+TEST(BackendAbi, EachNewAttributeNeedsItsMinorVersion) {
+  EXPECT_EQ(abiNeeded(op(LLMC_OP_LINEAR)).minor, 0u);
+  llmc_op_desc norm = op(LLMC_OP_RMS_NORM);
+  EXPECT_EQ(abiNeeded(norm).minor, 0u);
+  norm.i[0] = 32; // per head (Qwen3)
+  EXPECT_EQ(abiNeeded(norm).minor, 1u);
+  llmc_op_desc glu = op(LLMC_OP_SWIGLU);
+  EXPECT_EQ(abiNeeded(glu).minor, 0u);
+  glu.i[0] = 1; // GeGLU
+  EXPECT_EQ(abiNeeded(glu).minor, 2u);
+  for (llmc_op_kind k : {LLMC_OP_PREFILL_ATTENTION, LLMC_OP_DECODE_ATTENTION}) {
+    llmc_op_desc a = op(k);
+    a.f[0] = 0.125;
+    EXPECT_EQ(abiNeeded(a).minor, 0u);
+    a.f[1] = 50; // Gemma 2's score cap
+    EXPECT_EQ(abiNeeded(a).minor, 2u);
+    EXPECT_NE(abiNeeded(a).feature.find("soft-capping"), std::string::npos);
+  }
+  EXPECT_EQ(abiNeeded(op(LLMC_OP_SCALE)).minor, 2u);
+  EXPECT_EQ(abiNeeded(op(LLMC_OP_SOFTCAP)).minor, 2u);
+}
+
+TEST(BackendAbi, AnOlderPluginIsRefusedWithWhatItLacks) {
+  Graph g = graphWith(op(LLMC_OP_SOFTCAP));
+  try {
+    checkBackendAbi("m.plan", g, "oldcpu", apiOfMinor(1));
+    FAIL() << "a 1.1 plugin was accepted for a 1.2 graph";
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "m.plan: graph 'prefill' needs backend ABI 1.2 "
+                           "(op softcap); backend 'oldcpu' speaks 1.1: "
+                           "rebuild the plugin with this llmc");
+  }
+  EXPECT_NO_THROW(checkBackendAbi("m.plan", g, "cpu", apiOfMinor(2)));
+  EXPECT_NO_THROW(checkBackendAbi("m.plan", graphWith(op(LLMC_OP_LINEAR)),
+                                  "oldcpu", apiOfMinor(0)));
+}
+
+} // namespace
+} // namespace llmc
