@@ -203,8 +203,8 @@ void checkKvWrite(const llmc_op_desc &op, const Graph &g) {
 }
 
 AttentionShape attentionShape(const llmc_op_desc &op) {
-  return {op.i[0],        op.i[1],       op.i[2], op.i[3],
-          op.i[4],        float(op.f[0]), float(op.f[1])};
+  return {op.i[0], op.i[1],        op.i[2],       op.i[3],
+          op.i[4], float(op.f[0]), float(op.f[1])};
 }
 
 // PREFILL_ATTENTION, DECODE_ATTENTION. in: q [rows, heads * head_dim].

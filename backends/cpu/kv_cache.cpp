@@ -35,8 +35,8 @@ Kernel makeKvWrite(const llmc_op_desc &op, const Graph &, Backend &) {
   return [op](Step &step) {
     KvCache &cache = step.kv();
     Matrix k = step.operand(op, 0), v = step.operand(op, 1);
-    AttentionShape s{op.i[0], 0,   cache.desc.kv_heads, cache.desc.head_dim,
-                     0,       0.0f,                0.0f};
+    AttentionShape s{op.i[0], 0,   cache.desc.kv_heads, cache.desc.head_dim, 0,
+                     0.0f,    0.0f};
     expectCacheFits(cache.desc, s);
     expectCols(k.cols, cache.rowElements(), "k");
     expectRows(k, step.args.num_tokens, "k");

@@ -78,10 +78,10 @@ inline __m256 tanh(__m256 x) {
   p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-3.33332819422E-1f));
   const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
   const __m256 e = exp(_mm256_add_ps(ax, ax));
-  __m256 large = _mm256_sub_ps(
-      _mm256_set1_ps(1.0f),
-      _mm256_div_ps(_mm256_set1_ps(2.0f),
-                    _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
+  __m256 large =
+      _mm256_sub_ps(_mm256_set1_ps(1.0f),
+                    _mm256_div_ps(_mm256_set1_ps(2.0f),
+                                  _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
   large = _mm256_or_ps(large, _mm256_and_ps(x, sign));
   return _mm256_blendv_ps(
       large, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
@@ -99,9 +99,8 @@ inline __m256 geluTanh(__m256 x) {
 
 /// cap * tanh(x / cap) (Gemma 2's soft-capping of scores and logits).
 inline __m256 softcap(__m256 x, float cap) {
-  return _mm256_mul_ps(
-      _mm256_set1_ps(cap),
-      tanh(_mm256_mul_ps(x, _mm256_set1_ps(1.0f / cap))));
+  return _mm256_mul_ps(_mm256_set1_ps(cap),
+                       tanh(_mm256_mul_ps(x, _mm256_set1_ps(1.0f / cap))));
 }
 
 } // namespace llmc::cpu::simd

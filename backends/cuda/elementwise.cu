@@ -100,8 +100,8 @@ __global__ void addBiasKernel(float *out, const float *bias, int64_t rows,
 void launchPointwise(cudaStream_t s, Pointwise f, const float *a,
                      const float *b, float *out, int64_t n, float alpha) {
   if (n > 0)
-    pointwiseKernel<<<blocksFor(n, kThreads), kThreads, 0, s>>>(
-        int(f), a, b, out, n, alpha);
+    pointwiseKernel<<<blocksFor(n, kThreads), kThreads, 0, s>>>(int(f), a, b,
+                                                                out, n, alpha);
 }
 
 void launchSwiglu(cudaStream_t s, const float *x, float *out, int64_t rows,

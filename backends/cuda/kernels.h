@@ -65,8 +65,7 @@ enum class Pointwise : int {
 };
 /// out[i] = f(a[i], b[i]) over n values (b unused for unary functions).
 void launchPointwise(cudaStream_t s, Pointwise f, const float *a,
-                     const float *b, float *out, int64_t n,
-                     float alpha = 0.0f);
+                     const float *b, float *out, int64_t n, float alpha = 0.0f);
 /// [rows, 2I] -> [rows, I]: act(x[:, :I]) * x[:, I:], act = silu, or the
 /// tanh GELU with `geglu`.
 void launchSwiglu(cudaStream_t s, const float *x, float *out, int64_t rows,

@@ -225,7 +225,8 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     check = [=](const llmc_step_args &a, const KvPool *kv,
                 const std::vector<int64_t> &rows) {
       const llmc_kv_cache_desc &d = needKv(kv).desc;
-      common::expectCacheFits(d, {layer, 0, d.kv_heads, d.head_dim, 0, 0.0f, 0.0f});
+      common::expectCacheFits(
+          d, {layer, 0, d.kv_heads, d.head_dim, 0, 0.0f, 0.0f});
       common::expectCols(kCols, int64_t(d.kv_heads) * d.head_dim, "k");
       expectRows(rows[k], a.num_tokens, "k");
       expectRows(rows[v], a.num_tokens, "v");
@@ -272,8 +273,8 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     };
     check = [=](const llmc_step_args &a, const KvPool *kv,
                 const std::vector<int64_t> &rows) {
-      common::expectCacheFits(needKv(kv).desc,
-                              {layer, heads, kvHeads, headDim, window, scale, softcap});
+      common::expectCacheFits(needKv(kv).desc, {layer, heads, kvHeads, headDim,
+                                                window, scale, softcap});
       expectRows(rows[q], decode ? a.num_seqs : a.num_tokens, "q");
       expectRows(rows[r0], rows[q], "the result");
     };

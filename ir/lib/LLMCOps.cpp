@@ -614,11 +614,12 @@ LogicalResult verifyGated(Operation *op, Value input, Value result) {
     return op->emitOpError() << "input and result must have the same rank >= 1";
   int64_t width = in.getShape().back();
   if (known(width) && width % 2)
-    return op->emitOpError() << "input width (" << width
-                         << ") must be even: gate and up halves";
+    return op->emitOpError()
+           << "input width (" << width << ") must be even: gate and up halves";
   if (known(width) && !dimsMatch(out.getShape().back(), width / 2))
-    return op->emitOpError() << "result width (" << dimStr(out.getShape().back())
-                         << ") must be half the input width (" << width << ")";
+    return op->emitOpError()
+           << "result width (" << dimStr(out.getShape().back())
+           << ") must be half the input width (" << width << ")";
   return success();
 }
 } // namespace

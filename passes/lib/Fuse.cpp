@@ -97,8 +97,8 @@ Value packParams(OpBuilder &b, Location loc, ArrayRef<ParamOp> parts) {
   auto packed = b.create<ParamOp>(
       loc, RankedTensorType::get(shape, first.getElementType()),
       b.getStringAttr(name), UnitAttr(), IntegerAttr(),
-      b.getStrArrayAttr(names), StringAttr(), StringAttr(), IntegerAttr(),
-      ggml, FloatAttr());
+      b.getStrArrayAttr(names), StringAttr(), StringAttr(), IntegerAttr(), ggml,
+      FloatAttr());
   return packed;
 }
 

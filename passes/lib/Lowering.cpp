@@ -393,8 +393,7 @@ std::vector<std::string> describeGraph(const ::llmc::Graph &graph) {
     std::ostringstream os;
     for (uint32_t r = 0; r < op.num_results; ++r)
       os << (r ? ", " : "") << "b" << op.results[r];
-    os << (op.num_results ? " = " : "")
-       << ::llmc::opLabel(op) << "(";
+    os << (op.num_results ? " = " : "") << ::llmc::opLabel(op) << "(";
     for (uint32_t i = 0; i < op.num_operands; ++i) {
       os << (i ? ", " : "");
       operand(os, op.operands[i]);

@@ -118,13 +118,12 @@ void checkBackendAbi(const std::string &planPath, const Graph &graph,
   AbiNeed need = abiNeeded(graph);
   if (need.minor <= api.abi_minor)
     return;
-  throw Error(planPath + ": graph '" + graph.name + "' needs backend ABI " +
-              std::to_string(LLMC_BACKEND_ABI_MAJOR) + "." +
-              std::to_string(need.minor) + " (" + need.feature +
-              "); backend '" + backendName + "' speaks " +
-              std::to_string(api.abi_major) + "." +
-              std::to_string(api.abi_minor) +
-              ": rebuild the plugin with this llmc");
+  throw Error(
+      planPath + ": graph '" + graph.name + "' needs backend ABI " +
+      std::to_string(LLMC_BACKEND_ABI_MAJOR) + "." +
+      std::to_string(need.minor) + " (" + need.feature + "); backend '" +
+      backendName + "' speaks " + std::to_string(api.abi_major) + "." +
+      std::to_string(api.abi_minor) + ": rebuild the plugin with this llmc");
 }
 
 Engine::Engine(const Plan &plan, const BackendRegistry &registry,

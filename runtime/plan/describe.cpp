@@ -244,7 +244,7 @@ std::string renderText(const ordered_json &j) {
   for (const auto &[window, layers] : layersByWindow)
     att += (att.empty() ? "" : "; ") +
            (window ? "window " + std::to_string(window) : std::string("full")) +
-           (layersByWindow.size() == 1 ? ""
+           (layersByWindow.size() == 1              ? ""
             : layers.find(',') == std::string::npos ? " on layer " + layers
                                                     : " on layers " + layers);
   std::vector<double> caps;
@@ -287,8 +287,8 @@ std::string describeWeight(const Plan &plan, const std::string &name,
       shape += (shape.empty() ? "" : ", ") + std::to_string(d);
       n *= d;
     }
-    std::string s = "weight " + std::to_string(i) + " '" + w.name + "': " +
-                    dtypeName(w.dtype) + " [" + shape + "], " +
+    std::string s = "weight " + std::to_string(i) + " '" + w.name +
+                    "': " + dtypeName(w.dtype) + " [" + shape + "], " +
                     std::to_string(w.nbytes) + " bytes\n";
     const uint8_t *data = plan.weightData(i);
     const bool isFloat =

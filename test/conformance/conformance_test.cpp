@@ -435,18 +435,18 @@ void addAttentionCases(std::vector<Case> &cases) {
   // these inputs), with a window as on its even layers: prefill of a fresh
   // and a chunked prompt, long enough for several key chunks, and decode of
   // a context long enough to be split across threads (split-K).
-  cases.push_back(attentionCase("prefill/softcap/window/chunked",
-                                {4, 2, 32, 16, 4, LLMC_F32, {7, 0}, {30, 41},
-                                 false, 1.5f}));
   cases.push_back(attentionCase(
-      "prefill/softcap/long/d80",
-      {6, 2, 80, 0, 16, LLMC_F32, {0}, {100}, false, 1.5f}));
-  cases.push_back(attentionCase("decode/softcap/window/bf16kv",
-                                {8, 2, 64, 16, 16, LLMC_BF16, {3, 40},
-                                 {1, 1}, true, 1.5f}));
+      "prefill/softcap/window/chunked",
+      {4, 2, 32, 16, 4, LLMC_F32, {7, 0}, {30, 41}, false, 1.5f}));
+  cases.push_back(
+      attentionCase("prefill/softcap/long/d80",
+                    {6, 2, 80, 0, 16, LLMC_F32, {0}, {100}, false, 1.5f}));
   cases.push_back(attentionCase(
-      "decode/softcap/splitk",
-      {4, 1, 64, 0, 16, LLMC_F32, {1500}, {1}, true, 1.5f}));
+      "decode/softcap/window/bf16kv",
+      {8, 2, 64, 16, 16, LLMC_BF16, {3, 40}, {1, 1}, true, 1.5f}));
+  cases.push_back(
+      attentionCase("decode/softcap/splitk",
+                    {4, 1, 64, 0, 16, LLMC_F32, {1500}, {1}, true, 1.5f}));
 }
 
 std::vector<Case> allCases() {
@@ -550,10 +550,10 @@ TEST_P(OpConformance, MatchesRef) {
 }
 
 const std::vector<std::string> kFamilies = {
-    "embedding", "rms_norm", "add_rms_norm", "layer_norm", "linear",
-    "rope",      "add",      "mul",          "silu",       "gelu_erf",
-    "gelu_tanh", "swiglu",   "geglu",        "scale",      "softcap",
-    "slice",     "take_rows", "prefill",     "decode"};
+    "embedding", "rms_norm",  "add_rms_norm", "layer_norm", "linear",
+    "rope",      "add",       "mul",          "silu",       "gelu_erf",
+    "gelu_tanh", "swiglu",    "geglu",        "scale",      "softcap",
+    "slice",     "take_rows", "prefill",      "decode"};
 
 INSTANTIATE_TEST_SUITE_P(Ops, OpConformance, ::testing::ValuesIn(kFamilies));
 

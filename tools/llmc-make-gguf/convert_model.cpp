@@ -114,8 +114,7 @@ std::string ggufName(const std::string &hf, bool gemma2) {
     return "output_norm.weight";
   if (hf == "lm_head.weight")
     return gemma2 ? "" : "output.weight"; // Gemma 2's head is tied
-  return layerName(hf, "model.layers.", gemma2 ? gemma2PerLayer : perLayer,
-                   hf);
+  return layerName(hf, "model.layers.", gemma2 ? gemma2PerLayer : perLayer, hf);
 }
 
 /// llama.cpp's names for GPT-2 (gguf-py's tensor_mapping.py); "" for the
@@ -270,12 +269,11 @@ void gemma2Metadata(const json &config, weights::GGUFWriter &out) {
   if (scalar != static_cast<double>(derived))
     throw Error("config.json: query_pre_attn_scalar " +
                 config.value("query_pre_attn_scalar", json(256)).dump() +
-                " is not what llama.cpp derives (" +
-                std::to_string(derived) +
+                " is not what llama.cpp derives (" + std::to_string(derived) +
                 ": head_dim, or hidden / heads at 46 layers); a GGUF "
                 "cannot carry it");
-  for (const char *key : {"attn_logit_softcapping", "final_logit_softcapping",
-                          "sliding_window"})
+  for (const char *key :
+       {"attn_logit_softcapping", "final_logit_softcapping", "sliding_window"})
     if (!config.contains(key) || !config[key].is_number())
       throw Error(std::string("config.json: '") + key +
                   "' must be a number (llama.cpp's gemma2 takes it as "

@@ -159,9 +159,8 @@ ModelConfig readGemma2(const JsonObject &cfg, const std::string &arch) {
   c.hiddenAct = cfg.string("hidden_activation",
                            cfg.string("hidden_act", "gelu_pytorch_tanh"));
   if (c.hiddenAct != "gelu_pytorch_tanh")
-    throw Error(cfg.file() + ": unsupported hidden_activation '" +
-                c.hiddenAct + "' for " + arch +
-                " (supported: gelu_pytorch_tanh)");
+    throw Error(cfg.file() + ": unsupported hidden_activation '" + c.hiddenAct +
+                "' for " + arch + " (supported: gelu_pytorch_tanh)");
   double scalar = cfg.number("query_pre_attn_scalar", 256);
   if (!(scalar > 0))
     throw Error(cfg.file() + ": query_pre_attn_scalar must be positive");
@@ -229,8 +228,8 @@ void setGemma2Windows(ModelConfig &c, int64_t window) {
 
 const std::vector<std::string> &supportedArchitectures() {
   static const std::vector<std::string> archs = {
-      "GPT2LMHeadModel",  "Gemma2ForCausalLM", "LlamaForCausalLM",
-      "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"};
+      "GPT2LMHeadModel",    "Gemma2ForCausalLM", "LlamaForCausalLM",
+      "MistralForCausalLM", "Qwen2ForCausalLM",  "Qwen3ForCausalLM"};
   return archs;
 }
 

@@ -54,10 +54,10 @@ ModelConfig gemma2FromGGUF(const weights::GGUFFile &f) {
   c.headDim = f.findInt("gemma2.attention.key_length").value_or(256);
   c.rotaryDim = f.findInt("gemma2.rope.dimension_count").value_or(c.headDim);
   c.maxPositions = f.findInt("gemma2.context_length").value_or(8192);
-  c.normEps = shortestDecimal(
-      f.getFloat("gemma2.attention.layer_norm_rms_epsilon"));
-  c.ropeTheta = shortestDecimal(
-      f.findFloat("gemma2.rope.freq_base").value_or(10000.0));
+  c.normEps =
+      shortestDecimal(f.getFloat("gemma2.attention.layer_norm_rms_epsilon"));
+  c.ropeTheta =
+      shortestDecimal(f.findFloat("gemma2.rope.freq_base").value_or(10000.0));
   c.hiddenAct = "gelu_pytorch_tanh";
   const int64_t scalar = c.numLayers == 46 && c.numHeads > 0
                              ? c.hiddenSize / c.numHeads

@@ -25,8 +25,7 @@ mlir::Value buildGemma2(GraphBuilder &g, const ModelConfig &c,
                         mlir::Value positions) {
   DecoderNames n{naming};
   const int64_t h = c.hiddenSize, ff = c.intermediateSize,
-                qDim = c.numHeads * c.headDim,
-                kvDim = c.numKVHeads * c.headDim;
+                qDim = c.numHeads * c.headDim, kvDim = c.numKVHeads * c.headDim;
   const double normOffset = naming == TensorNaming::HuggingFace ? 1.0 : 0.0;
   auto norm = [&](std::string name) {
     return g.param(name, {h}, false, 0, normOffset);
@@ -38,8 +37,7 @@ mlir::Value buildGemma2(GraphBuilder &g, const ModelConfig &c,
   mlir::Value x = g.embedding(embed, ids);
   x = g.scale(x, std::sqrt(static_cast<double>(h)));
   for (int64_t i = 0; i < c.numLayers; ++i) {
-    auto w = [&](const char *hf, const char *gguf,
-                 std::vector<int64_t> shape) {
+    auto w = [&](const char *hf, const char *gguf, std::vector<int64_t> shape) {
       return g.param(n.layer(i, hf, gguf), std::move(shape));
     };
     auto bias = [&](const char *hf, const char *gguf,
@@ -49,9 +47,8 @@ mlir::Value buildGemma2(GraphBuilder &g, const ModelConfig &c,
 
     // One statement per op, so the IR comes out in the same order with
     // every compiler.
-    mlir::Value normed =
-        g.rmsNorm(x, norm(n.layer(i, "input_layernorm.weight",
-                                  "attn_norm.weight")));
+    mlir::Value normed = g.rmsNorm(
+        x, norm(n.layer(i, "input_layernorm.weight", "attn_norm.weight")));
     mlir::Value wq = w("self_attn.q_proj.weight", "attn_q.weight", {qDim, h});
     mlir::Value bq = bias("self_attn.q_proj.bias", "attn_q.bias", qDim);
     mlir::Value q = g.linear(normed, wq, bq);

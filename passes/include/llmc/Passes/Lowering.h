@@ -24,7 +24,7 @@ struct WeightSpec {
   std::vector<std::string> sources; // checkpoint tensors stacked row-wise
   bool transposed = false;
   int64_t ropeUnpermuteHeads = 0;
-  float offset = 0; // added to every value (Gemma's 1 + w norms)
+  float offset = 0;         // added to every value (Gemma's 1 + w norms)
   std::string quant;        // "", "int8", "int4"
   bool quantScales = false; // this is the scales half of a quantized weight
   int64_t groupSize = 0;
