@@ -71,23 +71,32 @@ std::optional<RopeScaling> readRopeScaling(const JsonObject &cfg) {
   return s;
 }
 
-ModelConfig readLlamaLike(const JsonObject &cfg, const std::string &arch) {
-  ModelConfig c;
-  c.architecture = arch;
-  c.family = ArchFamily::Llama;
+/// The keys every transformers decoder config names alike. The defaults
+/// that differ by family are arguments: head_dim (none: hidden / heads) and
+/// the context length.
+void readDecoderSizes(const JsonObject &cfg, ModelConfig &c,
+                      std::optional<int64_t> headDim, int64_t maxPositions) {
   c.vocabSize = cfg.integer("vocab_size");
   c.hiddenSize = cfg.integer("hidden_size");
   c.numLayers = cfg.integer("num_hidden_layers");
   c.numHeads = cfg.integer("num_attention_heads");
   c.numKVHeads = cfg.integer("num_key_value_heads", c.numHeads);
-  c.headDim =
-      cfg.integer("head_dim", c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0);
+  c.headDim = cfg.integer(
+      "head_dim", headDim.value_or(c.numHeads > 0 ? c.hiddenSize / c.numHeads
+                                                  : 0));
   c.intermediateSize = cfg.integer("intermediate_size");
-  c.maxPositions = cfg.integer("max_position_embeddings", 2048);
+  c.maxPositions = cfg.integer("max_position_embeddings", maxPositions);
   c.normEps = cfg.number("rms_norm_eps", 1e-6);
   c.ropeTheta = cfg.number("rope_theta", 10000.0);
   c.rotaryDim = c.headDim;
   c.ropeScaling = readRopeScaling(cfg);
+}
+
+ModelConfig readLlamaLike(const JsonObject &cfg, const std::string &arch) {
+  ModelConfig c;
+  c.architecture = arch;
+  c.family = ArchFamily::Llama;
+  readDecoderSizes(cfg, c, std::nullopt, 2048);
   c.tiedEmbeddings = cfg.boolean("tie_word_embeddings", false);
   c.hiddenAct = cfg.string("hidden_act", "silu");
   if (c.hiddenAct != "silu")
@@ -140,18 +149,7 @@ ModelConfig readGemma2(const JsonObject &cfg, const std::string &arch) {
   ModelConfig c;
   c.architecture = arch;
   c.family = ArchFamily::Gemma2;
-  c.vocabSize = cfg.integer("vocab_size");
-  c.hiddenSize = cfg.integer("hidden_size");
-  c.numLayers = cfg.integer("num_hidden_layers");
-  c.numHeads = cfg.integer("num_attention_heads");
-  c.numKVHeads = cfg.integer("num_key_value_heads", c.numHeads);
-  c.headDim = cfg.integer("head_dim", 256);
-  c.intermediateSize = cfg.integer("intermediate_size");
-  c.maxPositions = cfg.integer("max_position_embeddings", 8192);
-  c.normEps = cfg.number("rms_norm_eps", 1e-6);
-  c.ropeTheta = cfg.number("rope_theta", 10000.0);
-  c.rotaryDim = c.headDim;
-  c.ropeScaling = readRopeScaling(cfg);
+  readDecoderSizes(cfg, c, 256, 8192);
   // Absent means tied, as in google/gemma-2-2b's config.json.
   c.tiedEmbeddings = cfg.boolean("tie_word_embeddings", true);
   c.qkvBias = c.outputBias = cfg.boolean("attention_bias", false);
