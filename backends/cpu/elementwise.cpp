@@ -71,6 +71,11 @@ Kernel makeSilu(const llmc_op_desc &op) {
   };
 }
 
+inline float geluTanh1(float x) {
+  const float k = 0.7978845608028654f;
+  return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+}
+
 // GELU is rare in the models we serve (GPT-2 style); libm's tanh and erf
 // keep it exactly ref's.
 Kernel makeGelu(const llmc_op_desc &op) {
@@ -84,19 +89,10 @@ Kernel makeGelu(const llmc_op_desc &op) {
 #pragma omp parallel for schedule(static) if (n >= kParallelValues / 4)
     for (int64_t i = 0; i < n; ++i) {
       float v = in[i];
-      if (tanhApprox) {
-        const float k = 0.7978845608028654f;
-        o[i] = 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * v * v * v)));
-      } else {
-        o[i] = 0.5f * v * (1.0f + std::erf(v * 0.7071067811865476f));
-      }
+      o[i] = tanhApprox ? geluTanh1(v)
+                        : 0.5f * v * (1.0f + std::erf(v * 0.7071067811865476f));
     }
   };
-}
-
-inline float geluTanh1(float x) {
-  const float k = 0.7978845608028654f;
-  return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
 }
 
 // SWIGLU (i0 = 0) and GeGLU (i0 = 1, Gemma's tanh GELU).
