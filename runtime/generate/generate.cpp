@@ -82,6 +82,18 @@ generateOn(Engine &engine, const tok::Tokenizer *tokenizer, int32_t seq,
 
   StepTrace trace;
   const bool tracing = static_cast<bool>(options.onStep);
+  std::unique_ptr<spec::SpecSequence> spec;
+  if (options.proposer && options.speculative.enabled()) {
+    if (tracing)
+      throw Error("--explain shows one token per step; it cannot be combined "
+                  "with --speculative");
+    options.speculative.validate();
+    spec = std::make_unique<spec::SpecSequence>(
+        *options.proposer, options.speculative, static_cast<uint64_t>(seq));
+  }
+  // The sequence's every token (prompt, then generated) for the proposer.
+  std::vector<int32_t> context;
+  std::vector<float> rows;
   if (tracing) {
     trace.phase = "prefill";
     trace.fedIds.assign(fresh.begin(), fresh.end());
@@ -107,6 +119,32 @@ generateOn(Engine &engine, const tok::Tokenizer *tokenizer, int32_t seq,
     emit();
     if (request.finished())
       break;
+    while (spec && !request.finished()) {
+      context = prompt;
+      context.insert(context.end(), request.outputIds().begin(),
+                     request.outputIds().end());
+      const int64_t before = engine.length(seq);
+      spec::Proposal *p =
+          spec->want(request, context, engine.contextLength() - before - 1);
+      if (!p)
+        break;
+      auto t0 = RequestClock::Clock::now();
+      options.proposer->propose(std::span<spec::Proposal *const>(&p, 1));
+      auto t1 = RequestClock::Clock::now();
+      const std::span<const int32_t> fed = spec->fed();
+      StepWork w{seq, fed, static_cast<int32_t>(fed.size())};
+      rows.resize(fed.size() * logits.size());
+      engine.step(std::span<const StepWork>(&w, 1), rows.data());
+      auto t2 = RequestClock::Clock::now();
+      const int64_t keep = spec->settle(request, rows);
+      engine.truncate(seq, before + keep);
+      spec->addProposeSeconds(std::chrono::duration<double>(t1 - t0).count());
+      spec->addVerifySeconds(std::chrono::duration<double>(t2 - t1).count());
+      emit();
+    }
+    if (request.finished())
+      break;
+    next = request.outputIds().back();
     engine.decode(std::span<const int32_t>(&seq, 1),
                   std::span<const int32_t>(&next, 1), logits.data());
   }
@@ -133,6 +171,8 @@ generateOn(Engine &engine, const tok::Tokenizer *tokenizer, int32_t seq,
                           : 0;
   }
   m.reusedPromptTokens = cached;
+  if (spec)
+    m.speculative = spec->stats();
   m.peakRssBytes = peakRssBytes();
   m.kvBytesPerToken = engine.kvBytesPerToken();
   m.kvBytesUsed = m.kvBytesPerToken * engine.length(seq);

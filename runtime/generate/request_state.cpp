@@ -118,10 +118,16 @@ int32_t RequestState::accept(std::span<const float> logits,
   if (finished())
     throw Error("internal error: a token accepted after the request ended");
   int32_t token = sampler_.sample(logits, prompt_, output_, trace, topN);
+  push(token, logits);
+  return token;
+}
+
+void RequestState::push(int32_t token, std::span<const float> logits) {
+  if (finished())
+    throw Error("internal error: a token pushed after the request ended");
   if (options_.logprobs >= 0)
     logprobs_.push_back(tokenLogprobs(logits, token, options_.logprobs));
   push(token);
-  return token;
 }
 
 void RequestState::push(int32_t token) {

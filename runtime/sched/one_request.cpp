@@ -14,11 +14,16 @@ namespace llmc {
 namespace {
 
 RequestResult runAlone(Engine &engine, const tok::Tokenizer *tokenizer,
-                       ScheduledRequest request) {
+                       ScheduledRequest request,
+                       spec::Proposer *proposer = nullptr,
+                       const spec::SpeculativeOptions &speculative = {}) {
   SchedulerOptions so;
   so.maxNumSeqs =
       std::max(1, request.beam ? request.beam->numBeams : request.n);
   so.maxNumBatchedTokens = std::max(2048, so.maxNumSeqs);
+  so.proposer = proposer;
+  if (proposer)
+    so.speculative = speculative;
   Scheduler scheduler(engine, tokenizer, so);
   RequestResult result;
   request.onFinish = [&](RequestResult r) { result = std::move(r); };
@@ -44,7 +49,8 @@ std::vector<GenerateResult> generateN(Engine &engine,
   r.prompt = prompt;
   r.options = options;
   r.n = n;
-  RequestResult done = runAlone(engine, tokenizer, std::move(r));
+  RequestResult done = runAlone(engine, tokenizer, std::move(r),
+                                options.proposer, options.speculative);
   std::vector<GenerateResult> results;
   for (SequenceOutput &o : done.outputs) {
     GenerateResult g;

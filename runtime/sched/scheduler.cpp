@@ -24,6 +24,9 @@ void SchedulerOptions::validate() const {
   if (maxNumBatchedTokens < 1)
     throw Error("--max-num-batched-tokens must be at least 1, got " +
                 std::to_string(maxNumBatchedTokens));
+  speculative.validate();
+  if (speculative.enabled() && !proposer)
+    throw Error("speculative decoding needs a proposer");
 }
 
 namespace {
@@ -34,6 +37,8 @@ struct Seq {
   int64_t computed = 0;        // of `tokens`, in the cache
   RequestState *request = nullptr; // sampling; null for a beam
   std::vector<float> row;          // a beam's logits, held for the group
+  std::unique_ptr<spec::SpecSequence> spec; // a speculating sample
+  bool drafting = false; // it has a proposal for this step
   bool done = false;
   int64_t pending() const {
     return done || !row.empty()
@@ -46,6 +51,7 @@ struct Seq {
 
 struct Scheduler::Group {
   ScheduledRequest req;
+  spec::SpeculativeOptions spec; // its own k (method None: off)
   std::vector<std::unique_ptr<RequestState>> samples; // sampling: n
   std::unique_ptr<BeamSearcher> beam;
   std::vector<Seq> seqs; // live or done sequences
@@ -141,6 +147,13 @@ void Scheduler::add(ScheduledRequest r) {
           o, tokenizer_, r.prompt, engine_.contextLength(), r.arrival));
     }
   }
+  if (!r.beam && options_.proposer && options_.speculative.enabled() &&
+      r.speculativeTokens != 0) {
+    g->spec = options_.speculative;
+    if (r.speculativeTokens > 0)
+      g->spec.numTokens = r.speculativeTokens;
+    g->spec.validate();
+  }
   Seq first;
   first.tokens = r.prompt;
   first.request = g->beam ? nullptr : g->samples[0].get();
@@ -200,6 +213,9 @@ void Scheduler::finishGroup(Group &g,
       result.outputs.push_back(std::move(o));
     }
     result.metrics = g.samples[0]->metrics(prefilled);
+    for (const Seq &s : g.seqs)
+      if (s.spec)
+        result.metrics.speculative += s.spec->stats();
   }
   result.metrics.preemptions = g.preemptions;
   result.metrics.reusedPromptTokens = g.cachedPromptTokens;
@@ -261,6 +277,8 @@ bool Scheduler::preemptNewest(Group *current) {
     s.kv = -1;
     s.computed = 0;
     s.row.clear();
+    if (s.spec)
+      s.spec->forget();
   }
   ++victim->preemptions;
   ++counters_.preemptions;
@@ -275,13 +293,52 @@ struct Planned {
   Scheduler::Group *group;
   size_t seq;
   int64_t n;
+  bool verify = false; // n - 1 drafts follow its last token
 };
 
 } // namespace
 
+void Scheduler::propose() {
+  std::vector<spec::Proposal *> proposals;
+  std::vector<Seq *> drafting;
+  for (auto &g : running_) {
+    if (g->beam || !g->spec.enabled())
+      continue;
+    for (Seq &s : g->seqs) {
+      s.drafting = false;
+      if (s.done || s.kv < 0 || !s.request || s.request->finished() ||
+          s.pending() != 1)
+        continue;
+      if (!s.spec)
+        s.spec = std::make_unique<spec::SpecSequence>(
+            *options_.proposer, g->spec, nextSpecKey_++);
+      // Feeding the last token and k drafts must stay inside the context.
+      const int64_t room =
+          engine_.contextLength() - static_cast<int64_t>(s.tokens.size());
+      if (spec::Proposal *p = s.spec->want(*s.request, s.tokens, room)) {
+        proposals.push_back(p);
+        drafting.push_back(&s);
+      }
+    }
+  }
+  if (proposals.empty())
+    return;
+  const auto t0 = RequestClock::Clock::now();
+  options_.proposer->propose(proposals);
+  const double share =
+      std::chrono::duration<double>(RequestClock::Clock::now() - t0).count() /
+      static_cast<double>(proposals.size());
+  for (Seq *s : drafting) {
+    s->spec->addProposeSeconds(share);
+    s->drafting = s->spec->hasDrafts();
+  }
+}
+
 int64_t Scheduler::step() {
   if (idle())
     return 0;
+  // 0. Drafts for the speculating samples about to decode, all at once.
+  propose();
   int64_t budget = options_.maxNumBatchedTokens;
   std::vector<Planned> plan;
   int64_t plannedBlocks = 0;
@@ -298,8 +355,23 @@ int64_t Scheduler::step() {
       int64_t n = std::min(s.pending(), budget);
       if (n <= 0)
         continue;
+      // A speculating sample feeds its drafts too, as far as the budget
+      // goes; when blocks run short its drafts go before anyone's cache.
+      bool verify = false;
+      if (s.drafting) {
+        n = std::min(static_cast<int64_t>(s.spec->fed().size()), budget);
+        s.spec->shrink(static_cast<size_t>(n - 1));
+        verify = n > 1;
+      }
       int64_t need = blocksFor(s, n);
       while (plannedBlocks + need > engine_.kv().availableBlocks()) {
+        if (verify) {
+          s.spec->shrink(0);
+          n = 1;
+          verify = false;
+          need = blocksFor(s, n);
+          continue;
+        }
         if (preemptNewest(g)) {
           preemptedSelf = true;
           break;
@@ -307,7 +379,7 @@ int64_t Scheduler::step() {
       }
       if (preemptedSelf)
         break;
-      plan.push_back({g, si, n});
+      plan.push_back({g, si, n, verify});
       plannedBlocks += need;
       budget -= n;
     }
@@ -401,15 +473,24 @@ int64_t Scheduler::step() {
     Seq &s = p.group->seqs[p.seq];
     StepWork w;
     w.seq = s.kv;
-    w.tokens = std::span<const int32_t>(s.tokens).subspan(
-        static_cast<size_t>(s.computed), static_cast<size_t>(p.n));
-    w.logitRows = s.computed + p.n == static_cast<int64_t>(s.tokens.size());
+    if (p.verify) {
+      w.tokens = s.spec->fed();
+      w.logitRows = static_cast<int32_t>(p.n);
+    } else {
+      w.tokens = std::span<const int32_t>(s.tokens).subspan(
+          static_cast<size_t>(s.computed), static_cast<size_t>(p.n));
+      w.logitRows = s.computed + p.n == static_cast<int64_t>(s.tokens.size());
+    }
     rows += w.logitRows;
     work.push_back(w);
   }
   const auto V = static_cast<size_t>(engine_.vocabSize());
   logits_.resize(static_cast<size_t>(std::max<int64_t>(rows, 1)) * V);
+  const auto stepStart = RequestClock::Clock::now();
   engine_.step(work, logits_.data());
+  const double stepSeconds =
+      std::chrono::duration<double>(RequestClock::Clock::now() - stepStart)
+          .count();
   ++counters_.steps;
   counters_.maxRunningSeqs =
       std::max(counters_.maxRunningSeqs, static_cast<int32_t>(plan.size()));
@@ -420,8 +501,25 @@ int64_t Scheduler::step() {
   size_t row = 0;
   for (size_t i = 0; i < plan.size(); ++i) {
     Group &g = *plan[i].group;
-    g.seqs[plan[i].seq].computed += plan[i].n;
     ran += plan[i].n;
+    if (plan[i].verify) {
+      // The cache keeps the last token and the accepted drafts.
+      Seq &s = g.seqs[plan[i].seq];
+      std::span<const float> rows(logits_.data() + row * V,
+                                  static_cast<size_t>(plan[i].n) * V);
+      row += static_cast<size_t>(plan[i].n);
+      touched.insert(&g);
+      const int64_t proposed = plan[i].n - 1;
+      const int64_t keep = s.spec->settle(*s.request, rows);
+      s.spec->addVerifySeconds(stepSeconds);
+      s.computed += keep;
+      engine_.kv().truncate(s.kv, s.computed);
+      counters_.specDraftTokens += proposed;
+      counters_.specAcceptedTokens += keep - 1;
+      emitTokens(g, plan[i].seq, s.spec->pushed());
+      continue;
+    }
+    g.seqs[plan[i].seq].computed += plan[i].n;
     if (!work[i].logitRows)
       continue;
     std::span<const float> logits(logits_.data() + row * V, V);
@@ -501,18 +599,26 @@ int64_t Scheduler::step() {
 
 void Scheduler::sampleNext(Group &g, size_t index,
                            std::span<const float> logits) {
-  Seq &s = g.seqs[index];
-  RequestState &q = *s.request;
+  RequestState &q = *g.seqs[index].request;
   if (q.finished())
     return;
-  int32_t token = q.accept(logits);
-  ++counters_.generationTokens;
+  const int32_t token = q.accept(logits);
+  emitTokens(g, index, std::span<const int32_t>(&token, 1));
+}
+
+void Scheduler::emitTokens(Group &g, size_t index,
+                           std::span<const int32_t> tokens) {
+  Seq &s = g.seqs[index];
+  RequestState &q = *s.request;
+  counters_.generationTokens += static_cast<int64_t>(tokens.size());
   RequestEvent e;
   e.id = g.req.id;
   e.index = static_cast<int32_t>(index);
-  e.tokens = {token};
+  e.tokens.assign(tokens.begin(), tokens.end());
   if (q.options().logprobs >= 0)
-    e.logprobs = {q.logprobs().back()};
+    e.logprobs.assign(q.logprobs().end() - static_cast<std::ptrdiff_t>(
+                                               tokens.size()),
+                      q.logprobs().end());
   e.text = q.takeText();
   if (q.finished()) {
     // A finished sample gives its blocks back now.
@@ -520,8 +626,10 @@ void Scheduler::sampleNext(Group &g, size_t index,
     s.done = true;
     engine_.releaseSequence(s.kv);
     s.kv = -1;
+    if (s.spec)
+      s.spec->forget();
   } else {
-    s.tokens.push_back(token);
+    s.tokens.insert(s.tokens.end(), tokens.begin(), tokens.end());
   }
   if (g.req.onEvent)
     g.req.onEvent(e);

@@ -286,6 +286,7 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
     r.includeUsage = boolean(so, "include_usage", false);
   }
   const bool ignoreEos = boolean(body, "ignore_eos", false);
+  r.speculative = boolean(body, "speculative", true);
 
   if (endpoint == Endpoint::Chat) {
     if (!m.chatTemplate)

@@ -125,6 +125,12 @@ std::string ServeMetrics::render() const {
   value("llmc:num_preemptions_total", "counter",
         "Requests preempted (their KV blocks taken, recomputed later).",
         static_cast<double>(counters_.preemptions));
+  value("llmc:spec_decode_num_draft_tokens_total", "counter",
+        "Draft tokens verified by speculative decoding.",
+        static_cast<double>(counters_.specDraftTokens));
+  value("llmc:spec_decode_num_accepted_tokens_total", "counter",
+        "Draft tokens the target accepted.",
+        static_cast<double>(counters_.specAcceptedTokens));
   head("llmc:request_success_total", "counter",
        "Finished requests by finish reason.");
   for (const auto &[reason, n] : success_)

@@ -129,6 +129,7 @@ void Server::Impl::handleGenerate(api::Endpoint endpoint,
     r.prompt = p.prompt;
     r.options = p.options;
     r.n = p.n;
+    r.speculativeTokens = p.speculative ? -1 : 0;
     stream->ctx.id =
         newId(endpoint == api::Endpoint::Chat ? "chatcmpl" : "cmpl");
     stream->ctx.created = static_cast<int64_t>(std::time(nullptr));

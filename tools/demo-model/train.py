@@ -16,6 +16,7 @@ import math
 import os
 import random
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -315,6 +316,9 @@ def main():
     p.add_argument("--eval-tokens", type=int, default=4096,
                    help="size of heldout.txt, the held-out text llmc's test scores")
     p.add_argument("--time-only", type=int, default=0, help="time N steps and exit")
+    p.add_argument("--tokenizer-from", default="",
+                   help="reuse this checkpoint's tokenizer.model instead of training one "
+                        "(a draft model must share its target's tokenizer)")
     a = p.parse_args()
 
     torch.manual_seed(a.seed)
@@ -325,7 +329,11 @@ def main():
 
     train_docs, held_docs, stats = load_corpus(a.heldout_fraction, a.seed)
     print(f"documents: {len(train_docs)} train, {len(held_docs)} held out", flush=True)
-    spm_cmd = train_tokenizer(train_docs, a.out, a.vocab)
+    if a.tokenizer_from:
+        shutil.copy(os.path.join(a.tokenizer_from, "tokenizer.model"), a.out)
+        spm_cmd = "copied from " + a.tokenizer_from
+    else:
+        spm_cmd = train_tokenizer(train_docs, a.out, a.vocab)
     sp = spm.SentencePieceProcessor(model_file=os.path.join(a.out, "tokenizer.model"))
     bos, eos = sp.bos_id(), sp.eos_id()
 

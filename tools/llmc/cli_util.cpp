@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -181,6 +182,88 @@ OpenedPlan::requireTokenizer(const std::string &why) const {
     throw Error(plan->path() + ": the plan has no tokenizer, which " + why +
                 " needs");
   return *tokenizer;
+}
+
+void addSpeculativeFlags(CLI::App &app, SpeculativeFlags &flags) {
+  app.add_option("--speculative", flags.method,
+                 "Speculative decoding: ngram (prompt lookup) or draft (a "
+                 "smaller plan, --draft); greedy output is unchanged, sampled "
+                 "output keeps its distribution")
+      ->check(CLI::IsMember({"ngram", "draft"}));
+  app.add_option("--draft", flags.draft,
+                 "The draft plan for --speculative draft (the same "
+                 "tokenizer as the target)");
+  app.add_option("--num-speculative-tokens", flags.numTokens,
+                 "Tokens proposed per verification, in [1, 16] (default 4)");
+  app.add_option("--ngram-max", flags.ngramMax,
+                 "Longest n-gram --speculative ngram looks up (default 4)");
+  app.add_flag("--no-adaptive-speculation", flags.noAdaptive,
+               "Keep speculating when acceptance is below break-even");
+}
+
+Speculation makeSpeculation(const SpeculativeFlags &flags,
+                            const OpenedPlan &target, const Engine &engine,
+                            const EngineFlags &engineFlags,
+                            int32_t maxSequences) {
+  Speculation s;
+  if (flags.method.empty()) {
+    if (!flags.draft.empty())
+      throw Error("--draft needs --speculative draft");
+    return s;
+  }
+  s.options.method = spec::parseMethod(flags.method);
+  s.options.numTokens = flags.numTokens;
+  s.options.ngramMax = flags.ngramMax;
+  s.options.adaptive = !flags.noAdaptive;
+  s.options.validate();
+  if (s.options.method == spec::Method::Ngram) {
+    if (!flags.draft.empty())
+      throw Error("--draft is for --speculative draft, not ngram");
+    s.proposer = std::make_unique<spec::NgramProposer>(flags.ngramMax);
+    return s;
+  }
+  if (flags.draft.empty())
+    throw Error("--speculative draft needs --draft PLAN");
+  s.draft = std::make_unique<OpenedPlan>(openPlan(flags.draft));
+  spec::checkDraftCompatible(*target.plan, *s.draft->plan);
+  EngineFlags ef = engineFlags;
+  ef.backend = engine.backendName(); // the target's, whatever chose it
+  EngineOptions eo;
+  eo.maxSequences = std::max(1, maxSequences);
+  s.draftEngine = s.draft->engine(ef, eo);
+  s.proposer = std::make_unique<spec::DraftProposer>(*s.draftEngine);
+  return s;
+}
+
+std::string speculativeStatsText(const SpecStats &s,
+                                 const spec::SpeculativeOptions &o) {
+  char buf[512];
+  std::snprintf(
+      buf, sizeof buf,
+      "speculative       %s, k=%d: %lld proposed, %lld accepted (%.1f%%), "
+      "%.2f tokens per verify step over %lld steps; %lld steps paused\n"
+      "spec time         %.2f ms proposing, %.2f ms verifying\n",
+      spec::methodName(o.method), o.numTokens,
+      static_cast<long long>(s.proposed), static_cast<long long>(s.accepted),
+      100.0 * s.acceptanceRate(), s.meanAcceptedLength(),
+      static_cast<long long>(s.verifySteps),
+      static_cast<long long>(s.pausedSteps), s.proposeSeconds * 1e3,
+      s.verifySeconds * 1e3);
+  return buf;
+}
+
+nlohmann::json speculativeStatsJson(const SpecStats &s,
+                                    const spec::SpeculativeOptions &o) {
+  return {{"method", spec::methodName(o.method)},
+          {"num_speculative_tokens", o.numTokens},
+          {"proposed_tokens", s.proposed},
+          {"accepted_tokens", s.accepted},
+          {"acceptance_rate", s.acceptanceRate()},
+          {"mean_accepted_length", s.meanAcceptedLength()},
+          {"verify_steps", s.verifySteps},
+          {"paused_steps", s.pausedSteps},
+          {"propose_ms", s.proposeSeconds * 1e3},
+          {"verify_ms", s.verifySeconds * 1e3}};
 }
 
 } // namespace llmc::cli

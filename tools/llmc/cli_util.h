@@ -11,9 +11,11 @@
 #include "llmc/runtime/engine.h"
 #include "llmc/runtime/sampler.h"
 #include "llmc/runtime/scheduler.h"
+#include "llmc/runtime/speculative.h"
 #include "llmc/tokenizer/tokenizer.h"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -75,5 +77,36 @@ struct OpenedPlan {
   const tok::Tokenizer &requireTokenizer(const std::string &why) const;
 };
 OpenedPlan openPlan(const std::string &path);
+
+/// --speculative, --draft, --num-speculative-tokens, --ngram-max and
+/// --no-adaptive-speculation.
+struct SpeculativeFlags {
+  std::string method, draft;
+  int32_t numTokens = 4, ngramMax = 4;
+  bool noAdaptive = false;
+};
+void addSpeculativeFlags(CLI::App &app, SpeculativeFlags &flags);
+
+/// What the flags ask for: the options and the proposer (null when off); a
+/// draft plan, its engine (on the target's backend, with room for
+/// `maxSequences` sequences) and their checks (the same tokenizer) come
+/// with it.
+struct Speculation {
+  spec::SpeculativeOptions options;
+  std::unique_ptr<OpenedPlan> draft;
+  std::unique_ptr<Engine> draftEngine;
+  std::unique_ptr<spec::Proposer> proposer;
+  spec::Proposer *get() const { return proposer.get(); }
+};
+Speculation makeSpeculation(const SpeculativeFlags &flags,
+                            const OpenedPlan &target, const Engine &engine,
+                            const EngineFlags &engineFlags,
+                            int32_t maxSequences);
+
+/// The --stats lines and the JSON of speculative decoding's counts.
+std::string speculativeStatsText(const SpecStats &s,
+                                 const spec::SpeculativeOptions &o);
+nlohmann::json speculativeStatsJson(const SpecStats &s,
+                                    const spec::SpeculativeOptions &o);
 
 } // namespace llmc::cli

@@ -30,7 +30,8 @@ std::string joinIds(const std::vector<int64_t> &ids) {
   return s;
 }
 
-void printTurnStats(int turn, const ChatTurn &t) {
+void printTurnStats(int turn, const ChatTurn &t,
+                    const spec::SpeculativeOptions &spec) {
   const GenerationMetrics &m = t.result.metrics;
   std::fprintf(stderr,
                "[stats] turn %d: prefilled %lld tokens, reused %lld from "
@@ -41,6 +42,9 @@ void printTurnStats(int turn, const ChatTurn &t) {
                static_cast<long long>(t.promptIds.size()),
                static_cast<long long>(m.generatedTokens), m.ttftSeconds * 1e3,
                m.tpotSeconds * 1e3, finishReasonName(t.result.finishReason));
+  if (spec.enabled())
+    std::fputs(("[stats] " + speculativeStatsText(m.speculative, spec)).c_str(),
+               stderr);
 }
 
 } // namespace
@@ -50,6 +54,7 @@ Action addChat(CLI::App &app) {
     std::string plan, system, chatTemplate;
     int64_t maxNewTokens = 256;
     EngineFlags engine;
+    SpeculativeFlags spec;
     bool stats = false, json = false;
     sample::SamplingParams sampling;
     std::vector<std::string> stops;
@@ -64,6 +69,7 @@ Action addChat(CLI::App &app) {
                  "Tokens per reply at most");
   addEngineFlags(app, o->engine);
   addSamplingFlags(app, o->sampling);
+  addSpeculativeFlags(app, o->spec);
   app.add_option("--stop", o->stops, "End a reply at this text (repeatable)");
   app.add_flag("--stats", o->stats,
                "Per turn: tokens prefilled vs reused from the KV cache, "
@@ -92,8 +98,11 @@ Action addChat(CLI::App &app) {
     }
     std::unique_ptr<Engine> enginePtr = opened.engine(o->engine);
     Engine &engine = *enginePtr;
+    Speculation spec = makeSpeculation(o->spec, opened, engine, o->engine, 1);
 
     GenerateOptions go;
+    go.proposer = spec.get();
+    go.speculative = spec.options;
     go.maxNewTokens = o->maxNewTokens;
     go.sampling = o->sampling;
     go.stops = o->stops;
@@ -165,7 +174,7 @@ Action addChat(CLI::App &app) {
       }
       std::fflush(stdout);
       if (o->stats)
-        printTurnStats(turnNo, t);
+        printTurnStats(turnNo, t, spec.options);
     }
     if (tty && !o->json)
       std::printf("\n");

@@ -16,8 +16,9 @@ namespace llmc::cli {
 namespace {
 
 nlohmann::json statsJson(const GenerationMetrics &m,
-                         const std::string &backend) {
-  return {{"backend", backend},
+                         const std::string &backend,
+                         const spec::SpeculativeOptions &spec) {
+  nlohmann::json j = {{"backend", backend},
           {"prompt_tokens", m.promptTokens},
           {"generated_tokens", m.generatedTokens},
           {"ttft_ms", m.ttftSeconds * 1e3},
@@ -28,9 +29,13 @@ nlohmann::json statsJson(const GenerationMetrics &m,
           {"kv_bytes_per_token", m.kvBytesPerToken},
           {"kv_bytes_used", m.kvBytesUsed},
           {"dropped_prompt_tokens", m.droppedPromptTokens}};
+  if (spec.enabled())
+    j["speculative"] = speculativeStatsJson(m.speculative, spec);
+  return j;
 }
 
-void printStats(const GenerationMetrics &m, const Engine &engine) {
+void printStats(const GenerationMetrics &m, const Engine &engine,
+                const spec::SpeculativeOptions &spec) {
   const std::string &backend = engine.backendName();
   std::fprintf(stderr,
                "\n--- stats (%s backend)\n"
@@ -54,6 +59,8 @@ void printStats(const GenerationMetrics &m, const Engine &engine) {
                engine.numBlocks(), engine.blockSize(),
                static_cast<double>(engine.kvPoolBytes()) / (1 << 20),
                engine.kvPoolOrigin().c_str());
+  if (spec.enabled())
+    std::fputs(speculativeStatsText(m.speculative, spec).c_str(), stderr);
 }
 
 /// --num-beams, --n and friends: several sequences over one prefilled prompt
@@ -75,6 +82,7 @@ struct ManyRun {
   std::vector<std::string> stops;
   std::vector<int64_t> eosIds;
   bool json, stats;
+  const Speculation &spec;
 };
 
 int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
@@ -94,6 +102,8 @@ int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
     go.sampling = r.sampling;
     go.stops = r.stops;
     go.eosIds = r.eosIds;
+    go.proposer = r.spec.get();
+    go.speculative = r.spec.options;
     auto results = generateN(engine, tokenizer, r.prompt, go, m.n);
     for (const GenerateResult &g : results)
       outputs.push_back({{"output_ids", g.outputIds},
@@ -104,6 +114,8 @@ int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
   } else {
     if (!r.stops.empty())
       throw Error("--stop is not supported with --num-beams");
+    if (r.spec.get())
+      throw Error("--speculative is not supported with --num-beams");
     BeamOptions bo;
     bo.numBeams = m.beams;
     bo.lengthPenalty = m.lengthPenalty;
@@ -129,7 +141,8 @@ int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
                         {"text", outputs[0]["text"]},
                         {"finish_reason", outputs[0]["finish_reason"]},
                         {"outputs", outputs},
-                        {"stats", statsJson(metrics, engine.backendName())}};
+                        {"stats", statsJson(metrics, engine.backendName(),
+                                            r.spec.options)}};
     std::printf("%s\n", j.dump().c_str());
   } else {
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -148,7 +161,7 @@ int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
     }
   }
   if (r.stats)
-    printStats(metrics, engine);
+    printStats(metrics, engine, r.spec.options);
   return 0;
 }
 
@@ -161,6 +174,7 @@ Action addRun(CLI::App &app) {
     int64_t maxNewTokens = 128;
     EngineFlags engine;
     ServingFlags serving;
+    SpeculativeFlags spec;
     bool json = false, stats = false, ignoreEos = false;
     sample::SamplingParams sampling;
     std::vector<std::string> stops;
@@ -185,6 +199,7 @@ Action addRun(CLI::App &app) {
   addEngineFlags(app, o->engine);
   addSamplingFlags(app, o->sampling);
   addServingFlags(app, o->serving);
+  addSpeculativeFlags(app, o->spec);
   app.add_option("--stop", o->stops,
                  "Stop when this text appears (repeatable)");
   app.add_flag("--ignore-eos", o->ignoreEos, "Do not stop at EOS tokens");
@@ -230,8 +245,8 @@ Action addRun(CLI::App &app) {
                                           "--prompts-file");
       OpenedPlan opened = openPlan(o->plan);
       BatchDefaults d{o->maxNewTokens, o->sampling, o->stops, o->ignoreEos};
-      return runPromptsFile(o->promptsFile, opened, o->engine, o->serving, d,
-                            o->json, o->stats);
+      return runPromptsFile(o->promptsFile, opened, o->engine, o->serving,
+                            o->spec, d, o->json, o->stats);
     }
     for (const char *flag :
          {"--max-num-seqs", "--max-num-batched-tokens", "--no-prefix-cache"})
@@ -266,6 +281,8 @@ Action addRun(CLI::App &app) {
                     "--num-beams or --n");
       eo.maxSequences = std::max({1, many->beams, many->n});
       std::unique_ptr<Engine> engine = opened.engine(o->engine, eo);
+      Speculation spec = makeSpeculation(o->spec, opened, *engine, o->engine,
+                                         eo.maxSequences);
       ManyRun r{prompt,
                 o->maxNewTokens,
                 o->sampling,
@@ -273,11 +290,13 @@ Action addRun(CLI::App &app) {
                 o->ignoreEos ? std::vector<int64_t>{}
                              : plan->config().eosTokenIds,
                 o->json,
-                o->stats};
+                o->stats,
+                spec};
       return runMany(*many, r, *engine, tokenizer);
     }
     std::unique_ptr<Engine> enginePtr = opened.engine(o->engine, eo);
     Engine &engine = *enginePtr;
+    Speculation spec = makeSpeculation(o->spec, opened, engine, o->engine, 1);
 
     GenerateOptions go;
     go.maxNewTokens = o->maxNewTokens;
@@ -288,6 +307,8 @@ Action addRun(CLI::App &app) {
     go.keepPromptLogits = !o->dumpLogits.empty();
     go.keepAllPromptLogits = !o->dumpAllLogits.empty();
     go.truncateLeft = o->truncate == "left";
+    go.proposer = spec.get();
+    go.speculative = spec.options;
     const bool explain = !o->explain.empty();
     const bool explainJson = o->explain == "json";
     if (explain)
@@ -323,7 +344,7 @@ Action addRun(CLI::App &app) {
           {"output_ids", r.outputIds},
           {"text", r.text},
           {"finish_reason", finishReasonName(r.finishReason)},
-          {"stats", statsJson(r.metrics, engine.backendName())}};
+          {"stats", statsJson(r.metrics, engine.backendName(), spec.options)}};
       std::printf("%s\n", j.dump().c_str());
     } else if (!explain) {
       std::printf("\n");
@@ -335,7 +356,7 @@ Action addRun(CLI::App &app) {
       }
     }
     if (o->stats)
-      printStats(r.metrics, engine);
+      printStats(r.metrics, engine, spec.options);
     return 0;
   };
 }

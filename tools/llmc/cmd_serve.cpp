@@ -30,6 +30,7 @@ Action addServe(CLI::App &app) {
     ServerOptions server;
     EngineFlags engine;
     ServingFlags serving;
+    SpeculativeFlags spec;
   };
   auto o = std::make_shared<Options>();
   app.add_option("PLAN", o->plan, "A plan written by llmc compile")->required();
@@ -54,6 +55,7 @@ Action addServe(CLI::App &app) {
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
   addEngineFlags(app, o->engine);
   addServingFlags(app, o->serving);
+  addSpeculativeFlags(app, o->spec);
   return [o]() -> int {
     if (o->server.port < 0 || o->server.port > 65535)
       throw Error("--port must be in [0, 65535], got " +
@@ -80,6 +82,10 @@ Action addServe(CLI::App &app) {
     SchedulerOptions so = o->serving.schedulerOptions();
     std::unique_ptr<Engine> engine =
         opened.engine(o->engine, o->serving.engineOptions());
+    Speculation spec =
+        makeSpeculation(o->spec, opened, *engine, o->engine, so.maxNumSeqs);
+    so.proposer = spec.get();
+    so.speculative = spec.options;
 
     std::unique_ptr<ChatTemplate> chat;
     if (opened.tokenizer) {

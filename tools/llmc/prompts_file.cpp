@@ -169,6 +169,7 @@ ScheduledRequest parseLine(const std::string &text, const OpenedPlan &opened,
 
 int runPromptsFile(const std::string &file, const OpenedPlan &opened,
                    const EngineFlags &engineFlags, const ServingFlags &serving,
+                   const SpeculativeFlags &specFlags,
                    const BatchDefaults &defaults, bool json, bool stats) {
   std::string text = readFile(file);
   std::vector<std::string> lines;
@@ -191,6 +192,10 @@ int runPromptsFile(const std::string &file, const OpenedPlan &opened,
   SchedulerOptions so = serving.schedulerOptions();
   std::unique_ptr<Engine> engine =
       opened.engine(engineFlags, serving.engineOptions());
+  Speculation spec = makeSpeculation(specFlags, opened, *engine, engineFlags,
+                                     so.maxNumSeqs);
+  so.proposer = spec.get();
+  so.speculative = spec.options;
   Scheduler scheduler(*engine, opened.tokenizer.get(), so);
 
   struct Slot {
@@ -233,6 +238,7 @@ int runPromptsFile(const std::string &file, const OpenedPlan &opened,
 
   int64_t outputTokens = 0;
   std::vector<double> ttft, tpot;
+  SpecStats specTotal;
   for (size_t i = 0; i < slots.size(); ++i) {
     const Slot &s = slots[i];
     if (!s.result) {
@@ -247,6 +253,7 @@ int runPromptsFile(const std::string &file, const OpenedPlan &opened,
     const SequenceOutput &out = r.outputs.at(0);
     const GenerationMetrics &m = r.metrics;
     outputTokens += static_cast<int64_t>(out.outputIds.size());
+    specTotal += m.speculative;
     ttft.push_back(m.ttftSeconds * 1e3);
     if (out.outputIds.size() > 1)
       tpot.push_back(m.tpotSeconds * 1e3);
@@ -260,6 +267,8 @@ int runPromptsFile(const std::string &file, const OpenedPlan &opened,
                            {"cached_prompt_tokens", r.cachedPromptTokens},
                            {"preemptions", m.preemptions},
                            {"kv_bytes_per_token", m.kvBytesPerToken}};
+      if (spec.options.enabled())
+        st["speculative"] = speculativeStatsJson(m.speculative, spec.options);
       nlohmann::json j = {{"index", i},
                           {"prompt_ids", s.prompt},
                           {"output_ids", out.outputIds},
@@ -304,6 +313,9 @@ int runPromptsFile(const std::string &file, const OpenedPlan &opened,
         engine->numBlocks(), engine->blockSize(),
         static_cast<double>(engine->kvPoolBytes()) / (1 << 20),
         engine->kvPoolOrigin().c_str());
+    if (spec.options.enabled())
+      std::fputs(speculativeStatsText(specTotal, spec.options).c_str(),
+                 stderr);
   }
   return failed ? 1 : 0;
 }

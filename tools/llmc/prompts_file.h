@@ -26,6 +26,7 @@ struct BatchDefaults {
 /// run. Returns the exit code (1 if any line failed).
 int runPromptsFile(const std::string &file, const OpenedPlan &opened,
                    const EngineFlags &engineFlags, const ServingFlags &serving,
-                   const BatchDefaults &defaults, bool json, bool stats);
+                   const SpeculativeFlags &spec, const BatchDefaults &defaults,
+                   bool json, bool stats);
 
 } // namespace llmc::cli

@@ -26,10 +26,13 @@ public:
     int32_t blocks = 64, blockSize = 4;
     bool prefixCaching = false;
     int64_t context = 512, vocab = 50;
+    /// Another seed is another model over the same vocabulary (a draft
+    /// that disagrees with its target).
+    uint64_t seed = 1469598103934665603ull;
   };
   explicit FakeModel(Options o)
       : StepRunner({o.blocks, o.blockSize, o.prefixCaching}, o.context),
-        vocab_(o.vocab),
+        vocab_(o.vocab), seed_(o.seed),
         slots_(static_cast<size_t>(o.blocks) * o.blockSize, -1) {}
 
   int64_t vocabSize() const override { return vocab_; }
@@ -73,7 +76,7 @@ protected:
       for (int32_t k = 0; k < work[i].logitRows; ++k) {
         // The context of the token at row end - logitRows + k.
         const int32_t len = b.contextLens[i] - work[i].logitRows + 1 + k;
-        uint64_t h = 1469598103934665603ull;
+        uint64_t h = seed_;
         for (int32_t p = 0; p < len; ++p) {
           int32_t block = b.blockTables[i * static_cast<size_t>(b.maxBlocks) +
                                         static_cast<size_t>(p / bs)];
@@ -100,6 +103,7 @@ protected:
 
 private:
   int64_t vocab_;
+  uint64_t seed_;
   std::vector<int32_t> slots_;
 };
 

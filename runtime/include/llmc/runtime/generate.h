@@ -3,6 +3,7 @@
 
 #include "llmc/runtime/engine.h"
 #include "llmc/runtime/request.h"
+#include "llmc/runtime/speculative.h"
 
 #include <functional>
 #include <string>
@@ -37,6 +38,11 @@ struct GenerateOptions : RequestOptions {
   /// chosen; the last call carries the finish reason.
   std::function<void(const StepTrace &)> onStep;
   int traceTopN = 5; // candidates per side in StepTrace
+  /// Speculative decoding (speculative.h) with `proposer`, which outlives
+  /// the call; off when null or speculative.method is None. Not with
+  /// onStep (a trace is one token per step).
+  spec::Proposer *proposer = nullptr;
+  spec::SpeculativeOptions speculative;
 };
 
 struct GenerateResult {

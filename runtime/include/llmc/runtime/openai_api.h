@@ -60,6 +60,9 @@ struct ParsedRequest {
   RequestOptions options;
   int32_t n = 1;
   bool stream = false, includeUsage = false, echo = false;
+  /// llmc's own field: false opts the request out of the server's
+  /// speculative decoding.
+  bool speculative = true;
   /// Chat: logprobs true -> top_logprobs alternatives; completions:
   /// logprobs k. -1: none.
   int32_t logprobs = -1;

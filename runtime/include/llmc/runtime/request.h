@@ -93,6 +93,19 @@ struct TokenLogprobs {
 TokenLogprobs tokenLogprobs(std::span<const float> logits, int32_t token,
                             int32_t k);
 
+/// Speculative decoding's counts (runtime/generate/speculative.cpp), per
+/// sequence or summed over a run.
+struct SpecStats {
+  int64_t verifySteps = 0; // steps that fed at least one draft
+  int64_t proposed = 0, accepted = 0;
+  int64_t pausedSteps = 0; // decode steps the adaptive switch skipped
+  double proposeSeconds = 0, verifySeconds = 0;
+  double acceptanceRate() const; // accepted / proposed
+  /// Tokens a verify step yields: accepted drafts + the target's own.
+  double meanAcceptedLength() const;
+  SpecStats &operator+=(const SpecStats &o);
+};
+
 struct GenerationMetrics {
   int64_t promptTokens = 0, generatedTokens = 0;
   double ttftSeconds = 0;  // start -> first token sampled (prefill included)
@@ -104,6 +117,7 @@ struct GenerationMetrics {
   int64_t droppedPromptTokens = 0; // cut by --truncate left
   int64_t reusedPromptTokens = 0;  // already in the KV cache, not prefilled
   int64_t preemptions = 0;         // times the scheduler took its blocks
+  SpecStats speculative;           // when it speculated
 };
 
 class RequestState {
@@ -124,6 +138,13 @@ public:
   /// Records a token chosen elsewhere (beam search, speculative
   /// verification) and applies the stop checks.
   void push(int32_t token);
+  /// The same, with the row of logits it came from: its log-probabilities
+  /// are recorded when options().logprobs asks for them.
+  void push(int32_t token, std::span<const float> logits);
+  /// Tokens it may still generate (max new tokens or the context).
+  int64_t remainingTokens() const {
+    return budget_.tokens - static_cast<int64_t>(output_.size());
+  }
   /// Ends the request now (abort, a caller's own rule); flushes the text.
   void finish(FinishReason reason);
 

@@ -179,6 +179,9 @@ public:
                             int topN = 5);
 
   const SamplingParams &params() const { return params_; }
+  /// The generator sample() draws from (speculative verification draws
+  /// its acceptances from it too).
+  Rng &rng() { return rng_; }
 
 private:
   SamplingParams params_;

@@ -24,7 +24,9 @@
 // what it was batched with). A finished or aborted request frees its blocks
 // in the same step. A request may have n > 1 independent samples (forks of
 // its prompt) or run beam search; each sequence takes a place of
-// maxNumSeqs.
+// maxNumSeqs. A sample that speculates feeds its drafts in the same step as
+// everyone else's tokens (the verify graph then runs, with every row of
+// its tokens); drafts are the first thing dropped when the step lacks room.
 //
 // Not thread-safe: one thread (the server's engine thread, or llmc run's)
 // owns the scheduler and its engine; events are called on it.
@@ -34,6 +36,7 @@
 
 #include "llmc/runtime/beam.h"
 #include "llmc/runtime/request.h"
+#include "llmc/runtime/speculative.h"
 #include "llmc/runtime/step_runner.h"
 
 #include <cstdint>
@@ -50,6 +53,11 @@ namespace llmc {
 struct SchedulerOptions {
   int32_t maxNumSeqs = 64;            // sequences running at once
   int32_t maxNumBatchedTokens = 2048; // new tokens per step
+  /// Speculative decoding for the requests that want it (speculative.h):
+  /// the proposer (outlives the scheduler; null = none) and the default
+  /// options of a request.
+  spec::Proposer *proposer = nullptr;
+  spec::SpeculativeOptions speculative = {};
   /// Throws llmc::Error naming the flag for a bad value.
   void validate() const;
 };
@@ -87,6 +95,9 @@ struct ScheduledRequest {
   RequestOptions options;
   int32_t n = 1;                   // samples with seeds seed, seed + 1, ...
   std::optional<BeamOptions> beam; // beam search instead of sampling
+  /// Drafts per verification for this request: -1 = the scheduler's
+  /// default, 0 = do not speculate (samples only; beams never do).
+  int32_t speculativeTokens = -1;
   RequestClock::Clock::time_point arrival = RequestClock::Clock::now();
   /// Called on the scheduler's thread: per sample, as tokens arrive
   /// (samples only, not beams), and once when the request ends.
@@ -99,6 +110,7 @@ struct SchedulerCounters {
   int64_t promptTokens = 0, generationTokens = 0;
   int64_t prefixQueryTokens = 0, prefixHitTokens = 0;
   int64_t preemptions = 0, steps = 0;
+  int64_t specDraftTokens = 0, specAcceptedTokens = 0; // verified, accepted
   std::map<FinishReason, int64_t> finished;
   int32_t maxRunningSeqs = 0; // the largest batch of sequences seen
 };
@@ -143,7 +155,9 @@ public:
 private:
   void admit(std::vector<StepWork> &work, int64_t &budget);
   bool preemptNewest(Group *current);
+  void propose();
   void sampleNext(Group &g, size_t index, std::span<const float> logits);
+  void emitTokens(Group &g, size_t index, std::span<const int32_t> tokens);
   void noteBeamBlocks(Group &g);
   void finishGroup(Group &g, std::vector<std::unique_ptr<Group>> &from);
 
@@ -154,6 +168,7 @@ private:
   std::vector<std::unique_ptr<Group>> running_; // admission order
   SchedulerCounters counters_;
   std::vector<float> logits_;
+  uint64_t nextSpecKey_ = 0; // the proposer's name for each sequence
 };
 
 } // namespace llmc
