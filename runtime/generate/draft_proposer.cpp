@@ -28,9 +28,12 @@ void checkDraftCompatible(const Plan &target, const Plan &draft) {
                 std::to_string(target.config().vocabSize) + both +
                 ": a draft must share the target's tokenizer");
   const PlanTokenizer &a = target.tokenizer(), &b = draft.tokenizer();
-  if (a.kind != b.kind || a.fileBytes != b.fileBytes)
-    throw Error("the draft's tokenizer (" + b.kind +
-                ") differs from the target's (" + a.kind + ")" + both +
+  if (a.kind != b.kind)
+    throw Error("the draft's tokenizer is " + b.kind + " and the target's " +
+                a.kind + both + ": a draft must share the target's tokenizer");
+  if (a.fileBytes != b.fileBytes)
+    throw Error("the draft's " + b.kind +
+                " tokenizer is not the target's (their files differ)" + both +
                 ": a draft must share the target's tokenizer");
 }
 

@@ -16,25 +16,32 @@
 #include <unistd.h>
 
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <memory>
 #include <string>
 
 namespace llmc::test {
 
-/// Leaves `plan` null when it skips or fails.
+/// Leaves `plan` null when it skips or fails. `flags` go to llmc compile.
 inline void compileTestPlan(const std::string &model,
-                            std::unique_ptr<Plan> &plan) {
+                            std::unique_ptr<Plan> &plan,
+                            const std::string &flags = "") {
 #ifndef LLMC_TEST_HAVE_COMPILER
   (void)plan;
+  (void)flags;
   GTEST_SKIP() << "built without the llmc compiler (LLMC_ENABLE_COMPILER=OFF): "
                   "no plan of "
                << model << " to run";
 #else
-  std::string out = ::testing::TempDir() + "/" + model + "-" +
+  std::string tag;
+  for (char c : flags)
+    tag += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  std::string out = ::testing::TempDir() + "/" + model + tag + "-" +
                     std::to_string(getpid()) + ".plan";
   std::string cmd = std::string(LLMC_BIN_DIR) + "/llmc compile " +
-                    LLMC_DATA_DIR + "/models/" + model + " -o " + out + " 2>&1";
+                    LLMC_DATA_DIR + "/models/" + model + " -o " + out + " " +
+                    flags + " 2>&1";
   FILE *p = popen(cmd.c_str(), "r");
   std::string log;
   std::array<char, 4096> buf;

@@ -52,14 +52,14 @@ std::vector<Case> cases() {
   return out;
 }
 
-/// Each model compiled once for the whole binary.
-const Plan *planFor(const std::string &model) {
+/// Each model compiled once (per flags) for the whole binary.
+const Plan *planFor(const std::string &model, const std::string &flags = "") {
   static std::map<std::string, std::unique_ptr<Plan>> plans;
-  auto it = plans.find(model);
+  auto it = plans.find(model + " " + flags);
   if (it == plans.end()) {
     std::unique_ptr<Plan> plan;
-    test::compileTestPlan(model, plan);
-    it = plans.emplace(model, std::move(plan)).first;
+    test::compileTestPlan(model, plan, flags);
+    it = plans.emplace(model + " " + flags, std::move(plan)).first;
   }
   return it->second.get();
 }
@@ -129,8 +129,14 @@ protected:
     SchedulerCounters counters;
   };
   Batched batched(std::vector<ScheduledRequest> rs, Engine &e,
-                  int32_t budget = 32) {
-    Scheduler s(e, nullptr, {24, budget});
+                  int32_t budget = 32, spec::Proposer *proposer = nullptr) {
+    SchedulerOptions so{24, budget};
+    if (proposer) {
+      so.proposer = proposer;
+      so.speculative.method = proposer->method();
+      so.speculative.adaptive = false; // every step speculates
+    }
+    Scheduler s(e, nullptr, so);
     Batched b;
     for (ScheduledRequest &r : rs) {
       r.onFinish = [&](RequestResult res) {
@@ -233,6 +239,93 @@ TEST_P(Batching, AbortFreesBlocksAndTheRestGoOn) {
     if (id != 3) {
       EXPECT_EQ(results.at(id).outputs.at(0).outputIds, ids) << id;
     }
+}
+
+// Speculative decoding leaves greedy output as it is: prompt lookup and a
+// draft (the same checkpoint compiled --quant int8, on its own engine),
+// batched through the scheduler and alone through generate(). Neither
+// cache leaks.
+TEST_P(Batching, GreedySpeculativeEqualsPlain) {
+  const Plan *draftPlan = planFor(GetParam().model, "--quant int8");
+  ASSERT_NE(draftPlan, nullptr);
+  std::vector<ScheduledRequest> rs = workload(0.0f);
+  auto want = solo(rs);
+  EngineOptions d;
+  d.backend = GetParam().backend;
+  d.threads = 2;
+  d.contextLength = 256;
+  d.maxSequences = 24;
+  Engine draftEngine(*draftPlan, *registry_, d);
+  spec::NgramProposer ngram(4);
+  spec::DraftProposer draft(draftEngine);
+  for (spec::Proposer *p : {static_cast<spec::Proposer *>(&ngram),
+                            static_cast<spec::Proposer *>(&draft)}) {
+    SCOPED_TRACE(spec::methodName(p->method()));
+    auto e = engine();
+    Batched b = batched(workload(0.0f), *e, 32, p);
+    expectSame(b, want);
+    if (p == &draft) {
+      EXPECT_GT(b.counters.specDraftTokens, 0);
+    }
+    auto alone = engine();
+    for (const ScheduledRequest &r : rs) {
+      GenerateOptions go;
+      static_cast<RequestOptions &>(go) = r.options;
+      go.proposer = p;
+      go.speculative.method = p->method();
+      go.speculative.adaptive = false;
+      EXPECT_EQ(generate(*alone, nullptr, r.prompt, go).outputIds, want[r.id])
+          << "request " << r.id << " alone";
+    }
+    alone->checkIdle();
+  }
+  draftEngine.checkIdle();
+}
+
+// A prompt that repeats itself. Without the adaptive switch every step
+// tries prompt lookup, so some draft is accepted exactly when, at some
+// position of the plain greedy output, the lookup's first guess was that
+// position's token (a run's first acceptance starts there). The trained
+// bundled model copies the pattern; random-weight checkpoints may not.
+TEST_P(Batching, NgramAcceptsOnARepeatingPrompt) {
+  std::mt19937 rng(5);
+  const auto vocab = static_cast<uint32_t>(plan_->config().vocabSize);
+  std::vector<int32_t> pattern, prompt;
+  for (int i = 0; i < 10; ++i)
+    pattern.push_back(static_cast<int32_t>(rng() % vocab));
+  for (int i = 0; i < 4; ++i)
+    prompt.insert(prompt.end(), pattern.begin(), pattern.end());
+  GenerateOptions go;
+  go.maxNewTokens = 40;
+  go.sampling.temperature = 0;
+  auto e = engine();
+  const std::vector<int32_t> plain = generate(*e, nullptr, prompt, go).outputIds;
+  spec::NgramProposer ngram(4);
+  bool guessable = false;
+  for (size_t t = 1; t < plain.size() && !guessable; ++t) {
+    std::vector<int32_t> context = prompt;
+    context.insert(context.end(), plain.begin(),
+                   plain.begin() + static_cast<std::ptrdiff_t>(t));
+    spec::Proposal p;
+    p.context = context;
+    p.maxTokens = 1;
+    p.sampling = &go.sampling;
+    spec::Proposal *ps[] = {&p};
+    ngram.propose(ps);
+    guessable = !p.tokens.empty() && p.tokens[0] == plain[t];
+  }
+  go.proposer = &ngram;
+  go.speculative.method = spec::Method::Ngram;
+  go.speculative.adaptive = false;
+  GenerateResult r = generate(*e, nullptr, prompt, go);
+  EXPECT_EQ(r.outputIds, plain);
+  EXPECT_GT(r.metrics.speculative.proposed, 0);
+  EXPECT_EQ(r.metrics.speculative.accepted > 0, guessable)
+      << "proposed " << r.metrics.speculative.proposed;
+  if (GetParam().model == "fortune-llama") {
+    EXPECT_GT(r.metrics.speculative.accepted, 0);
+  }
+  e->checkIdle();
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Batching, ::testing::ValuesIn(cases()),

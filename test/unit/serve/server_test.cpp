@@ -29,7 +29,8 @@ using ::testing::HasSubstr;
 class ServerTest : public ::testing::Test {
 protected:
   void start(ServerOptions so = {}, int32_t maxNumSeqs = 8,
-             std::chrono::microseconds stepDelay = {}) {
+             std::chrono::microseconds stepDelay = {},
+             spec::Proposer *proposer = nullptr) {
     model_ =
         std::make_unique<FakeModel>(FakeModel::Options{512, 4, true, 256, 256});
     model_->stepDelay = stepDelay;
@@ -44,8 +45,13 @@ protected:
     so.host = "127.0.0.1";
     so.port = 0;
     so.shutdownSeconds = 10;
-    loop_ = std::make_unique<EngineLoop>(*model_, &tokenizer_,
-                                         SchedulerOptions{maxNumSeqs, 64},
+    SchedulerOptions sched{maxNumSeqs, 64};
+    if (proposer) {
+      sched.proposer = proposer;
+      sched.speculative.method = proposer->method();
+      sched.speculative.adaptive = false;
+    }
+    loop_ = std::make_unique<EngineLoop>(*model_, &tokenizer_, sched,
                                          so.maxQueue, metrics_);
     loop_->setLogRequests(false);
     server_ = std::make_unique<Server>(*loop_, info_, metrics_, so);
@@ -332,6 +338,40 @@ TEST_F(ServerTest, MalformedTrafficGets4xx) {
   ASSERT_TRUE(h);
   EXPECT_EQ(h->status, 200);
   EXPECT_TRUE(settles());
+}
+
+// A server that speculates (a draft that is the model itself: every draft
+// is accepted) counts drafts in /metrics; a request that opts out with
+// "speculative": false adds none, and both give the same greedy text.
+TEST_F(ServerTest, SpeculationIsCountedAndARequestCanOptOut) {
+  FakeModel draft(FakeModel::Options{512, 4, false, 256, 256});
+  spec::DraftProposer proposer(draft);
+  start({}, 8, {}, &proposer);
+  const std::string body =
+      R"({"prompt": "speculate", "max_tokens": 12, "temperature": 0)";
+  auto on = post("/v1/completions", body + "}");
+  ASSERT_TRUE(on);
+  ASSERT_EQ(on->status, 200) << on->body;
+  const double drafts = metric("llmc:spec_decode_num_draft_tokens_total");
+  EXPECT_GT(drafts, 0);
+  EXPECT_EQ(metric("llmc:spec_decode_num_accepted_tokens_total"), drafts);
+  auto off = post("/v1/completions", body + R"(, "speculative": false})");
+  ASSERT_TRUE(off);
+  ASSERT_EQ(off->status, 200) << off->body;
+  EXPECT_EQ(metric("llmc:spec_decode_num_draft_tokens_total"), drafts);
+  EXPECT_EQ(json::parse(on->body)["choices"][0]["text"],
+            json::parse(off->body)["choices"][0]["text"]);
+  auto bad = post("/v1/completions", body + R"(, "speculative": 3})");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_THAT(bad->body, HasSubstr("speculative"));
+  ASSERT_TRUE(settles());
+  server_->shutdown();
+  listener_.join();
+  loop_->stop();
+  server_.reset();
+  model_->checkIdle();
+  draft.checkIdle();
 }
 
 TEST_F(ServerTest, ApiKey) {
