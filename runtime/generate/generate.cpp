@@ -136,17 +136,22 @@ generateOn(Engine &engine, const tok::Tokenizer *tokenizer, int32_t seq,
       rows.resize(fed.size() * logits.size());
       engine.step(std::span<const StepWork>(&w, 1), rows.data());
       auto t2 = RequestClock::Clock::now();
-      const int64_t keep = spec->settle(request, rows);
-      engine.truncate(seq, before + keep);
       spec->addProposeSeconds(std::chrono::duration<double>(t1 - t0).count());
-      spec->addVerifySeconds(std::chrono::duration<double>(t2 - t1).count());
+      const int64_t keep = spec->settle(
+          request, rows, std::chrono::duration<double>(t2 - t1).count());
+      engine.truncate(seq, before + keep);
       emit();
     }
     if (request.finished())
       break;
     next = request.outputIds().back();
+    const auto t0 = RequestClock::Clock::now();
     engine.decode(std::span<const int32_t>(&seq, 1),
                   std::span<const int32_t>(&next, 1), logits.data());
+    if (spec)
+      spec->plainStep(std::chrono::duration<double>(
+                          RequestClock::Clock::now() - t0)
+                          .count());
   }
   if (request.outputIds().empty() && tracing) {
     // --max-new-tokens 0: the prefill still happened; report it.

@@ -188,8 +188,13 @@ bool Throttle::active() {
   return true;
 }
 
-void Throttle::record(int32_t proposed, int32_t accepted) {
-  window_.emplace_back(proposed, accepted);
+void Throttle::plainStep(double seconds) {
+  plainSeconds_ =
+      plainSeconds_ > 0 ? 0.8 * plainSeconds_ + 0.2 * seconds : seconds;
+}
+
+void Throttle::record(int32_t proposed, int32_t accepted, double seconds) {
+  window_.push_back({proposed, accepted, seconds});
   if (window_.size() > static_cast<size_t>(kWindow))
     window_.erase(window_.begin());
   // Right after a pause two verifications decide whether to go on, so a
@@ -198,11 +203,20 @@ void Throttle::record(int32_t proposed, int32_t accepted) {
   if (window_.size() < judge)
     return;
   int64_t p = 0, a = 0;
-  for (const auto &[wp, wa] : window_) {
-    p += wp;
-    a += wa;
+  double t = 0;
+  for (const Try &w : window_) {
+    p += w.proposed;
+    a += w.accepted;
+    t += w.seconds;
   }
-  if (static_cast<double>(a) < kBreakEven * static_cast<double>(p)) {
+  // Tokens per second speculating (each verification yields its accepted
+  // drafts and the target's token) against plain decoding's.
+  const double tokens = static_cast<double>(a) + static_cast<double>(window_.size());
+  const bool pays = plainSeconds_ > 0 && t > 0
+                        ? tokens / t >= 1.0 / plainSeconds_
+                        : static_cast<double>(a) >=
+                              kBreakEven * static_cast<double>(p);
+  if (!pays) {
     pause_ = nextPause_;
     nextPause_ = std::min(2 * nextPause_, kMaxPause);
     window_.clear();
@@ -246,6 +260,7 @@ Proposal *SpecSequence::want(const RequestState &state,
   proposal_.sampling = &state.options().sampling;
   proposal_.tokens.clear();
   proposal_.q.clear();
+  proposeSeconds_ = 0;
   fed_.push_back(context.back());
   return &proposal_;
 }
@@ -267,8 +282,8 @@ void SpecSequence::shrink(size_t n) {
   fed_.resize(std::min(fed_.size(), n + 1));
 }
 
-int64_t SpecSequence::settle(RequestState &state,
-                             std::span<const float> rows) {
+int64_t SpecSequence::settle(RequestState &state, std::span<const float> rows,
+                             double seconds) {
   const std::span<const int32_t> drafts(proposal_.tokens);
   Verdict v = verify(state, rows, drafts, proposal_.q);
   const size_t V = rows.size() / (drafts.size() + 1);
@@ -281,8 +296,13 @@ int64_t SpecSequence::settle(RequestState &state,
     ++stats_.verifySteps;
     stats_.proposed += static_cast<int64_t>(drafts.size());
     stats_.accepted += v.accepted;
-    throttle_.record(static_cast<int32_t>(drafts.size()), v.accepted);
+    stats_.verifySeconds += seconds;
+    throttle_.record(static_cast<int32_t>(drafts.size()), v.accepted,
+                     seconds + proposeSeconds_);
+  } else {
+    throttle_.plainStep(seconds);
   }
+  proposeSeconds_ = 0;
   proposal_.tokens.clear();
   proposal_.q.clear();
   fed_.clear();

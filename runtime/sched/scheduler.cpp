@@ -510,8 +510,7 @@ int64_t Scheduler::step() {
       row += static_cast<size_t>(plan[i].n);
       touched.insert(&g);
       const int64_t proposed = plan[i].n - 1;
-      const int64_t keep = s.spec->settle(*s.request, rows);
-      s.spec->addVerifySeconds(stepSeconds);
+      const int64_t keep = s.spec->settle(*s.request, rows, stepSeconds);
       s.computed += keep;
       engine_.kv().truncate(s.kv, s.computed);
       counters_.specDraftTokens += proposed;
@@ -522,6 +521,9 @@ int64_t Scheduler::step() {
     g.seqs[plan[i].seq].computed += plan[i].n;
     if (!work[i].logitRows)
       continue;
+    // A speculating sample's plain decode step: the break-even's baseline.
+    if (Seq &s = g.seqs[plan[i].seq]; s.spec && plan[i].n == 1)
+      s.spec->plainStep(stepSeconds);
     std::span<const float> logits(logits_.data() + row * V, V);
     ++row;
     touched.insert(&g);

@@ -203,17 +203,18 @@ TEST(Ngram, ProposesWhatFollowedTheMostRecentMatch) {
 
 TEST(Throttle, PausesBelowBreakEvenAndTriesAgain) {
   spec::Throttle t;
+  // No plain step timed yet: the acceptance rate decides.
   for (int i = 0; i < spec::Throttle::kWindow; ++i) {
     EXPECT_TRUE(t.active());
-    t.record(4, 0);
+    t.record(4, 0, 1.0);
   }
   int paused = 0;
   while (!t.active())
     ++paused;
   EXPECT_EQ(paused, spec::Throttle::kFirstPause);
   // Back from the pause, two failed tries pause it again, twice as long.
-  t.record(4, 0);
-  t.record(4, 0);
+  t.record(4, 0, 1.0);
+  t.record(4, 0, 1.0);
   paused = 0;
   while (!t.active())
     ++paused;
@@ -221,8 +222,27 @@ TEST(Throttle, PausesBelowBreakEvenAndTriesAgain) {
   // Good acceptance keeps it on.
   for (int i = 0; i < 3 * spec::Throttle::kWindow; ++i) {
     EXPECT_TRUE(t.active());
-    t.record(4, 3);
+    t.record(4, 3, 1.0);
   }
+}
+
+TEST(Throttle, ComparesWithThePlainStepsSpeed) {
+  // Plain steps take 1 s; a verification of 1.5 s that accepts one draft
+  // yields 2 tokens: 1.33 tokens/s, it pays.
+  spec::Throttle t;
+  t.plainStep(1.0);
+  for (int i = 0; i < 3 * spec::Throttle::kWindow; ++i) {
+    EXPECT_TRUE(t.active());
+    t.record(4, 1, 1.5);
+  }
+  // Accepting one draft in two steps of 1.6 s: 1.5 tokens per 1.6 s does
+  // not pay, although a quarter of the drafts (above kBreakEven) is
+  // accepted: the measured speed decides.
+  spec::Throttle u;
+  u.plainStep(1.0);
+  for (int i = 0; i < spec::Throttle::kWindow; ++i)
+    u.record(2, i % 2, 1.6);
+  EXPECT_FALSE(u.active());
 }
 
 TEST(Options, BadValuesNameTheFlag) {

@@ -165,11 +165,14 @@ Verdict verify(RequestState &state, std::span<const float> rows,
 int32_t acceptOrResample(const TokenProbs &p, const TokenProbs *q, int32_t x,
                          sample::Rng &rng, bool &accepted);
 
-/// The adaptive switch: over its last kWindow verifications a sequence
-/// must accept at least kBreakEven of what it proposed, or it stops
-/// proposing for a pause that doubles each time it fails again (from
-/// kFirstPause decode steps), then tries again. docs/speculative.md gives
-/// the measurement behind kBreakEven.
+/// The adaptive switch. Over its last kWindow verifications a sequence
+/// must produce tokens at least as fast as its plain decode steps did (the
+/// break-even measured as it runs: tokens per second of its verify steps,
+/// proposing included, against its plain steps'); before any plain step is
+/// timed, it must accept kBreakEven of what it proposes (measured on CPU:
+/// docs/speculative.md). Below that it stops proposing for a pause that
+/// doubles each time it fails again (from kFirstPause decode steps), then
+/// tries again, judging after two verifications.
 class Throttle {
 public:
   static constexpr int32_t kWindow = 8;
@@ -177,10 +180,18 @@ public:
   static constexpr int32_t kFirstPause = 16, kMaxPause = 1024;
   /// Whether this decode step may speculate (a paused step counts down).
   bool active();
-  void record(int32_t proposed, int32_t accepted);
+  /// A verification: drafts proposed and accepted, and the time it took.
+  void record(int32_t proposed, int32_t accepted, double seconds);
+  /// A decode step without drafts took `seconds`.
+  void plainStep(double seconds);
 
 private:
-  std::vector<std::pair<int32_t, int32_t>> window_;
+  struct Try {
+    int32_t proposed, accepted;
+    double seconds;
+  };
+  std::vector<Try> window_;
+  double plainSeconds_ = 0; // a moving average; 0 until one is timed
   int32_t pause_ = 0, nextPause_ = kFirstPause;
   bool probing_ = false; // just back from a pause
 };
@@ -189,7 +200,7 @@ private:
 ///   Proposal *p = s.want(state, context, room);   // null: plain decode
 ///   proposer.propose({p, ...});                    // batched
 ///   feed s.fed() (its last token + the drafts), logits for every row
-///   int64_t keep = s.settle(state, rows);          // tokens pushed
+///   int64_t keep = s.settle(state, rows, seconds);  // tokens pushed
 ///   truncate the KV cache to (its length before the step) + keep
 class SpecSequence {
 public:
@@ -210,25 +221,33 @@ public:
   /// Keeps at most n drafts (the step had no room for more).
   void shrink(size_t n);
   bool hasDrafts() const { return !proposal_.tokens.empty(); }
-  /// After the step: `rows` has fed().size() rows of the target's logits.
-  /// Pushes the verdict's tokens into `state` (up to where it finishes),
-  /// with their log-probabilities when it wants them; returns how many of
-  /// the fed tokens the KV cache keeps (1 + the accepted drafts).
-  int64_t settle(RequestState &state, std::span<const float> rows);
+  /// After the step (`seconds` long): `rows` has fed().size() rows of the
+  /// target's logits. Pushes the verdict's tokens into `state` (up to where
+  /// it finishes), with their log-probabilities when it wants them; returns
+  /// how many of the fed tokens the KV cache keeps (1 + the accepted
+  /// drafts).
+  int64_t settle(RequestState &state, std::span<const float> rows,
+                 double seconds);
+  /// The sequence ran a decode step without drafts, `seconds` long.
+  void plainStep(double seconds) { throttle_.plainStep(seconds); }
   /// The proposer's state for this sequence is gone (preemption).
   void forget();
 
   const SpecStats &stats() const { return stats_; }
   /// The tokens the last settle() pushed.
   const std::vector<int32_t> &pushed() const { return pushed_; }
-  void addProposeSeconds(double s) { stats_.proposeSeconds += s; }
-  void addVerifySeconds(double s) { stats_.verifySeconds += s; }
+  /// Time spent proposing for this step (counted into the next settle).
+  void addProposeSeconds(double s) {
+    stats_.proposeSeconds += s;
+    proposeSeconds_ += s;
+  }
 
 private:
   Proposer &proposer_;
   SpeculativeOptions options_;
   Proposal proposal_;
   std::vector<int32_t> fed_, pushed_;
+  double proposeSeconds_ = 0; // of the proposal being verified
   Throttle throttle_;
   SpecStats stats_;
 };
