@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Speculative decoding against plain decoding, batch 1, in the same run (A B A B, medians):
-#   copy    the ~110M bench model (run_bench.sh small's int4 plan) on a prompt whose greedy
-#           continuation repeats itself (random weights fall into loops: a copying workload),
-#           --speculative ngram
-#   none    the same model sampling at temperature 1: prompt lookup finds matches but almost
-#           none is accepted (the adaptive switch must keep this within a few % of plain)
+#   copy    the ~110M bench model (run_bench.sh small's bf16 and int4 plans) on a prompt whose
+#           greedy continuation repeats itself (random weights fall into loops: a copying
+#           workload), --speculative ngram
+#   none    the int4 plan with an unrelated draft (run_bench.sh's random "tiny" model: the same
+#           GPT-2 vocabulary, other weights): drafts every step, none accepted, so the adaptive
+#           switch must keep the cost of trying small
 #   draft   the bundled model with its draft (test/data/models/fortune-llama-draft), greedy and
 #           sampled, on the README's prompt
 # Usage: bench/e2e/spec_bench.sh   (run bench/e2e/run_bench.sh small first for the 110M plan)
@@ -17,9 +18,15 @@ BUILD=${LLMC_BUILD_DIR:-$repo/build}
 REPS=${REPS:-5} GEN=${GEN:-256} K=${K:-4}
 LLMC=$BUILD/bin/llmc
 SMALL=$W/plans/small-int4.plan
-[ -f "$SMALL" ] || { echo "no $SMALL: run bench/e2e/run_bench.sh small first" >&2; exit 1; }
+for f in "$SMALL" "$W/plans/small-bf16.plan"; do
+  [ -f "$f" ] || { echo "no $f: run bench/e2e/run_bench.sh small first" >&2; exit 1; }
+done
 mkdir -p "$W/plans" "$W/results-spec"
 R=$W/results-spec
+P=${LLMC_PEER_DIR:-$W/peer}
+[ -d "$P/models/tiny-hf" ] || LLMC_PEER_DIR=$P bash "$here/peers/setup.sh" tiny >&2
+[ -f "$W/plans/tiny-int4.plan" ] ||
+  "$LLMC" compile "$P/models/tiny-hf" -o "$W/plans/tiny-int4.plan" --quant int4 --quiet
 for m in fortune-llama fortune-llama-draft; do
   [ -f "$W/plans/$m.plan" ] && [ "$W/plans/$m.plan" -nt "$LLMC" ] ||
     "$LLMC" compile "$repo/test/data/models/$m" -o "$W/plans/$m.plan" --target cpu --quiet
@@ -67,10 +74,13 @@ PY
 
 echo "| workload | plain decode tok/s | speculative decode tok/s | ratio | drafts accepted |"
 echo "|---|---|---|---|---|"
+compare "copy (110M bf16, ngram k=$K)" "$W/plans/small-bf16.plan" --prompt-ids "$ids" \
+  --max-new-tokens "$GEN" -- --speculative ngram --num-speculative-tokens "$K"
 compare "copy (110M int4, ngram k=$K)" "$SMALL" --prompt-ids "$ids" --max-new-tokens "$GEN" -- \
   --speculative ngram --num-speculative-tokens "$K"
-compare "none (110M int4, T=1, ngram k=$K)" "$SMALL" --prompt-ids "$ids" --max-new-tokens "$GEN" \
-  --temperature 1 --seed 3 -- --speculative ngram --num-speculative-tokens "$K"
+compare "none (110M int4, unrelated draft, k=$K)" "$SMALL" --prompt-ids "$ids" \
+  --max-new-tokens "$GEN" -- --speculative draft --draft "$W/plans/tiny-int4.plan" \
+  --num-speculative-tokens "$K"
 compare "draft, greedy (bundled + its draft, k=$K)" "$W/plans/fortune-llama.plan" \
   --prompt "A journey of a thousand miles" --max-new-tokens "$GEN" -- \
   --speculative draft --draft "$W/plans/fortune-llama-draft.plan" --num-speculative-tokens "$K"

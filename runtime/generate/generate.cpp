@@ -5,6 +5,7 @@
 #include "llmc/support/memory.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace llmc {
 
@@ -99,6 +100,12 @@ generateOn(Engine &engine, const tok::Tokenizer *tokenizer, int32_t seq,
     trace.fedIds.assign(fresh.begin(), fresh.end());
     trace.fedText = textOf(trace.fedIds);
   }
+  using Clock = RequestClock::Clock;
+  auto seconds = [](Clock::time_point since) {
+    return std::chrono::duration<double>(Clock::now() - since).count();
+  };
+  // A plain decode step runs from its decode to its token's sampling.
+  std::optional<Clock::time_point> plainStart;
   while (!request.finished()) {
     int32_t next;
     if (tracing) {
@@ -117,9 +124,12 @@ generateOn(Engine &engine, const tok::Tokenizer *tokenizer, int32_t seq,
       next = request.accept(logits);
     }
     emit();
+    if (spec && plainStart)
+      spec->finishStep(seconds(*plainStart));
     if (request.finished())
       break;
     while (spec && !request.finished()) {
+      const auto t0 = Clock::now();
       context = prompt;
       context.insert(context.end(), request.outputIds().begin(),
                      request.outputIds().end());
@@ -128,30 +138,24 @@ generateOn(Engine &engine, const tok::Tokenizer *tokenizer, int32_t seq,
           spec->want(request, context, engine.contextLength() - before - 1);
       if (!p)
         break;
-      auto t0 = RequestClock::Clock::now();
       options.proposer->propose(std::span<spec::Proposal *const>(&p, 1));
-      auto t1 = RequestClock::Clock::now();
+      spec->addProposeSeconds(seconds(t0));
+      const auto t1 = Clock::now();
       const std::span<const int32_t> fed = spec->fed();
       StepWork w{seq, fed, static_cast<int32_t>(fed.size())};
       rows.resize(fed.size() * logits.size());
       engine.step(std::span<const StepWork>(&w, 1), rows.data());
-      auto t2 = RequestClock::Clock::now();
-      spec->addProposeSeconds(std::chrono::duration<double>(t1 - t0).count());
-      const int64_t keep = spec->settle(
-          request, rows, std::chrono::duration<double>(t2 - t1).count());
+      const int64_t keep = spec->settle(request, rows, seconds(t1));
       engine.truncate(seq, before + keep);
       emit();
+      spec->finishStep(seconds(t0));
     }
     if (request.finished())
       break;
     next = request.outputIds().back();
-    const auto t0 = RequestClock::Clock::now();
+    plainStart = Clock::now();
     engine.decode(std::span<const int32_t>(&seq, 1),
                   std::span<const int32_t>(&next, 1), logits.data());
-    if (spec)
-      spec->plainStep(std::chrono::duration<double>(
-                          RequestClock::Clock::now() - t0)
-                          .count());
   }
   if (request.outputIds().empty() && tracing) {
     // --max-new-tokens 0: the prefill still happened; report it.

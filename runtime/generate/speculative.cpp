@@ -197,10 +197,10 @@ void Throttle::record(int32_t proposed, int32_t accepted, double seconds) {
   window_.push_back({proposed, accepted, seconds});
   if (window_.size() > static_cast<size_t>(kWindow))
     window_.erase(window_.begin());
-  // Right after a pause two verifications decide whether to go on, so a
-  // workload that never accepts pays little for each retry.
-  const size_t judge = probing_ ? 2 : static_cast<size_t>(kWindow);
-  if (window_.size() < judge)
+  // A full window decides, or after a pause one verification of a single
+  // draft (a cheap probe): a workload that never accepts pays a window
+  // once, then a probe per pause.
+  if (window_.size() < (probing_ ? 1u : static_cast<size_t>(kWindow)))
     return;
   int64_t p = 0, a = 0;
   double t = 0;
@@ -211,7 +211,8 @@ void Throttle::record(int32_t proposed, int32_t accepted, double seconds) {
   }
   // Tokens per second speculating (each verification yields its accepted
   // drafts and the target's token) against plain decoding's.
-  const double tokens = static_cast<double>(a) + static_cast<double>(window_.size());
+  const double tokens =
+      static_cast<double>(a) + static_cast<double>(window_.size());
   const bool pays = plainSeconds_ > 0 && t > 0
                         ? tokens / t >= 1.0 / plainSeconds_
                         : static_cast<double>(a) >=
@@ -221,11 +222,11 @@ void Throttle::record(int32_t proposed, int32_t accepted, double seconds) {
     nextPause_ = std::min(2 * nextPause_, kMaxPause);
     window_.clear();
     probing_ = true;
-  } else if (!probing_ || window_.size() >= static_cast<size_t>(kWindow)) {
-    nextPause_ = kFirstPause;
-    probing_ = false;
+  } else if (probing_) {
+    probing_ = false; // the probe paid: back to full proposals
+    window_.clear();
   } else {
-    probing_ = false;
+    nextPause_ = kFirstPause;
   }
 }
 
@@ -256,11 +257,11 @@ Proposal *SpecSequence::want(const RequestState &state,
   }
   proposal_.context = context;
   proposal_.promptLength = state.prompt().size();
-  proposal_.maxTokens = static_cast<int32_t>(k);
+  proposal_.maxTokens =
+      options_.adaptive && throttle_.probing() ? 1 : static_cast<int32_t>(k);
   proposal_.sampling = &state.options().sampling;
   proposal_.tokens.clear();
   proposal_.q.clear();
-  proposeSeconds_ = 0;
   fed_.push_back(context.back());
   return &proposal_;
 }
@@ -274,6 +275,14 @@ std::span<const int32_t> SpecSequence::fed() {
   return fed_;
 }
 
+void SpecSequence::finishStep(double seconds) {
+  if (lastProposed_ > 0)
+    throttle_.record(lastProposed_, lastAccepted_, seconds);
+  else
+    throttle_.plainStep(seconds);
+  lastProposed_ = lastAccepted_ = 0;
+}
+
 void SpecSequence::shrink(size_t n) {
   if (proposal_.tokens.size() > n)
     proposal_.tokens.resize(n);
@@ -283,7 +292,7 @@ void SpecSequence::shrink(size_t n) {
 }
 
 int64_t SpecSequence::settle(RequestState &state, std::span<const float> rows,
-                             double seconds) {
+                             double verifySeconds) {
   const std::span<const int32_t> drafts(proposal_.tokens);
   Verdict v = verify(state, rows, drafts, proposal_.q);
   const size_t V = rows.size() / (drafts.size() + 1);
@@ -292,17 +301,14 @@ int64_t SpecSequence::settle(RequestState &state, std::span<const float> rows,
     state.push(v.tokens[i], rows.subspan(i * V, V));
     pushed_.push_back(v.tokens[i]);
   }
+  lastProposed_ = static_cast<int32_t>(drafts.size());
+  lastAccepted_ = v.accepted;
   if (!drafts.empty()) {
     ++stats_.verifySteps;
     stats_.proposed += static_cast<int64_t>(drafts.size());
     stats_.accepted += v.accepted;
-    stats_.verifySeconds += seconds;
-    throttle_.record(static_cast<int32_t>(drafts.size()), v.accepted,
-                     seconds + proposeSeconds_);
-  } else {
-    throttle_.plainStep(seconds);
+    stats_.verifySeconds += verifySeconds;
   }
-  proposeSeconds_ = 0;
   proposal_.tokens.clear();
   proposal_.q.clear();
   fed_.clear();

@@ -337,6 +337,7 @@ void Scheduler::propose() {
 int64_t Scheduler::step() {
   if (idle())
     return 0;
+  const auto start = RequestClock::Clock::now();
   // 0. Drafts for the speculating samples about to decode, all at once.
   propose();
   int64_t budget = options_.maxNumBatchedTokens;
@@ -498,6 +499,7 @@ int64_t Scheduler::step() {
 
   // 4. Logits to tokens.
   std::set<Group *> touched;
+  std::vector<spec::SpecSequence *> decoded; // speculating samples' steps
   size_t row = 0;
   for (size_t i = 0; i < plan.size(); ++i) {
     Group &g = *plan[i].group;
@@ -511,6 +513,7 @@ int64_t Scheduler::step() {
       touched.insert(&g);
       const int64_t proposed = plan[i].n - 1;
       const int64_t keep = s.spec->settle(*s.request, rows, stepSeconds);
+      decoded.push_back(s.spec.get());
       s.computed += keep;
       engine_.kv().truncate(s.kv, s.computed);
       counters_.specDraftTokens += proposed;
@@ -523,7 +526,7 @@ int64_t Scheduler::step() {
       continue;
     // A speculating sample's plain decode step: the break-even's baseline.
     if (Seq &s = g.seqs[plan[i].seq]; s.spec && plan[i].n == 1)
-      s.spec->plainStep(stepSeconds);
+      decoded.push_back(s.spec.get());
     std::span<const float> logits(logits_.data() + row * V, V);
     ++row;
     touched.insert(&g);
@@ -550,6 +553,14 @@ int64_t Scheduler::step() {
     for (size_t k = first; k < last; ++k)
       sampleNext(g, k, logits);
   }
+
+  // The whole step, proposing and sampling included, is what each of them
+  // waited for.
+  const double total =
+      std::chrono::duration<double>(RequestClock::Clock::now() - start)
+          .count();
+  for (spec::SpecSequence *s : decoded)
+    s->finishStep(total);
 
   // 5. Beam groups whose every running beam has its row take a step.
   for (Group *g : touched) {

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -327,6 +328,131 @@ TEST_P(Batching, NgramAcceptsOnARepeatingPrompt) {
   }
   e->checkIdle();
 }
+
+// The bundled model with its own draft (test/data/models/fortune-llama-draft,
+// trained on the same data with the same tokenizer).
+class BundledDraft : public ::testing::TestWithParam<std::string> {
+protected:
+  void SetUp() override {
+    target_ = planFor("fortune-llama");
+    draft_ = planFor("fortune-llama-draft");
+    if (!target_ || !draft_)
+      GTEST_SKIP() << "no compiled plans of the bundled model and its draft";
+    registry_ = std::make_unique<BackendRegistry>(
+        BackendRegistry::discover({LLMC_BIN_DIR}));
+    const LoadedBackend *b = registry_->find(GetParam());
+    if (!b || !b->usable())
+      GTEST_SKIP() << "backend " << GetParam() << " is not usable here";
+  }
+
+  std::unique_ptr<Engine> engine(const Plan &plan) const {
+    EngineOptions o;
+    o.backend = GetParam();
+    o.threads = 2;
+    o.maxSequences = 64;
+    return std::make_unique<Engine>(plan, *registry_, o);
+  }
+
+  /// The first `tokens` tokens of `n` seeded samples of one prompt, batched
+  /// through the scheduler, with or without the draft.
+  std::map<std::vector<int32_t>, int64_t> samples(int64_t n, int64_t tokens,
+                                                  bool speculate) {
+    auto e = engine(*target_);
+    auto d = engine(*draft_);
+    std::map<std::vector<int32_t>, int64_t> counts;
+    {
+      spec::DraftProposer proposer(*d);
+      SchedulerOptions so{64, 512};
+      if (speculate) {
+        so.proposer = &proposer;
+        so.speculative.method = spec::Method::Draft;
+        so.speculative.numTokens = 3;
+        so.speculative.adaptive = false;
+      }
+      Scheduler s(*e, nullptr, so);
+      for (int64_t i = 0; i < n; ++i) {
+        ScheduledRequest r;
+        r.id = uint64_t(i);
+        r.prompt = {1, 377, 463, 476, 544}; // "<s> The man who has"
+        r.options.maxNewTokens = tokens;
+        r.options.sampling.temperature = 1.0f;
+        r.options.sampling.topK = 3;
+        r.options.sampling.seed = uint64_t(7000 + i);
+        r.onFinish = [&](RequestResult res) {
+          ++counts[res.outputs.at(0).outputIds];
+        };
+        s.add(std::move(r));
+      }
+      s.runToCompletion();
+    }
+    e->checkIdle();
+    d->checkIdle();
+    return counts;
+  }
+
+  const Plan *target_ = nullptr, *draft_ = nullptr;
+  std::unique_ptr<BackendRegistry> registry_;
+};
+
+TEST_P(BundledDraft, GreedyWithItsDraftIsThePlainOutput) {
+  auto e = engine(*target_);
+  auto d = engine(*draft_);
+  spec::DraftProposer proposer(*d);
+  for (const std::vector<int32_t> &prompt :
+       {std::vector<int32_t>{1, 377, 463, 476, 544, 497, 644},
+        std::vector<int32_t>{1, 600, 1200, 33, 5}}) {
+    GenerateOptions go;
+    go.maxNewTokens = 48;
+    go.sampling.temperature = 0;
+    go.eosIds = {};
+    const std::vector<int32_t> plain =
+        generate(*e, nullptr, prompt, go).outputIds;
+    go.proposer = &proposer;
+    go.speculative.method = spec::Method::Draft;
+    go.speculative.adaptive = false;
+    GenerateResult r = generate(*e, nullptr, prompt, go);
+    EXPECT_EQ(r.outputIds, plain);
+    EXPECT_GT(r.metrics.speculative.accepted, 0);
+  }
+  e->checkIdle();
+}
+
+// Sampling keeps the target's distribution: the joint distribution of the
+// first three tokens of 1500 seeded samples (top-k 3, temperature 1; the
+// last two drafted by the draft) against 1500 plain samples, chi-square
+// test of homogeneity at p = 1e-3.
+TEST_P(BundledDraft, SamplingWithItsDraftKeepsTheDistribution) {
+  if (GetParam() == "ref")
+    GTEST_SKIP() << "the rule is the backend's logits' business only: run "
+                    "on cpu (6000 samples take a minute on ref)";
+  const int64_t n = 1500;
+  auto plain = samples(n, 3, false);
+  auto spec = samples(n, 3, true);
+  std::map<std::vector<int32_t>, std::pair<int64_t, int64_t>> both;
+  for (const auto &[k, c] : plain)
+    both[k].first = c;
+  for (const auto &[k, c] : spec)
+    both[k].second = c;
+  double chi = 0;
+  int df = -1;
+  for (const auto &[k, c] : both) {
+    const double total = double(c.first + c.second);
+    if (total < 10)
+      continue;
+    const double e = total / 2;
+    chi += (double(c.first) - e) * (double(c.first) - e) / e +
+           (double(c.second) - e) * (double(c.second) - e) / e;
+    ++df;
+  }
+  ASSERT_GT(df, 3);
+  // Wilson-Hilferty: the chi-square quantile at 1 - 1e-3 (z = 3.09).
+  const double a = 2.0 / (9.0 * df);
+  const double critical = df * std::pow(1.0 - a + 3.09 * std::sqrt(a), 3);
+  EXPECT_LT(chi, critical) << "df " << df;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, BundledDraft,
+                         ::testing::Values("ref", "cpu"));
 
 INSTANTIATE_TEST_SUITE_P(Models, Batching, ::testing::ValuesIn(cases()),
                          caseName);

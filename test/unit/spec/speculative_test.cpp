@@ -201,9 +201,17 @@ TEST(Ngram, ProposesWhatFollowedTheMostRecentMatch) {
   EXPECT_EQ(p.tokens, (std::vector<int32_t>{4, 3}));
 }
 
-TEST(Throttle, PausesBelowBreakEvenAndTriesAgain) {
+/// A throttle past its first plain steps (untimed here).
+spec::Throttle warmThrottle() {
   spec::Throttle t;
-  // No plain step timed yet: the acceptance rate decides.
+  for (int i = 0; i < spec::Throttle::kPlainFirst; ++i)
+    EXPECT_FALSE(t.active());
+  return t;
+}
+
+TEST(Throttle, PausesBelowBreakEvenAndTriesAgain) {
+  spec::Throttle t = warmThrottle();
+  // No plain step timed: the acceptance rate over a window decides.
   for (int i = 0; i < spec::Throttle::kWindow; ++i) {
     EXPECT_TRUE(t.active());
     t.record(4, 0, 1.0);
@@ -212,14 +220,16 @@ TEST(Throttle, PausesBelowBreakEvenAndTriesAgain) {
   while (!t.active())
     ++paused;
   EXPECT_EQ(paused, spec::Throttle::kFirstPause);
-  // Back from the pause, two failed tries pause it again, twice as long.
-  t.record(4, 0, 1.0);
-  t.record(4, 0, 1.0);
+  // Then one probe: it fails, and the pause doubles.
+  EXPECT_TRUE(t.probing());
+  t.record(1, 0, 1.0);
   paused = 0;
   while (!t.active())
     ++paused;
   EXPECT_EQ(paused, 2 * spec::Throttle::kFirstPause);
-  // Good acceptance keeps it on.
+  // A probe that pays ends the probing; good acceptance keeps it on.
+  t.record(1, 1, 1.0);
+  EXPECT_FALSE(t.probing());
   for (int i = 0; i < 3 * spec::Throttle::kWindow; ++i) {
     EXPECT_TRUE(t.active());
     t.record(4, 3, 1.0);
@@ -229,7 +239,7 @@ TEST(Throttle, PausesBelowBreakEvenAndTriesAgain) {
 TEST(Throttle, ComparesWithThePlainStepsSpeed) {
   // Plain steps take 1 s; a verification of 1.5 s that accepts one draft
   // yields 2 tokens: 1.33 tokens/s, it pays.
-  spec::Throttle t;
+  spec::Throttle t = warmThrottle();
   t.plainStep(1.0);
   for (int i = 0; i < 3 * spec::Throttle::kWindow; ++i) {
     EXPECT_TRUE(t.active());
@@ -238,7 +248,7 @@ TEST(Throttle, ComparesWithThePlainStepsSpeed) {
   // Accepting one draft in two steps of 1.6 s: 1.5 tokens per 1.6 s does
   // not pay, although a quarter of the drafts (above kBreakEven) is
   // accepted: the measured speed decides.
-  spec::Throttle u;
+  spec::Throttle u = warmThrottle();
   u.plainStep(1.0);
   for (int i = 0; i < spec::Throttle::kWindow; ++i)
     u.record(2, i % 2, 1.6);

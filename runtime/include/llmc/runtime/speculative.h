@@ -165,21 +165,25 @@ Verdict verify(RequestState &state, std::span<const float> rows,
 int32_t acceptOrResample(const TokenProbs &p, const TokenProbs *q, int32_t x,
                          sample::Rng &rng, bool &accepted);
 
-/// The adaptive switch. Over its last kWindow verifications a sequence
-/// must produce tokens at least as fast as its plain decode steps did (the
-/// break-even measured as it runs: tokens per second of its verify steps,
-/// proposing included, against its plain steps'); before any plain step is
-/// timed, it must accept kBreakEven of what it proposes (measured on CPU:
+/// The adaptive switch. A sequence's first kPlainFirst decode steps run
+/// plain, to time them. Over its last kWindow verifications it must produce
+/// tokens at least as fast as its plain steps did (the break-even measured
+/// as it runs: tokens per second of its verify steps, proposing included,
+/// against its plain steps'); should no plain step have been timed, it must
+/// accept kBreakEven of what it proposes (measured on CPU:
 /// docs/speculative.md). Below that it stops proposing for a pause that
-/// doubles each time it fails again (from kFirstPause decode steps), then
-/// tries again, judging after two verifications.
+/// doubles each time it fails again (from kFirstPause decode steps); then a
+/// probe, one verification of a single draft, decides whether to go on.
 class Throttle {
 public:
-  static constexpr int32_t kWindow = 8;
+  static constexpr int32_t kWindow = 6;
   static constexpr double kBreakEven = 0.2;
-  static constexpr int32_t kFirstPause = 16, kMaxPause = 1024;
+  static constexpr int32_t kPlainFirst = 2;
+  static constexpr int32_t kFirstPause = 32, kMaxPause = 1024;
   /// Whether this decode step may speculate (a paused step counts down).
   bool active();
+  /// After a pause: the next verification is a probe of one draft.
+  bool probing() const { return probing_; }
   /// A verification: drafts proposed and accepted, and the time it took.
   void record(int32_t proposed, int32_t accepted, double seconds);
   /// A decode step without drafts took `seconds`.
@@ -192,8 +196,8 @@ private:
   };
   std::vector<Try> window_;
   double plainSeconds_ = 0; // a moving average; 0 until one is timed
-  int32_t pause_ = 0, nextPause_ = kFirstPause;
-  bool probing_ = false; // just back from a pause
+  int32_t pause_ = kPlainFirst, nextPause_ = kFirstPause;
+  bool probing_ = false;
 };
 
 /// One sequence's speculation, driven by whoever steps it:
@@ -202,6 +206,7 @@ private:
 ///   feed s.fed() (its last token + the drafts), logits for every row
 ///   int64_t keep = s.settle(state, rows, seconds);  // tokens pushed
 ///   truncate the KV cache to (its length before the step) + keep
+///   s.finishStep(seconds);                          // plain steps too
 class SpecSequence {
 public:
   SpecSequence(Proposer &proposer, const SpeculativeOptions &options,
@@ -221,33 +226,31 @@ public:
   /// Keeps at most n drafts (the step had no room for more).
   void shrink(size_t n);
   bool hasDrafts() const { return !proposal_.tokens.empty(); }
-  /// After the step (`seconds` long): `rows` has fed().size() rows of the
-  /// target's logits. Pushes the verdict's tokens into `state` (up to where
-  /// it finishes), with their log-probabilities when it wants them; returns
-  /// how many of the fed tokens the KV cache keeps (1 + the accepted
-  /// drafts).
+  /// After the step (the model's part `verifySeconds` long): `rows` has
+  /// fed().size() rows of the target's logits. Pushes the verdict's tokens
+  /// into `state` (up to where it finishes), with their log-probabilities
+  /// when it wants them; returns how many of the fed tokens the KV cache
+  /// keeps (1 + the accepted drafts).
   int64_t settle(RequestState &state, std::span<const float> rows,
-                 double seconds);
-  /// The sequence ran a decode step without drafts, `seconds` long.
-  void plainStep(double seconds) { throttle_.plainStep(seconds); }
+                 double verifySeconds);
+  /// The decode step of this sequence is over, `seconds` long from before
+  /// its proposal to after its tokens were pushed (a plain step when it had
+  /// no drafts): what the adaptive switch compares.
+  void finishStep(double seconds);
   /// The proposer's state for this sequence is gone (preemption).
   void forget();
 
   const SpecStats &stats() const { return stats_; }
   /// The tokens the last settle() pushed.
   const std::vector<int32_t> &pushed() const { return pushed_; }
-  /// Time spent proposing for this step (counted into the next settle).
-  void addProposeSeconds(double s) {
-    stats_.proposeSeconds += s;
-    proposeSeconds_ += s;
-  }
+  void addProposeSeconds(double s) { stats_.proposeSeconds += s; }
 
 private:
   Proposer &proposer_;
   SpeculativeOptions options_;
   Proposal proposal_;
   std::vector<int32_t> fed_, pushed_;
-  double proposeSeconds_ = 0; // of the proposal being verified
+  int32_t lastProposed_ = 0, lastAccepted_ = 0; // of the settled step
   Throttle throttle_;
   SpecStats stats_;
 };
