@@ -197,11 +197,10 @@ void Throttle::record(int32_t proposed, int32_t accepted, double seconds) {
   window_.push_back({proposed, accepted, seconds});
   if (window_.size() > static_cast<size_t>(kWindow))
     window_.erase(window_.begin());
-  // A full window decides, or after a pause one verification of a single
-  // draft (a cheap probe): a workload that never accepts pays a window
-  // once, then a probe per pause.
-  if (window_.size() < (probing_ ? 1u : static_cast<size_t>(kWindow)))
-    return;
+  // A full window decides; so do two verifications that accepted nothing,
+  // and after a pause one verification of a single draft (a cheap probe):
+  // a workload that never accepts pays two verifications once, then a probe
+  // per pause.
   int64_t p = 0, a = 0;
   double t = 0;
   for (const Try &w : window_) {
@@ -209,6 +208,9 @@ void Throttle::record(int32_t proposed, int32_t accepted, double seconds) {
     a += w.accepted;
     t += w.seconds;
   }
+  const size_t judge = probing_ ? 1 : a == 0 ? 2 : size_t(kWindow);
+  if (window_.size() < judge)
+    return;
   // Tokens per second speculating (each verification yields its accepted
   // drafts and the target's token) against plain decoding's.
   const double tokens =

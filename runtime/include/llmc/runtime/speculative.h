@@ -171,9 +171,10 @@ int32_t acceptOrResample(const TokenProbs &p, const TokenProbs *q, int32_t x,
 /// as it runs: tokens per second of its verify steps, proposing included,
 /// against its plain steps'); should no plain step have been timed, it must
 /// accept kBreakEven of what it proposes (measured on CPU:
-/// docs/speculative.md). Below that it stops proposing for a pause that
-/// doubles each time it fails again (from kFirstPause decode steps); then a
-/// probe, one verification of a single draft, decides whether to go on.
+/// docs/speculative.md); two verifications that accept nothing are judged
+/// at once. Below that it stops proposing for a pause that doubles each
+/// time it fails again (from kFirstPause decode steps); then a probe, one
+/// verification of a single draft, decides whether to go on.
 class Throttle {
 public:
   static constexpr int32_t kWindow = 6;
