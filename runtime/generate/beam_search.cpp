@@ -124,11 +124,10 @@ bool better(const Candidate &a, const Candidate &b) {
 }
 
 /// The `keep` best (beam, token) pairs of one beam's row.
-void topCandidates(std::span<const float> logits,
-                   const BeamSearcher::Beam &beam, int32_t beamIndex,
-                   const std::vector<int32_t> &prompt,
+void topCandidates(std::span<const float> logits, BeamSearcher::Beam &beam,
+                   int32_t beamIndex, const std::vector<int32_t> &prompt,
                    const sample::SamplingParams &p, size_t keep,
-                   std::vector<Candidate> &out) {
+                   grammar::TokenMask &mask, std::vector<Candidate> &out) {
   std::vector<float> lp = sample::logSoftmax(logits);
   bool penalised = p.repetitionPenalty != 1.0f || p.presencePenalty != 0.0f ||
                    p.frequencyPenalty != 0.0f;
@@ -143,10 +142,16 @@ void topCandidates(std::span<const float> logits,
     for (const sample::Candidate &x : c)
       lp[static_cast<size_t>(x.id)] = x.logit;
   }
-  std::vector<Candidate> row(lp.size());
+  if (beam.matcher) {
+    beam.matcher->fillMask(mask);
+    mask.applyTo(lp);
+  }
+  std::vector<Candidate> row;
+  row.reserve(lp.size());
   for (size_t i = 0; i < lp.size(); ++i)
-    row[i] = {beam.sum + static_cast<double>(lp[i]), beamIndex,
-              static_cast<int32_t>(i)};
+    if (lp[i] != -INFINITY) // masked by the grammar
+      row.push_back({beam.sum + static_cast<double>(lp[i]), beamIndex,
+                     static_cast<int32_t>(i)});
   keep = std::min(keep, row.size());
   std::partial_sort(row.begin(),
                     row.begin() + static_cast<std::ptrdiff_t>(keep), row.end(),
@@ -180,7 +185,14 @@ BeamSearcher::BeamSearcher(BeamOptions options, std::vector<int32_t> prompt,
   maxSteps_ = budget.tokens;
   endReason_ = budget.reason;
   state_ = std::make_unique<State>(options_, std::max<int64_t>(maxSteps_, 1));
-  beams_.push_back({{}, 0.0});
+  beams_.push_back({{}, 0.0, std::nullopt});
+  if (options_.grammar) {
+    std::vector<int32_t> eos;
+    for (int64_t e : options_.eosIds)
+      eos.push_back(static_cast<int32_t>(e));
+    beams_[0].matcher.emplace(options_.grammar, std::move(eos));
+    mask_ = grammar::TokenMask(options_.grammar->vocabulary().size());
+  }
 }
 
 BeamSearcher::~BeamSearcher() = default;
@@ -202,22 +214,33 @@ BeamSearcher::step(std::span<const float> logits) {
   std::vector<Candidate> cands;
   for (size_t b = 0; b < beams_.size(); ++b)
     topCandidates(logits.subspan(b * V, V), beams_[b], static_cast<int32_t>(b),
-                  prompt_, options_.penalties, keep_, cands);
+                  prompt_, options_.penalties, keep_, mask_, cands);
   std::sort(cands.begin(), cands.end(), better);
   if (cands.size() > keep_)
     cands.resize(keep_);
+  if (cands.empty())
+    throw Error("the grammar allows no token for any beam: the vocabulary "
+                "cannot write what it requires next");
 
   std::vector<Next> next;
   std::vector<double> sums;
   for (size_t rank = 0; rank < cands.size(); ++rank) {
     const Candidate &c = cands[rank];
-    if (limits_.isEos(c.token)) {
+    // A token that completes the beam's grammar ends it like EOS does.
+    bool complete = false;
+    if (const auto &m = beams_[static_cast<size_t>(c.beam)].matcher;
+        m && !limits_.isEos(c.token)) {
+      grammar::Matcher after = *m;
+      complete = after.accept(c.token) && after.mustEnd();
+    }
+    if (limits_.isEos(c.token) || complete) {
       // HF: an EOS outside the top numBeams does not finish a hypothesis.
       if (rank >= static_cast<size_t>(B))
         continue;
       std::vector<int32_t> ids = beams_[static_cast<size_t>(c.beam)].tokens;
       ids.push_back(c.token);
-      state_->hyps.add(std::move(ids), c.sum, t, FinishReason::Eos);
+      state_->hyps.add(std::move(ids), c.sum, t,
+                       complete ? FinishReason::Stop : FinishReason::Eos);
     } else {
       next.push_back({c.beam, c.token});
       sums.push_back(c.sum);
@@ -246,6 +269,8 @@ BeamSearcher::step(std::span<const float> logits) {
     Beam child = beams_[static_cast<size_t>(next[i].parent)];
     child.tokens.push_back(next[i].token);
     child.sum = sums[i];
+    if (child.matcher && !child.matcher->accept(next[i].token))
+      throw Error("internal error: a beam took a token its grammar refuses");
     grown.push_back(std::move(child));
   }
   beams_ = std::move(grown);

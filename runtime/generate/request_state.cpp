@@ -104,6 +104,12 @@ RequestState::RequestState(RequestOptions options,
     throw Error("--stop needs a tokenizer, and this plan has none");
   if (tokenizer_)
     detok_ = std::make_unique<text::StreamDecoder>(*tokenizer_, true);
+  if (options_.grammar) {
+    std::vector<int32_t> eos;
+    for (int64_t e : options_.eosIds)
+      eos.push_back(static_cast<int32_t>(e));
+    matcher_.emplace(options_.grammar, std::move(eos));
+  }
   clock_.arrival = clock_.scheduled = clock_.firstToken = clock_.lastToken =
       arrival;
   if (options_.maxNewTokens == 0)
@@ -117,9 +123,25 @@ int32_t RequestState::accept(std::span<const float> logits,
                              int topN) {
   if (finished())
     throw Error("internal error: a token accepted after the request ended");
-  int32_t token = sampler_.sample(logits, prompt_, output_, trace, topN);
+  std::span<const float> row = matcher_ ? constrain(logits, *matcher_) : logits;
+  int32_t token = sampler_.sample(row, prompt_, output_, trace, topN);
   push(token, logits);
   return token;
+}
+
+std::span<const float> RequestState::constrain(std::span<const float> logits,
+                                               grammar::Matcher &m) {
+  if (mask_.size() != m.grammar().vocabulary().size())
+    mask_ = grammar::TokenMask(m.grammar().vocabulary().size());
+  m.fillMask(mask_);
+  if (mask_.count() == 0)
+    throw Error("the grammar allows no token after " +
+                std::to_string(output_.size()) +
+                " generated tokens: the vocabulary cannot write what it "
+                "requires next");
+  masked_.assign(logits.begin(), logits.end());
+  mask_.applyTo(masked_);
+  return masked_;
 }
 
 void RequestState::push(int32_t token, std::span<const float> logits) {
@@ -133,6 +155,9 @@ void RequestState::push(int32_t token, std::span<const float> logits) {
 void RequestState::push(int32_t token) {
   if (finished())
     throw Error("internal error: a token pushed after the request ended");
+  if (matcher_ && !matcher_->accept(token))
+    throw Error("internal error: token " + std::to_string(token) +
+                " is not allowed by the request's grammar");
   output_.push_back(token);
   clock_.token();
   const bool eos = options_.isEos(token);
@@ -148,13 +173,17 @@ void RequestState::push(int32_t token) {
     finish(FinishReason::Eos);
   else if (static_cast<int64_t>(output_.size()) >= budget_.tokens)
     finish(budget_.reason);
+  else if (matcher_ && matcher_->mustEnd())
+    finish(FinishReason::Stop);
 }
 
 void RequestState::finish(FinishReason reason) {
   if (finished())
     return;
   reason_ = reason;
-  if (detok_ && reason != FinishReason::Stop) {
+  // A stop string never gets here (push() ends it without flushing what
+  // follows the string); a complete grammar's text is flushed.
+  if (detok_) {
     auto r = stopper_.push(detok_->flush());
     emit(r.emit);
     emit(stopper_.flush());

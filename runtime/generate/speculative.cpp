@@ -1,17 +1,19 @@
-//===- speculative.cpp - The acceptance rule and one sequence's speculation ===//
+//===- speculative.cpp - The acceptance rule and one sequence's speculation
+//===//
 #include "llmc/runtime/speculative.h"
 
 #include "llmc/support/error.h"
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace llmc {
 
 double SpecStats::acceptanceRate() const {
-  return proposed > 0 ? static_cast<double>(accepted) /
-                            static_cast<double>(proposed)
-                      : 0;
+  return proposed > 0
+             ? static_cast<double>(accepted) / static_cast<double>(proposed)
+             : 0;
 }
 
 double SpecStats::meanAcceptedLength() const {
@@ -154,11 +156,21 @@ Verdict verify(RequestState &state, std::span<const float> rows,
   const bool greedy = sampler.params().greedy();
   // The penalties see the drafts accepted so far as generated tokens.
   std::vector<int32_t> history = state.outputIds();
+  // With a grammar each row is masked by the grammar's state after the
+  // drafts before it: a copy of the matcher walks the drafts.
+  std::optional<grammar::Matcher> probe;
+  if (state.matcher())
+    probe.emplace(*state.matcher());
   Verdict v;
   for (size_t i = 0; i < n; ++i) {
     std::span<const float> row = rows.subspan(i * V, V);
-    const sample::Candidates &c =
-        sampler.process(row, state.prompt(), history);
+    if (probe) {
+      // The drafts so far end the text: the request stops there.
+      if (probe->ended() || probe->mustEnd())
+        break;
+      row = state.constrain(row, *probe);
+    }
+    const sample::Candidates &c = sampler.process(row, state.prompt(), history);
     const bool last = i == drafts.size();
     int32_t t;
     bool accepted = false;
@@ -176,6 +188,9 @@ Verdict verify(RequestState &state, std::span<const float> rows,
       break;
     ++v.accepted;
     history.push_back(t);
+    if (probe && !probe->accept(t))
+      throw Error("internal error: an accepted draft is not allowed by the "
+                  "grammar");
   }
   return v;
 }
@@ -215,10 +230,10 @@ void Throttle::record(int32_t proposed, int32_t accepted, double seconds) {
   // drafts and the target's token) against plain decoding's.
   const double tokens =
       static_cast<double>(a) + static_cast<double>(window_.size());
-  const bool pays = plainSeconds_ > 0 && t > 0
-                        ? tokens / t >= 1.0 / plainSeconds_
-                        : static_cast<double>(a) >=
-                              kBreakEven * static_cast<double>(p);
+  const bool pays =
+      plainSeconds_ > 0 && t > 0
+          ? tokens / t >= 1.0 / plainSeconds_
+          : static_cast<double>(a) >= kBreakEven * static_cast<double>(p);
   if (!pays) {
     pause_ = nextPause_;
     nextPause_ = std::min(2 * nextPause_, kMaxPause);

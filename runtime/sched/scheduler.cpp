@@ -38,7 +38,7 @@ struct Seq {
   RequestState *request = nullptr; // sampling; null for a beam
   std::vector<float> row;          // a beam's logits, held for the group
   std::unique_ptr<spec::SpecSequence> spec; // a speculating sample
-  bool drafting = false; // it has a proposal for this step
+  bool drafting = false;                    // it has a proposal for this step
   bool done = false;
   int64_t pending() const {
     return done || !row.empty()
@@ -104,6 +104,8 @@ void Scheduler::add(ScheduledRequest r) {
     r.beam->validate();
     r.options.maxNewTokens = r.beam->maxNewTokens;
     r.options.eosIds = r.beam->eosIds;
+    if (!r.beam->grammar)
+      r.beam->grammar = r.options.grammar;
   }
   checkPrompt(engine_, r.prompt);
   if (!r.options.stops.empty() && !tokenizer_)
@@ -310,8 +312,8 @@ void Scheduler::propose() {
           s.pending() != 1)
         continue;
       if (!s.spec)
-        s.spec = std::make_unique<spec::SpecSequence>(
-            *options_.proposer, g->spec, nextSpecKey_++);
+        s.spec = std::make_unique<spec::SpecSequence>(*options_.proposer,
+                                                      g->spec, nextSpecKey_++);
       // Feeding the last token and k drafts must stay inside the context.
       const int64_t room =
           engine_.contextLength() - static_cast<int64_t>(s.tokens.size());
@@ -557,8 +559,7 @@ int64_t Scheduler::step() {
   // The whole step, proposing and sampling included, is what each of them
   // waited for.
   const double total =
-      std::chrono::duration<double>(RequestClock::Clock::now() - start)
-          .count();
+      std::chrono::duration<double>(RequestClock::Clock::now() - start).count();
   for (spec::SpecSequence *s : decoded)
     s->finishStep(total);
 
@@ -629,8 +630,8 @@ void Scheduler::emitTokens(Group &g, size_t index,
   e.index = static_cast<int32_t>(index);
   e.tokens.assign(tokens.begin(), tokens.end());
   if (q.options().logprobs >= 0)
-    e.logprobs.assign(q.logprobs().end() - static_cast<std::ptrdiff_t>(
-                                               tokens.size()),
+    e.logprobs.assign(q.logprobs().end() -
+                          static_cast<std::ptrdiff_t>(tokens.size()),
                       q.logprobs().end());
   e.text = q.takeText();
   if (q.finished()) {

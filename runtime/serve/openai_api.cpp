@@ -1,6 +1,8 @@
 //===- openai_api.cpp - OpenAI request and response bodies ----------------===//
 #include "llmc/runtime/openai_api.h"
 
+#include "llmc/grammar/response_format.h"
+
 #include "llmc/support/error.h"
 #include "llmc/support/utf8.h"
 
@@ -225,6 +227,40 @@ std::vector<int32_t> completionPrompt(const json &body, const ModelInfo &m,
   badField("prompt", "a string or a list of token ids", p);
 }
 
+/// The grammar of response_format or grammar; null for free text.
+std::shared_ptr<const grammar::CompiledGrammar>
+structuredOutput(const json &body, const ModelInfo &m) {
+  const bool format = has(body, "response_format"), gbnf = has(body, "grammar");
+  if (!format && !gbnf)
+    return nullptr;
+  const char *field = format ? "response_format" : "grammar";
+  if (format && gbnf)
+    throw ApiError(400, "give 'response_format' or 'grammar', not both",
+                   "grammar");
+  std::optional<grammar::GrammarSource> source;
+  try {
+    if (format) {
+      source = grammar::parseResponseFormat(body["response_format"]);
+    } else {
+      if (!body["grammar"].is_string())
+        badField("grammar", "GBNF text", body["grammar"]);
+      source =
+          grammar::GrammarSource{grammar::SourceKind::Gbnf,
+                                 body["grammar"].get<std::string>(), "grammar"};
+    }
+    if (!source)
+      return nullptr;
+    if (!m.grammars)
+      throw ApiError(400,
+                     std::string("'") + field +
+                         "' needs a tokenizer, and this model has none",
+                     field);
+    return m.grammars->get(source->kind, source->text, source->origin);
+  } catch (const Error &e) {
+    throw ApiError(400, e.what(), field);
+  }
+}
+
 } // namespace
 
 ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
@@ -355,6 +391,7 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
                    maxTokens > 0 ? maxField : what, "invalid_request_error",
                    "context_length_exceeded");
   o.maxNewTokens = maxTokens > 0 ? maxTokens : m.contextLength - P;
+  o.grammar = structuredOutput(body, m);
   return r;
 }
 

@@ -3,11 +3,12 @@
 
 #include "llmc/runtime/plan_tokenizer.h"
 #include "llmc/support/error.h"
+#include "llmc/support/mapped_file.h"
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -182,6 +183,63 @@ OpenedPlan::requireTokenizer(const std::string &why) const {
     throw Error(plan->path() + ": the plan has no tokenizer, which " + why +
                 " needs");
   return *tokenizer;
+}
+
+grammar::GrammarCache &OpenedPlan::grammars(const std::string &why) const {
+  if (!grammars_) {
+    const tok::Tokenizer &t = requireTokenizer(why);
+    grammars_ = std::make_unique<grammar::GrammarCache>(
+        std::make_shared<grammar::TokenVocabulary>(
+            t, static_cast<int32_t>(plan->config().vocabSize)));
+  }
+  return *grammars_;
+}
+
+void addGrammarFlags(CLI::App &app, GrammarFlags &flags) {
+  auto *schema = app.add_option(
+      "--json-schema", flags.jsonSchema,
+      "Structured output: the text is JSON valid under this JSON Schema file "
+      "(docs/structured-output.md lists the keywords)");
+  auto *gbnf = app.add_option("--grammar", flags.grammar,
+                              "Structured output: the text follows this GBNF "
+                              "grammar file (llama.cpp's format)");
+  auto *object = app.add_flag("--json-object", flags.jsonObject,
+                              "Structured output: the text is one JSON object "
+                              "(OpenAI's {\"type\": \"json_object\"})");
+  schema->excludes(gbnf)->excludes(object);
+  gbnf->excludes(object);
+}
+
+std::shared_ptr<const grammar::CompiledGrammar>
+makeGrammar(const GrammarFlags &flags, const OpenedPlan &opened) {
+  using grammar::SourceKind;
+  if (flags.jsonObject)
+    return opened.grammars("--json-object")
+        .get(SourceKind::JsonObject, "", "--json-object");
+  const bool schema = !flags.jsonSchema.empty();
+  const std::string &file = schema ? flags.jsonSchema : flags.grammar;
+  if (file.empty())
+    return nullptr;
+  const std::string flag = schema ? "--json-schema" : "--grammar";
+  std::string text;
+  try {
+    text = readFile(file);
+  } catch (const Error &e) {
+    throw Error(flag + ": " + e.what());
+  }
+  return opened.grammars(flag).get(
+      schema ? SourceKind::JsonSchema : SourceKind::Gbnf, text, file);
+}
+
+std::string grammarStatsText(const grammar::CompiledGrammar &g) {
+  const grammar::CompileStats s = g.stats();
+  char line[160];
+  std::snprintf(line, sizeof line,
+                "grammar           compiled in %.1f ms, %lld stack tops "
+                "precomputed, %lld uncertain tokens\n",
+                s.seconds * 1e3, static_cast<long long>(s.keys),
+                static_cast<long long>(s.uncertainTokens));
+  return line;
 }
 
 void addSpeculativeFlags(CLI::App &app, SpeculativeFlags &flags) {

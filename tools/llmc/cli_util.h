@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "llmc/grammar/grammar_cache.h"
 #include "llmc/runtime/engine.h"
 #include "llmc/runtime/sampler.h"
 #include "llmc/runtime/scheduler.h"
@@ -75,8 +76,26 @@ struct OpenedPlan {
                                  EngineOptions options = {}) const;
   /// The tokenizer, or an error naming the plan and saying `why`.
   const tok::Tokenizer &requireTokenizer(const std::string &why) const;
+  /// Compiled grammars over the tokenizer's vocabulary (the logits'
+  /// width), made on first use; an error naming `why` without a tokenizer.
+  grammar::GrammarCache &grammars(const std::string &why) const;
+
+private:
+  mutable std::unique_ptr<grammar::GrammarCache> grammars_;
 };
 OpenedPlan openPlan(const std::string &path);
+
+/// --json-schema FILE, --grammar FILE and --json-object: structured output.
+struct GrammarFlags {
+  std::string jsonSchema, grammar;
+  bool jsonObject = false;
+};
+void addGrammarFlags(CLI::App &app, GrammarFlags &flags);
+/// The grammar the flags ask for (null: none). Errors name the file.
+std::shared_ptr<const grammar::CompiledGrammar>
+makeGrammar(const GrammarFlags &flags, const OpenedPlan &opened);
+/// The --stats line of a grammar's compilation.
+std::string grammarStatsText(const grammar::CompiledGrammar &g);
 
 /// --speculative, --draft, --num-speculative-tokens, --ngram-max and
 /// --no-adaptive-speculation.

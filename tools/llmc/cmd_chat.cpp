@@ -55,6 +55,7 @@ Action addChat(CLI::App &app) {
     int64_t maxNewTokens = 256;
     EngineFlags engine;
     SpeculativeFlags spec;
+    GrammarFlags grammar;
     bool stats = false, json = false;
     sample::SamplingParams sampling;
     std::vector<std::string> stops;
@@ -70,6 +71,7 @@ Action addChat(CLI::App &app) {
   addEngineFlags(app, o->engine);
   addSamplingFlags(app, o->sampling);
   addSpeculativeFlags(app, o->spec);
+  addGrammarFlags(app, o->grammar);
   app.add_option("--stop", o->stops, "End a reply at this text (repeatable)");
   app.add_flag("--stats", o->stats,
                "Per turn: tokens prefilled vs reused from the KV cache, "
@@ -107,6 +109,7 @@ Action addChat(CLI::App &app) {
     go.sampling = o->sampling;
     go.stops = o->stops;
     go.eosIds = chatEosIds(plan->config().eosTokenIds, *tokenizer, source);
+    go.grammar = makeGrammar(o->grammar, opened); // every reply
     ChatSession chat(engine, *tokenizer, source, origin, go, o->system);
     if (o->stats)
       std::fprintf(stderr, "[stats] backend %s, context %lld, eos ids: %s\n",

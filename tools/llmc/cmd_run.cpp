@@ -15,20 +15,19 @@
 namespace llmc::cli {
 namespace {
 
-nlohmann::json statsJson(const GenerationMetrics &m,
-                         const std::string &backend,
+nlohmann::json statsJson(const GenerationMetrics &m, const std::string &backend,
                          const spec::SpeculativeOptions &spec) {
   nlohmann::json j = {{"backend", backend},
-          {"prompt_tokens", m.promptTokens},
-          {"generated_tokens", m.generatedTokens},
-          {"ttft_ms", m.ttftSeconds * 1e3},
-          {"tpot_ms", m.tpotSeconds * 1e3},
-          {"prefill_tokens_per_s", m.prefillTokensPerSecond},
-          {"decode_tokens_per_s", m.decodeTokensPerSecond},
-          {"peak_rss_bytes", m.peakRssBytes},
-          {"kv_bytes_per_token", m.kvBytesPerToken},
-          {"kv_bytes_used", m.kvBytesUsed},
-          {"dropped_prompt_tokens", m.droppedPromptTokens}};
+                      {"prompt_tokens", m.promptTokens},
+                      {"generated_tokens", m.generatedTokens},
+                      {"ttft_ms", m.ttftSeconds * 1e3},
+                      {"tpot_ms", m.tpotSeconds * 1e3},
+                      {"prefill_tokens_per_s", m.prefillTokensPerSecond},
+                      {"decode_tokens_per_s", m.decodeTokensPerSecond},
+                      {"peak_rss_bytes", m.peakRssBytes},
+                      {"kv_bytes_per_token", m.kvBytesPerToken},
+                      {"kv_bytes_used", m.kvBytesUsed},
+                      {"dropped_prompt_tokens", m.droppedPromptTokens}};
   if (spec.enabled())
     j["speculative"] = speculativeStatsJson(m.speculative, spec);
   return j;
@@ -83,6 +82,7 @@ struct ManyRun {
   std::vector<int64_t> eosIds;
   bool json, stats;
   const Speculation &spec;
+  std::shared_ptr<const grammar::CompiledGrammar> grammar;
 };
 
 int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
@@ -104,6 +104,7 @@ int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
     go.eosIds = r.eosIds;
     go.proposer = r.spec.get();
     go.speculative = r.spec.options;
+    go.grammar = r.grammar;
     auto results = generateN(engine, tokenizer, r.prompt, go, m.n);
     for (const GenerateResult &g : results)
       outputs.push_back({{"output_ids", g.outputIds},
@@ -126,6 +127,7 @@ int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
     bo.maxNewTokens = r.maxNewTokens;
     bo.eosIds = r.eosIds;
     bo.penalties = r.sampling;
+    bo.grammar = r.grammar;
     BeamResult b = beamSearch(engine, tokenizer, r.prompt, bo);
     for (const BeamHypothesis &h : b.hypotheses)
       outputs.push_back({{"output_ids", h.outputIds},
@@ -136,13 +138,13 @@ int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
     metrics = b.metrics;
   }
   if (r.json) {
-    nlohmann::json j = {{"prompt_ids", r.prompt},
-                        {"output_ids", outputs[0]["output_ids"]},
-                        {"text", outputs[0]["text"]},
-                        {"finish_reason", outputs[0]["finish_reason"]},
-                        {"outputs", outputs},
-                        {"stats", statsJson(metrics, engine.backendName(),
-                                            r.spec.options)}};
+    nlohmann::json j = {
+        {"prompt_ids", r.prompt},
+        {"output_ids", outputs[0]["output_ids"]},
+        {"text", outputs[0]["text"]},
+        {"finish_reason", outputs[0]["finish_reason"]},
+        {"outputs", outputs},
+        {"stats", statsJson(metrics, engine.backendName(), r.spec.options)}};
     std::printf("%s\n", j.dump().c_str());
   } else {
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -160,8 +162,11 @@ int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
       std::printf(")\n%s\n", body.c_str());
     }
   }
-  if (r.stats)
+  if (r.stats) {
     printStats(metrics, engine, r.spec.options);
+    if (r.grammar)
+      std::fputs(grammarStatsText(*r.grammar).c_str(), stderr);
+  }
   return 0;
 }
 
@@ -175,6 +180,7 @@ Action addRun(CLI::App &app) {
     EngineFlags engine;
     ServingFlags serving;
     SpeculativeFlags spec;
+    GrammarFlags grammar;
     bool json = false, stats = false, ignoreEos = false;
     sample::SamplingParams sampling;
     std::vector<std::string> stops;
@@ -192,7 +198,8 @@ Action addRun(CLI::App &app) {
       "object per line with \"prompt\" or \"prompt_ids\" and optionally "
       "max_new_tokens, temperature, top_k, top_p, min_p, "
       "repetition_penalty, presence_penalty, frequency_penalty, seed, stop, "
-      "ignore_eos (the flags give the defaults)");
+      "ignore_eos, response_format (OpenAI's), grammar (GBNF text) (the "
+      "flags give the defaults)");
   file->excludes(text)->excludes(ids);
   app.add_option("--max-new-tokens", o->maxNewTokens,
                  "Tokens to generate at most");
@@ -200,6 +207,7 @@ Action addRun(CLI::App &app) {
   addSamplingFlags(app, o->sampling);
   addServingFlags(app, o->serving);
   addSpeculativeFlags(app, o->spec);
+  addGrammarFlags(app, o->grammar);
   app.add_option("--stop", o->stops,
                  "Stop when this text appears (repeatable)");
   app.add_flag("--ignore-eos", o->ignoreEos, "Do not stop at EOS tokens");
@@ -244,7 +252,8 @@ Action addRun(CLI::App &app) {
           throw Error(std::string(flag) + " is not supported with "
                                           "--prompts-file");
       OpenedPlan opened = openPlan(o->plan);
-      BatchDefaults d{o->maxNewTokens, o->sampling, o->stops, o->ignoreEos};
+      BatchDefaults d{o->maxNewTokens, o->sampling, o->stops, o->ignoreEos,
+                      makeGrammar(o->grammar, opened)};
       return runPromptsFile(o->promptsFile, opened, o->engine, o->serving,
                             o->spec, d, o->json, o->stats);
     }
@@ -258,6 +267,7 @@ Action addRun(CLI::App &app) {
     OpenedPlan opened = openPlan(o->plan);
     const Plan *plan = opened.plan.get();
     const tok::Tokenizer *tokenizer = opened.tokenizer.get();
+    const auto grammar = makeGrammar(o->grammar, opened);
     std::vector<int32_t> prompt;
     if (!o->promptIds.empty()) {
       prompt = parseIds(o->promptIds, "--prompt-ids");
@@ -281,8 +291,8 @@ Action addRun(CLI::App &app) {
                     "--num-beams or --n");
       eo.maxSequences = std::max({1, many->beams, many->n});
       std::unique_ptr<Engine> engine = opened.engine(o->engine, eo);
-      Speculation spec = makeSpeculation(o->spec, opened, *engine, o->engine,
-                                         eo.maxSequences);
+      Speculation spec =
+          makeSpeculation(o->spec, opened, *engine, o->engine, eo.maxSequences);
       ManyRun r{prompt,
                 o->maxNewTokens,
                 o->sampling,
@@ -291,7 +301,8 @@ Action addRun(CLI::App &app) {
                              : plan->config().eosTokenIds,
                 o->json,
                 o->stats,
-                spec};
+                spec,
+                grammar};
       return runMany(*many, r, *engine, tokenizer);
     }
     std::unique_ptr<Engine> enginePtr = opened.engine(o->engine, eo);
@@ -309,6 +320,7 @@ Action addRun(CLI::App &app) {
     go.truncateLeft = o->truncate == "left";
     go.proposer = spec.get();
     go.speculative = spec.options;
+    go.grammar = grammar;
     const bool explain = !o->explain.empty();
     const bool explainJson = o->explain == "json";
     if (explain)
@@ -355,8 +367,11 @@ Action addRun(CLI::App &app) {
         std::printf("output ids: %s\n", s.c_str());
       }
     }
-    if (o->stats)
+    if (o->stats) {
       printStats(r.metrics, engine, spec.options);
+      if (grammar)
+        std::fputs(grammarStatsText(*grammar).c_str(), stderr);
+    }
     return 0;
   };
 }

@@ -112,6 +112,8 @@ Action addServe(CLI::App &app) {
     model.chatEosIds = chat ? chat->eosIds(model.eosIds) : model.eosIds;
     model.tokenizer = opened.tokenizer.get();
     model.chatTemplate = chat.get();
+    if (opened.tokenizer)
+      model.grammars = &opened.grammars("response_format");
 
     ServeMetrics metrics(model.name);
     EngineLoop loop(*engine, opened.tokenizer.get(), so, o->server.maxQueue,

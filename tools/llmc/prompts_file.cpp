@@ -10,6 +10,8 @@
 #include "llmc/support/error.h"
 #include "llmc/support/mapped_file.h"
 
+#include "llmc/grammar/response_format.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -21,7 +23,7 @@
 namespace llmc::cli {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 const char *typeName(const json &v) {
   switch (v.type()) {
@@ -96,7 +98,9 @@ ScheduledRequest parseLine(const std::string &text, const OpenedPlan &opened,
                                 "frequency_penalty",
                                 "seed",
                                 "stop",
-                                "ignore_eos"};
+                                "ignore_eos",
+                                "response_format",
+                                "grammar"};
   for (const auto &[key, value] : line.items())
     if (std::find_if(std::begin(known), std::end(known), [&](const char *k) {
           return key == k;
@@ -161,6 +165,22 @@ ScheduledRequest parseLine(const std::string &text, const OpenedPlan &opened,
   }
   if (!ignoreEos)
     o.eosIds = opened.plan->config().eosTokenIds;
+  o.grammar = d.grammar;
+  if (line.contains("response_format") && line.contains("grammar"))
+    throw Error("give \"response_format\" or \"grammar\", not both");
+  if (line.contains("response_format")) {
+    auto source = grammar::parseResponseFormat(line["response_format"]);
+    o.grammar = source ? opened.grammars("\"response_format\"")
+                             .get(source->kind, source->text, source->origin)
+                       : nullptr;
+  }
+  if (line.contains("grammar")) {
+    if (!line["grammar"].is_string())
+      bad("grammar", "GBNF text", line["grammar"]);
+    o.grammar = opened.grammars("\"grammar\"")
+                    .get(grammar::SourceKind::Gbnf,
+                         line["grammar"].get<std::string>(), "grammar");
+  }
   o.validate(sample::ParamNames::Json);
   return r;
 }
@@ -192,8 +212,8 @@ int runPromptsFile(const std::string &file, const OpenedPlan &opened,
   SchedulerOptions so = serving.schedulerOptions();
   std::unique_ptr<Engine> engine =
       opened.engine(engineFlags, serving.engineOptions());
-  Speculation spec = makeSpeculation(specFlags, opened, *engine, engineFlags,
-                                     so.maxNumSeqs);
+  Speculation spec =
+      makeSpeculation(specFlags, opened, *engine, engineFlags, so.maxNumSeqs);
   so.proposer = spec.get();
   so.speculative = spec.options;
   Scheduler scheduler(*engine, opened.tokenizer.get(), so);
@@ -314,8 +334,7 @@ int runPromptsFile(const std::string &file, const OpenedPlan &opened,
         static_cast<double>(engine->kvPoolBytes()) / (1 << 20),
         engine->kvPoolOrigin().c_str());
     if (spec.options.enabled())
-      std::fputs(speculativeStatsText(specTotal, spec.options).c_str(),
-                 stderr);
+      std::fputs(speculativeStatsText(specTotal, spec.options).c_str(), stderr);
   }
   return failed ? 1 : 0;
 }

@@ -109,6 +109,41 @@ check('an invalid parameter is a BadRequestError naming it', async () => {
     (err) => err instanceof OpenAI.NotFoundError);
 });
 
+check('response_format json_schema: the content is JSON of the schema, streamed or not', async () => {
+  const schema = {
+    type: 'object',
+    properties: { fortune: { type: 'string', maxLength: 24 }, lucky: { type: 'integer' },
+                  mood: { enum: ['good', 'bad'] } },
+    required: ['fortune', 'lucky', 'mood'], additionalProperties: false,
+  };
+  const req = { ...chatReq, max_tokens: 200, response_format: { type: 'json_schema', json_schema: { name: 'fortune', schema, strict: true } } };
+  for (const temperature of [0, 1]) {
+    const r = await client.chat.completions.create({ ...req, temperature, seed: 3 });
+    assert.equal(r.choices[0].finish_reason, 'stop', r.choices[0].message.content);
+    const v = JSON.parse(r.choices[0].message.content);
+    assert.deepEqual(Object.keys(v), ['fortune', 'lucky', 'mood']);
+    assert.ok(Number.isInteger(v.lucky) && ['good', 'bad'].includes(v.mood));
+    const stream = await client.chat.completions.create({ ...req, temperature, seed: 3, stream: true });
+    let text = '';
+    for await (const chunk of stream) for (const c of chunk.choices) if (c.delta.content) text += c.delta.content;
+    assert.equal(text, r.choices[0].message.content);
+  }
+  const o = await client.completions.create({ model, prompt: 'JSON:', max_tokens: 200, temperature: 1, seed: 9, response_format: { type: 'json_object' } });
+  const parsed = JSON.parse(o.choices[0].text);
+  assert.equal(typeof parsed, 'object');
+  assert.ok(!Array.isArray(parsed) && parsed !== null);
+});
+
+check('an unsupported schema keyword is a BadRequestError naming it', async () => {
+  const schema = { type: 'object', properties: { n: { type: 'number', multipleOf: 3 } } };
+  await assert.rejects(
+    client.chat.completions.create({ ...chatReq, response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } }),
+    (e) => e.status === 400 && /multipleOf/.test(e.message) && e.param === 'response_format');
+  await assert.rejects(
+    client.chat.completions.create({ ...chatReq, response_format: { type: 'xml' } }),
+    (e) => e.status === 400 && /response_format.type/.test(e.message));
+});
+
 check('32 concurrent streams equal the same requests sent alone; nothing left running', async () => {
   const req = (i) => ({ model, prompt: `Fortune number ${i}:`, max_tokens: 10 + (i % 5), temperature: 0, stream: true });
   const collect = async (i) => {

@@ -47,6 +47,7 @@
 #include "llmc/runtime/generate.h"
 
 #include <memory>
+#include <optional>
 
 #include <cstdint>
 #include <string>
@@ -75,6 +76,11 @@ struct BeamOptions {
     p.temperature = 0.0f;
     return p;
   }();
+  /// Structured output: each beam keeps to the grammar (its log-
+  /// probabilities masked after the penalties, as HF applies logits
+  /// processors); a beam whose grammar is complete is a finished
+  /// hypothesis (Stop), like one that emitted EOS.
+  std::shared_ptr<const grammar::CompiledGrammar> grammar;
   /// Throws llmc::Error naming the flag and the bad value.
   void validate() const;
 };
@@ -82,7 +88,7 @@ struct BeamOptions {
 struct BeamHypothesis {
   std::vector<int32_t> outputIds; // generated tokens, a final EOS included
   std::string text;               // decoded output, EOS excluded
-  FinishReason finishReason = FinishReason::None; // Eos, Length, Context
+  FinishReason finishReason = FinishReason::None; // Eos, Stop, Length, Context
   double score = 0; // sumLogprobs / len^length_penalty
   double sumLogprobs = 0;
 };
@@ -113,7 +119,8 @@ public:
 
   struct Beam {
     std::vector<int32_t> tokens;
-    double sum = 0; // log-probability of the tokens
+    double sum = 0;                          // log-probability of the tokens
+    std::optional<grammar::Matcher> matcher; // with a grammar
   };
   /// A running beam of the next step: beam `parent` of this step with
   /// `token` appended.
@@ -142,6 +149,7 @@ private:
   std::unique_ptr<State> state_;
   std::vector<Beam> beams_;
   std::vector<BeamHypothesis> results_;
+  grammar::TokenMask mask_;
   bool done_ = false;
 };
 

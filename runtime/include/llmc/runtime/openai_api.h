@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "llmc/grammar/grammar_cache.h"
 #include "llmc/runtime/chat_template.h"
 #include "llmc/runtime/scheduler.h"
 #include "llmc/tokenizer/tokenizer.h"
@@ -48,6 +49,9 @@ struct ModelInfo {
   std::vector<int64_t> chatEosIds; // chat: plus the template's end of turn
   const tok::Tokenizer *tokenizer = nullptr;
   const ChatTemplate *chatTemplate = nullptr; // null: no chat endpoint
+  /// Compiles response_format / grammar (null: structured output is
+  /// refused with a 400).
+  grammar::GrammarCache *grammars = nullptr;
 };
 
 enum class Endpoint { Completions, Chat };
@@ -69,7 +73,10 @@ struct ParsedRequest {
 };
 
 /// Parses and checks a body; throws ApiError (400 for a bad body or field,
-/// 404 for an unknown model) naming the parameter.
+/// 404 for an unknown model) naming the parameter. `response_format` (and
+/// llmc's `grammar`, GBNF text, as llama.cpp's server takes it) is compiled
+/// here, on the connection's thread: a schema with an unsupported keyword
+/// is a 400 that names it.
 ParsedRequest parseRequest(Endpoint endpoint, const std::string &body,
                            const ModelInfo &model);
 

@@ -13,13 +13,15 @@
 //   2. the token is an EOS id (its text is not emitted) -> Eos
 //   3. max new tokens reached     -> Length
 //   4. the sequence would not fit the context to feed the token -> Context
-// At any end but Stop the detokenizer and the matcher are flushed.
+//   5. a grammar is complete: nothing but the end may follow -> Stop
+// At any end but a stop string the detokenizer and the matcher are flushed.
 //
 // Not thread-safe; a request belongs to one thread at a time.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "llmc/grammar/matcher.h"
 #include "llmc/runtime/sampler.h"
 #include "llmc/text/stop.h"
 #include "llmc/text/stream_decoder.h"
@@ -28,6 +30,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -50,6 +53,11 @@ struct RequestOptions {
   /// most likely alternatives', from the model's raw distribution (before
   /// any sampling processor), as the OpenAI API reports them.
   int32_t logprobs = -1;
+  /// Structured output: every token is drawn from those the grammar
+  /// allows next (the mask goes before the sampler's processors); EOS is
+  /// allowed only where the grammar may end, and the request stops (Stop)
+  /// once nothing but the end may follow. Null: free text.
+  std::shared_ptr<const grammar::CompiledGrammar> grammar;
 
   bool isEos(int32_t token) const;
   /// Throws llmc::Error naming the flag (or JSON field) for a bad value.
@@ -136,7 +144,8 @@ public:
                  std::vector<sample::ProcessorTrace> *trace = nullptr,
                  int topN = 5);
   /// Records a token chosen elsewhere (beam search, speculative
-  /// verification) and applies the stop checks.
+  /// verification) and applies the stop checks. With a grammar the token
+  /// must be one it allows (else llmc::Error: an internal error).
   void push(int32_t token);
   /// The same, with the row of logits it came from: its log-probabilities
   /// are recorded when options().logprobs asks for them.
@@ -160,6 +169,14 @@ public:
   const std::vector<TokenLogprobs> &logprobs() const { return logprobs_; }
   const RequestOptions &options() const { return options_; }
   sample::Sampler &sampler() { return sampler_; }
+  /// The grammar's matcher, at the next token (null without a grammar).
+  grammar::Matcher *matcher() { return matcher_ ? &*matcher_ : nullptr; }
+  /// `logits` with every token `m` does not allow at -inf, in a buffer of
+  /// this request's (valid until the next call). Throws llmc::Error when
+  /// the grammar allows no token at all (the vocabulary cannot write what
+  /// it needs next).
+  std::span<const float> constrain(std::span<const float> logits,
+                                   grammar::Matcher &m);
   RequestClock &clock() { return clock_; }
   const RequestClock &clock() const { return clock_; }
   /// Tokens the sequence holds once the last generated one is fed.
@@ -179,6 +196,9 @@ private:
   std::vector<TokenLogprobs> logprobs_;
   TokenBudget budget_;
   sample::Sampler sampler_;
+  std::optional<grammar::Matcher> matcher_;
+  grammar::TokenMask mask_;
+  std::vector<float> masked_;
   std::unique_ptr<text::StreamDecoder> detok_;
   text::StopMatcher stopper_;
   std::string text_;

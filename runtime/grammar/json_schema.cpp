@@ -1,0 +1,786 @@
+//===- json_schema.cpp - JSON Schema -> grammar rules ---------------------===//
+#include "llmc/grammar/json_schema.h"
+
+#include "llmc/grammar/regex.h"
+#include "llmc/grammar/response_format.h"
+#include "llmc/support/error.h"
+#include "llmc/support/utf8.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace llmc::grammar {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Keywords that describe and never constrain.
+const std::set<std::string> kAnnotations = {
+    "$schema",     "$id",     "$comment",   "$anchor",    "title",
+    "description", "default", "examples",   "deprecated", "readOnly",
+    "writeOnly",   "$defs",   "definitions"};
+
+const std::set<std::string> kObjectKeywords = {"properties", "required",
+                                               "additionalProperties"};
+const std::set<std::string> kArrayKeywords = {"items", "prefixItems",
+                                              "minItems", "maxItems"};
+const std::set<std::string> kStringKeywords = {"minLength", "maxLength",
+                                               "pattern", "format"};
+
+// Regexes of the formats we generate: each a subset of what ajv-formats
+// accepts (February stops at the 28th, no leap seconds, ...).
+const char *const kDate =
+    "\\d{4}-((0[13578]|1[02])-(0[1-9]|[12]\\d|3[01])|"
+    "(0[469]|11)-(0[1-9]|[12]\\d|30)|02-(0[1-9]|1\\d|2[0-8]))";
+const char *const kTime = "([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d{1,6})?"
+                          "(Z|[+-]([01]\\d|2[0-3]):[0-5]\\d)";
+const std::map<std::string, std::string> kFormats = {
+    {"date", std::string("^") + kDate + "$"},
+    {"time", std::string("^") + kTime + "$"},
+    {"date-time", std::string("^") + kDate + "T" + kTime + "$"},
+    {"uuid", "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"},
+    {"ipv4", "^((25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}"
+             "(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)$"},
+    {"email", "^[a-zA-Z0-9_%+-]+(\\.[a-zA-Z0-9_%+-]+)*@"
+              "([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?\\.)+[a-zA-Z]{2,}$"},
+};
+
+/// "/properties/a~1b": a JSON pointer token escaped.
+std::string pointerToken(const std::string &s) {
+  std::string out;
+  for (char c : s)
+    out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  return out;
+}
+
+/// A rule name from a pointer ("root-properties-name").
+std::string ruleName(const std::string &path) {
+  std::string out = "root";
+  for (char c : path)
+    out += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+  while (out.find("--") != std::string::npos)
+    out.replace(out.find("--"), 2, "-");
+  while (out.size() > 1 && out.back() == '-')
+    out.pop_back();
+  return out;
+}
+
+class Converter {
+public:
+  explicit Converter(const std::string &origin) : origin_(origin) {
+    buildShared();
+  }
+
+  Grammar schema(const Json &root) {
+    root_ = &root;
+    const uint32_t r = g_.rule("root");
+    g_.addAlternative(r, {value(root, "")});
+    g_.root = r;
+    g_.validate(origin_);
+    return std::move(g_);
+  }
+
+  Grammar any(bool objectOnly) {
+    const uint32_t r = g_.rule("root");
+    g_.addAlternative(
+        r, {objectOnly ? Grammar::ref(anyObject_) : Grammar::ref(anyValue_)});
+    g_.root = r;
+    g_.validate(origin_);
+    return std::move(g_);
+  }
+
+private:
+  [[noreturn]] void fail(const std::string &path,
+                         const std::string &what) const {
+    throw Error(origin_ + ": at " + (path.empty() ? "/" : path) + ": " + what);
+  }
+
+  Element lit(const std::string &text) {
+    Sequence s;
+    g_.appendLiteral(s, text);
+    if (s.size() == 1)
+      return s[0];
+    const uint32_t r = g_.freshRule("lit");
+    g_.addAlternative(r, std::move(s));
+    return Grammar::ref(r);
+  }
+
+  void appendLit(Sequence &s, const std::string &text) {
+    g_.appendLiteral(s, text);
+  }
+
+  /// The rules every schema shares: whitespace, strings, numbers, any
+  /// value.
+  void buildShared() {
+    // ws ::= " "? : compact. A model may not stall in whitespace (vLLM
+    // #38696, #12744: llama.cpp's and XGrammar's looser rules let greedy
+    // decoding spend the whole budget on newlines and indentation).
+    ws_ = g_.rule("ws");
+    g_.addAlternative(ws_, {});
+    g_.addAlternative(ws_, {g_.byte(' ')});
+    // char ::= [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} )
+    char_ = g_.rule("char");
+    g_.addAlternative(
+        char_, {g_.codepoints({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}, true)});
+    ByteSet esc, hex;
+    for (char c : std::string("\"\\/bfnrt"))
+      esc.set(static_cast<unsigned char>(c));
+    for (char c : std::string("0123456789abcdefABCDEF"))
+      hex.set(static_cast<unsigned char>(c));
+    g_.addAlternative(char_, {g_.byte('\\'), g_.bytes(esc)});
+    g_.addAlternative(
+        char_, {g_.byte('\\'), g_.byte('u'), g_.repeat(g_.bytes(hex), 4, 4)});
+    string_ = g_.rule("string");
+    g_.addAlternative(
+        string_,
+        {g_.byte('"'), g_.repeat(Grammar::ref(char_), 0, -1), g_.byte('"')});
+    ByteSet digit, nonZero, sign, e;
+    for (char c = '0'; c <= '9'; ++c)
+      digit.set(static_cast<unsigned char>(c));
+    nonZero = digit;
+    nonZero.reset('0');
+    sign.set('-');
+    sign.set('+');
+    e.set('e');
+    e.set('E');
+    const Element d = g_.bytes(digit);
+    // integral ::= "-"? ( "0" | [1-9] [0-9]{0,15} )
+    const uint32_t integral = g_.rule("integral");
+    const uint32_t magnitude = g_.freshRule("magnitude");
+    g_.addAlternative(magnitude, {g_.byte('0')});
+    g_.addAlternative(magnitude, {g_.bytes(nonZero), g_.repeat(d, 0, 15)});
+    g_.addAlternative(integral,
+                      {g_.repeat(g_.byte('-'), 0, 1), Grammar::ref(magnitude)});
+    integer_ = g_.rule("integer");
+    g_.addAlternative(integer_, {Grammar::ref(integral)});
+    // number ::= integral ( "." [0-9]{1,16} )? ( [eE] [-+]? [0-9]{1,2} )?
+    // (two exponent digits: every such number is a finite double)
+    const uint32_t fraction = g_.freshRule("fraction");
+    g_.addAlternative(fraction, {g_.byte('.'), g_.repeat(d, 1, 16)});
+    const uint32_t exponent = g_.freshRule("exponent");
+    g_.addAlternative(exponent, {g_.bytes(e), g_.repeat(g_.bytes(sign), 0, 1),
+                                 g_.repeat(d, 1, 2)});
+    number_ = g_.rule("number");
+    g_.addAlternative(number_, {Grammar::ref(integral),
+                                g_.repeat(Grammar::ref(fraction), 0, 1),
+                                g_.repeat(Grammar::ref(exponent), 0, 1)});
+    boolean_ = g_.rule("boolean");
+    g_.addAlternative(boolean_, {lit("true")});
+    g_.addAlternative(boolean_, {lit("false")});
+    null_ = g_.rule("null");
+    g_.addAlternative(null_, {lit("null")});
+    // value ::= object | array | string | number | boolean | null
+    anyValue_ = g_.rule("value");
+    anyObject_ = g_.rule("object");
+    anyArray_ = g_.rule("array");
+    for (uint32_t r :
+         {anyObject_, anyArray_, string_, number_, boolean_, null_})
+      g_.addAlternative(anyValue_, {Grammar::ref(r)});
+    // object ::= "{" ws ( member ( "," ws member )* )? "}"
+    const uint32_t member = g_.rule("member");
+    g_.addAlternative(member, {Grammar::ref(string_), Grammar::ref(ws_),
+                               g_.byte(':'), Grammar::ref(ws_),
+                               Grammar::ref(anyValue_), Grammar::ref(ws_)});
+    g_.addAlternative(anyObject_,
+                      {g_.byte('{'), Grammar::ref(ws_),
+                       separated(Grammar::ref(member), 0, -1), g_.byte('}')});
+    const uint32_t item = g_.rule("item");
+    g_.addAlternative(item, {Grammar::ref(anyValue_), Grammar::ref(ws_)});
+    g_.addAlternative(anyArray_,
+                      {g_.byte('['), Grammar::ref(ws_),
+                       separated(Grammar::ref(item), 0, -1), g_.byte(']')});
+  }
+
+  /// min..max (max < 0: unbounded) of `e`, separated by "," ws.
+  Element separated(Element e, int64_t min, int64_t max) {
+    const uint32_t r = g_.freshRule("list");
+    const uint32_t more = g_.freshRule("list-more");
+    g_.addAlternative(more, {g_.byte(','), Grammar::ref(ws_), e});
+    if (max != 0) {
+      g_.addAlternative(
+          r, {e, g_.repeat(Grammar::ref(more), std::max<int64_t>(min - 1, 0),
+                           max < 0 ? -1 : max - 1)});
+    }
+    if (min == 0)
+      g_.addAlternative(r, {});
+    return Grammar::ref(r);
+  }
+
+  void checkKeywords(const Json &s, const std::string &path) const {
+    static const std::set<std::string> kSupported = [] {
+      std::set<std::string> k = {"type",  "enum",  "const", "anyOf",
+                                 "oneOf", "allOf", "$ref"};
+      for (const auto *set :
+           {&kObjectKeywords, &kArrayKeywords, &kStringKeywords})
+        k.insert(set->begin(), set->end());
+      return k;
+    }();
+    for (auto it = s.begin(); it != s.end(); ++it)
+      if (!kAnnotations.count(it.key()) && !kSupported.count(it.key()))
+        fail(path, "the keyword '" + it.key() + "' is not supported");
+  }
+
+  /// Keywords that constrain, other than `allowed`.
+  std::vector<std::string>
+  constraintsBeside(const Json &s, const std::set<std::string> &allowed) const {
+    std::vector<std::string> out;
+    for (auto it = s.begin(); it != s.end(); ++it)
+      if (!kAnnotations.count(it.key()) && !allowed.count(it.key()))
+        out.push_back(it.key());
+    return out;
+  }
+
+  Element value(const Json &s, const std::string &path) {
+    if (s.is_boolean()) {
+      if (!s.get<bool>())
+        fail(path, "the schema false matches nothing");
+      return Grammar::ref(anyValue_);
+    }
+    if (!s.is_object())
+      fail(path, "a schema must be an object or a boolean");
+    checkKeywords(s, path);
+    for (const char *k : {"$ref", "anyOf", "oneOf", "allOf"})
+      if (s.contains(k)) {
+        const auto beside = constraintsBeside(s, {k});
+        if (!beside.empty())
+          fail(path, "'" + beside[0] + "' next to '" + k +
+                         "' is not supported (move it into the branches)");
+      }
+    if (s.contains("$ref"))
+      return ref(s["$ref"], path + "/$ref");
+    for (const char *k : {"anyOf", "oneOf"})
+      if (s.contains(k)) {
+        const Json &branches = s[k];
+        if (!branches.is_array() || branches.empty())
+          fail(path + "/" + k, "must be a non-empty array of schemas");
+        const uint32_t r = g_.freshRule(ruleName(path) + "-" + k);
+        for (size_t i = 0; i < branches.size(); ++i)
+          g_.addAlternative(r, {value(branches[i], path + "/" + k + "/" +
+                                                       std::to_string(i))});
+        return Grammar::ref(r);
+      }
+    if (s.contains("allOf")) {
+      const Json &all = s["allOf"];
+      if (!all.is_array() || all.size() != 1)
+        fail(path + "/allOf", "allOf is supported with one schema only");
+      return value(all[0], path + "/allOf/0");
+    }
+    if (s.contains("enum") || s.contains("const"))
+      return literals(s, path);
+    std::vector<std::string> types;
+    if (s.contains("type")) {
+      const Json &t = s["type"];
+      if (t.is_string())
+        types.push_back(t.get<std::string>());
+      else if (t.is_array() && !t.empty())
+        for (const Json &x : t) {
+          if (!x.is_string())
+            fail(path + "/type", "a type list must hold type names");
+          types.push_back(x.get<std::string>());
+        }
+      else
+        fail(path + "/type", "must be a type name or a list of them");
+    } else {
+      // No type: what the keywords imply, else any value.
+      auto has = [&](const std::set<std::string> &keys) {
+        for (const std::string &k : keys)
+          if (s.contains(k))
+            return true;
+        return false;
+      };
+      if (has(kObjectKeywords))
+        types.push_back("object");
+      if (has(kArrayKeywords))
+        types.push_back("array");
+      if (has(kStringKeywords))
+        types.push_back("string");
+      if (types.empty())
+        return Grammar::ref(anyValue_);
+    }
+    if (types.size() == 1)
+      return typed(s, types[0], path);
+    const uint32_t r = g_.freshRule(ruleName(path) + "-types");
+    for (const std::string &t : types)
+      g_.addAlternative(r, {typed(s, t, path)});
+    return Grammar::ref(r);
+  }
+
+  Element typed(const Json &s, const std::string &type,
+                const std::string &path) {
+    if (type == "object")
+      return object(s, path);
+    if (type == "array")
+      return array(s, path);
+    if (type == "string")
+      return string(s, path);
+    if (type == "number")
+      return Grammar::ref(number_);
+    if (type == "integer")
+      return Grammar::ref(integer_);
+    if (type == "boolean")
+      return Grammar::ref(boolean_);
+    if (type == "null")
+      return Grammar::ref(null_);
+    fail(path + "/type", "unknown type '" + type + "'");
+  }
+
+  static bool hasType(const Json &v, const std::string &t) {
+    if (t == "object")
+      return v.is_object();
+    if (t == "array")
+      return v.is_array();
+    if (t == "string")
+      return v.is_string();
+    if (t == "number")
+      return v.is_number();
+    if (t == "integer")
+      return v.is_number_integer() ||
+             (v.is_number_float() &&
+              v.get<double>() ==
+                  static_cast<double>(static_cast<int64_t>(v.get<double>())));
+    if (t == "boolean")
+      return v.is_boolean();
+    return t == "null" && v.is_null();
+  }
+
+  Element literals(const Json &s, const std::string &path) {
+    std::vector<Json> values;
+    if (s.contains("const"))
+      values.push_back(s["const"]);
+    if (s.contains("enum")) {
+      if (!s["enum"].is_array() || s["enum"].empty())
+        fail(path + "/enum", "must be a non-empty array");
+      if (s.contains("const"))
+        fail(path, "'enum' next to 'const' is not supported");
+      for (const Json &v : s["enum"])
+        values.push_back(v);
+    }
+    const auto beside = constraintsBeside(s, {"enum", "const", "type"});
+    if (!beside.empty())
+      fail(path, "'" + beside[0] + "' next to '" +
+                     (s.contains("enum") ? "enum" : "const") +
+                     "' is not supported");
+    if (s.contains("type")) {
+      std::vector<std::string> types;
+      if (s["type"].is_string())
+        types.push_back(s["type"].get<std::string>());
+      else if (s["type"].is_array())
+        for (const Json &t : s["type"])
+          if (t.is_string())
+            types.push_back(t.get<std::string>());
+      std::erase_if(values, [&](const Json &v) {
+        for (const std::string &t : types)
+          if (hasType(v, t))
+            return false;
+        return true;
+      });
+      if (values.empty())
+        fail(path, "no value of 'enum'/'const' has the schema's type");
+    }
+    const uint32_t r = g_.freshRule(ruleName(path) + "-enum");
+    for (const Json &v : values)
+      g_.addAlternative(r, {lit(v.dump())});
+    return Grammar::ref(r);
+  }
+
+  Element ref(const Json &target, const std::string &path) {
+    if (!target.is_string())
+      fail(path, "must be a string");
+    const std::string p = target.get<std::string>();
+    if (auto it = refs_.find(p); it != refs_.end())
+      return Grammar::ref(it->second);
+    if (p.empty() || p[0] != '#')
+      fail(path, "only references into this document (\"#...\") are "
+                 "supported, not '" +
+                     p + "'");
+    // Resolve the JSON pointer after '#'.
+    const Json *at = root_;
+    std::string pointer = p.substr(1);
+    size_t i = 0;
+    while (i < pointer.size()) {
+      if (pointer[i] != '/')
+        fail(path, "'" + p + "' is not a JSON pointer");
+      size_t next = pointer.find('/', i + 1);
+      std::string tok = pointer.substr(
+          i + 1, next == std::string::npos ? std::string::npos : next - i - 1);
+      for (size_t k = 0; (k = tok.find('~', k)) != std::string::npos; ++k)
+        tok.replace(k, 2, tok.compare(k, 2, "~1") == 0 ? "/" : "~");
+      if (at->is_object() && at->contains(tok))
+        at = &(*at)[tok];
+      else if (at->is_array() && !tok.empty() &&
+               tok.find_first_not_of("0123456789") == std::string::npos &&
+               std::stoul(tok) < at->size())
+        at = &(*at)[std::stoul(tok)];
+      else
+        fail(path, "'" + p + "' points to nothing");
+      i = next == std::string::npos ? pointer.size() : next;
+    }
+    // The rule exists before its body: a recursive reference finds it.
+    const uint32_t r = g_.freshRule(ruleName(p.substr(1)) + "-ref");
+    refs_[p] = r;
+    g_.addAlternative(r, {value(*at, pointer)});
+    return Grammar::ref(r);
+  }
+
+  /// "name": a string other than any of `names` (additional properties).
+  Element otherKey(const std::vector<std::string> &names) {
+    // A trie over the names' codepoints: at each node a key may end (unless
+    // a name ends there), go on along a child, or leave the trie with any
+    // other character and then anything.
+    struct Node {
+      std::map<uint32_t, size_t> next;
+      bool name = false;
+    };
+    std::vector<Node> trie(1);
+    for (const std::string &n : names) {
+      size_t at = 0;
+      for (size_t i = 0; i < n.size();) {
+        size_t len = utf8Length(n, i);
+        const uint32_t cp = decode(n, i, len);
+        i += len;
+        auto it = trie[at].next.find(cp);
+        if (it == trie[at].next.end()) {
+          trie.push_back({});
+          it = trie[at].next.emplace(cp, trie.size() - 1).first;
+        }
+        at = it->second;
+      }
+      trie[at].name = true;
+    }
+    // Keys are written without escapes, so that comparing bytes with the
+    // names is comparing the decoded keys.
+    const std::vector<CodepointRange> escaped = {
+        {0, 0x1F}, {'"', '"'}, {'\\', '\\'}};
+    const Element anyChars = g_.repeat(g_.codepoints(escaped, true), 0, -1);
+    std::vector<uint32_t> rules(trie.size());
+    for (size_t i = 0; i < trie.size(); ++i)
+      rules[i] = g_.freshRule("key");
+    for (size_t i = 0; i < trie.size(); ++i) {
+      if (!trie[i].name)
+        g_.addAlternative(rules[i], {});
+      std::vector<CodepointRange> taken = escaped;
+      for (const auto &[cp, child] : trie[i].next) {
+        if (cp <= 0x1F || cp == '"' || cp == '\\')
+          continue; // never written in a key here
+        taken.push_back({cp, cp});
+        g_.addAlternative(rules[i], {g_.codepoints({{cp, cp}}, false),
+                                     Grammar::ref(rules[child])});
+      }
+      g_.addAlternative(rules[i], {g_.codepoints(taken, true), anyChars});
+    }
+    const uint32_t r = g_.freshRule("other-key");
+    g_.addAlternative(r, {g_.byte('"'), Grammar::ref(rules[0]), g_.byte('"')});
+    return Grammar::ref(r);
+  }
+
+  static size_t utf8Length(const std::string &s, size_t i);
+  static uint32_t decode(const std::string &s, size_t i, size_t len);
+
+  Element object(const Json &s, const std::string &path) {
+    struct Prop {
+      std::string name;
+      Element kv;
+      bool required;
+    };
+    std::vector<Prop> props;
+    std::set<std::string> required;
+    if (s.contains("required")) {
+      if (!s["required"].is_array())
+        fail(path + "/required", "must be an array of property names");
+      for (const Json &r : s["required"]) {
+        if (!r.is_string())
+          fail(path + "/required", "must be an array of property names");
+        required.insert(r.get<std::string>());
+      }
+    }
+    std::vector<std::string> names;
+    const bool hasProperties = s.contains("properties");
+    if (hasProperties) {
+      const Json &ps = s["properties"];
+      if (!ps.is_object())
+        fail(path + "/properties", "must be an object of schemas");
+      for (auto it = ps.begin(); it != ps.end(); ++it) {
+        const std::string &name = it.key();
+        const std::string at = path + "/properties/" + pointerToken(name);
+        names.push_back(name);
+        const bool req = required.count(name) != 0;
+        if (it.value().is_boolean() && !it.value().get<bool>()) {
+          if (req)
+            fail(at, "a required property whose schema is false");
+          continue; // may never appear
+        }
+        const uint32_t kv = g_.freshRule(ruleName(at) + "-kv");
+        Sequence seq;
+        appendLit(seq, Json(name).dump());
+        seq.push_back(Grammar::ref(ws_));
+        seq.push_back(g_.byte(':'));
+        seq.push_back(Grammar::ref(ws_));
+        seq.push_back(value(it.value(), at));
+        seq.push_back(Grammar::ref(ws_));
+        g_.addAlternative(kv, std::move(seq));
+        props.push_back({name, Grammar::ref(kv), req});
+      }
+    }
+    for (const std::string &r : required)
+      if (std::find(names.begin(), names.end(), r) == names.end())
+        fail(path + "/required",
+             "the required property '" + r +
+                 "' is not in 'properties' (not supported)");
+    // Additional members: absent means none when properties are listed
+    // (strict), any when they are not.
+    std::optional<Element> extra;
+    const Json *ap = s.contains("additionalProperties")
+                         ? &s["additionalProperties"]
+                         : nullptr;
+    const bool extras =
+        ap ? !(ap->is_boolean() && !ap->get<bool>()) : !hasProperties;
+    if (extras) {
+      const Element v = ap && !ap->is_boolean()
+                            ? value(*ap, path + "/additionalProperties")
+                            : Grammar::ref(anyValue_);
+      const uint32_t kv = g_.freshRule(ruleName(path) + "-extra-kv");
+      g_.addAlternative(
+          kv, {names.empty() ? Grammar::ref(string_) : otherKey(names),
+               Grammar::ref(ws_), g_.byte(':'), Grammar::ref(ws_), v,
+               Grammar::ref(ws_)});
+      extra = Grammar::ref(kv);
+    }
+    // rest(i, first): the members from property i on; `first` when none
+    // was written yet (no comma before the next one).
+    const std::string base = ruleName(path);
+    std::map<std::pair<size_t, bool>, uint32_t> rest;
+    std::function<Element(size_t, bool)> restFrom = [&](size_t i,
+                                                        bool first) -> Element {
+      auto key = std::make_pair(i, first);
+      if (auto it = rest.find(key); it != rest.end())
+        return Grammar::ref(it->second);
+      const uint32_t r = g_.freshRule(base + "-rest");
+      rest[key] = r;
+      auto sep = [&](Sequence &q) {
+        if (!first) {
+          q.push_back(g_.byte(','));
+          q.push_back(Grammar::ref(ws_));
+        }
+      };
+      if (i == props.size()) {
+        if (extra) {
+          Sequence q;
+          sep(q);
+          q.push_back(*extra);
+          q.push_back(restFrom(i, false));
+          g_.addAlternative(r, std::move(q));
+        }
+        g_.addAlternative(r, {});
+        return Grammar::ref(r);
+      }
+      Sequence q;
+      sep(q);
+      q.push_back(props[i].kv);
+      q.push_back(restFrom(i + 1, false));
+      g_.addAlternative(r, std::move(q));
+      if (!props[i].required)
+        g_.addAlternative(r, {restFrom(i + 1, first)});
+      return Grammar::ref(r);
+    };
+    const uint32_t r = g_.freshRule(base + "-object");
+    g_.addAlternative(
+        r, {g_.byte('{'), Grammar::ref(ws_), restFrom(0, true), g_.byte('}')});
+    return Grammar::ref(r);
+  }
+
+  int64_t count(const Json &s, const char *key, const std::string &path,
+                int64_t absent) const {
+    if (!s.contains(key))
+      return absent;
+    const Json &v = s[key];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0)
+      fail(path + "/" + key, "must be a non-negative integer");
+    if (v.get<int64_t>() > 100000)
+      fail(path + "/" + key, "above 100000 is not supported");
+    return v.get<int64_t>();
+  }
+
+  Element array(const Json &s, const std::string &path) {
+    const int64_t min = count(s, "minItems", path, 0);
+    const int64_t max = count(s, "maxItems", path, -1);
+    if (max >= 0 && max < min)
+      fail(path, "maxItems is below minItems: nothing validates");
+    std::vector<Element> prefix;
+    if (s.contains("prefixItems")) {
+      const Json &p = s["prefixItems"];
+      if (!p.is_array())
+        fail(path + "/prefixItems", "must be an array of schemas");
+      for (size_t i = 0; i < p.size(); ++i)
+        prefix.push_back(
+            item(value(p[i], path + "/prefixItems/" + std::to_string(i))));
+    }
+    std::optional<Element> items;
+    if (!s.contains("items"))
+      items = item(Grammar::ref(anyValue_));
+    else if (!(s["items"].is_boolean() && !s["items"].get<bool>()))
+      items = item(value(s["items"], path + "/items"));
+    const int64_t k = static_cast<int64_t>(prefix.size());
+    if (!items && min > k)
+      fail(path, "minItems " + std::to_string(min) + " with " +
+                     std::to_string(k) +
+                     " prefixItems and items false: nothing validates");
+    const std::string base = ruleName(path);
+    const Element comma = [&] {
+      const uint32_t c = g_.freshRule("comma");
+      g_.addAlternative(c, {g_.byte(','), Grammar::ref(ws_)});
+      return Grammar::ref(c);
+    }();
+    // from(i): the items from index i on (i already written).
+    std::vector<uint32_t> from(static_cast<size_t>(k) + 1);
+    for (int64_t i = k; i >= 0; --i) {
+      const uint32_t r = g_.freshRule(base + "-items");
+      from[static_cast<size_t>(i)] = r;
+      const bool canStop = i >= min;
+      const bool full = max >= 0 && i >= max;
+      if (i < k) {
+        if (!full) {
+          Sequence q;
+          if (i > 0)
+            q.push_back(comma);
+          q.push_back(prefix[static_cast<size_t>(i)]);
+          q.push_back(Grammar::ref(from[static_cast<size_t>(i) + 1]));
+          g_.addAlternative(r, std::move(q));
+        }
+        if (canStop || full)
+          g_.addAlternative(r, {});
+        continue;
+      }
+      // Past the prefix: `items` repeated for the counts still allowed.
+      const int64_t need = std::max<int64_t>(min - i, 0);
+      const int64_t room = max < 0 ? -1 : max - i;
+      if (!items || room == 0) {
+        g_.addAlternative(r, {});
+        continue;
+      }
+      const uint32_t one = g_.freshRule(base + "-item");
+      Sequence q;
+      if (i > 0)
+        q.push_back(comma);
+      q.push_back(*items);
+      g_.addAlternative(one, std::move(q));
+      const uint32_t more = g_.freshRule(base + "-more");
+      g_.addAlternative(more, {comma, *items});
+      // one more^(need-1 .. room-1), or nothing when none is needed.
+      g_.addAlternative(
+          r, {Grammar::ref(one),
+              g_.repeat(Grammar::ref(more), std::max<int64_t>(need - 1, 0),
+                        room < 0 ? -1 : room - 1)});
+      if (need == 0)
+        g_.addAlternative(r, {});
+    }
+    const uint32_t r = g_.freshRule(base + "-array");
+    g_.addAlternative(r, {g_.byte('['), Grammar::ref(ws_),
+                          Grammar::ref(from[0]), g_.byte(']')});
+    return Grammar::ref(r);
+  }
+
+  /// An array item: the value then whitespace.
+  Element item(Element v) {
+    const uint32_t r = g_.freshRule("item");
+    g_.addAlternative(r, {v, Grammar::ref(ws_)});
+    return Grammar::ref(r);
+  }
+
+  Element string(const Json &s, const std::string &path) {
+    const bool lengths = s.contains("minLength") || s.contains("maxLength");
+    if (s.contains("pattern") && s.contains("format"))
+      fail(path, "'pattern' together with 'format' is not supported");
+    if (lengths && (s.contains("pattern") || s.contains("format")))
+      fail(path, std::string("'minLength'/'maxLength' together with '") +
+                     (s.contains("pattern") ? "pattern" : "format") +
+                     "' is not supported");
+    std::string regex;
+    if (s.contains("pattern")) {
+      if (!s["pattern"].is_string())
+        fail(path + "/pattern", "must be a string");
+      regex = s["pattern"].get<std::string>();
+    } else if (s.contains("format")) {
+      if (!s["format"].is_string())
+        fail(path + "/format", "must be a string");
+      const std::string f = s["format"].get<std::string>();
+      auto it = kFormats.find(f);
+      if (it == kFormats.end()) {
+        std::string known;
+        for (const auto &[name, _] : kFormats)
+          known += (known.empty() ? "" : ", ") + name;
+        fail(path + "/format",
+             "the format '" + f + "' is not supported (known: " + known + ")");
+      }
+      regex = it->second;
+    }
+    if (!regex.empty() || s.contains("pattern")) {
+      const uint32_t r = g_.freshRule(ruleName(path) + "-pattern");
+      g_.addAlternative(
+          r, {g_.byte('"'),
+              addRegex(g_, regex, CharEncoding::JsonString,
+                       origin_ + ": at " + path +
+                           (s.contains("pattern") ? "/pattern" : "/format")),
+              g_.byte('"')});
+      return Grammar::ref(r);
+    }
+    if (!lengths)
+      return Grammar::ref(string_);
+    const int64_t min = count(s, "minLength", path, 0);
+    const int64_t max = count(s, "maxLength", path, -1);
+    if (max >= 0 && max < min)
+      fail(path, "maxLength is below minLength: nothing validates");
+    const uint32_t r = g_.freshRule(ruleName(path) + "-string");
+    g_.addAlternative(
+        r,
+        {g_.byte('"'), g_.repeat(Grammar::ref(char_), min, max), g_.byte('"')});
+    return Grammar::ref(r);
+  }
+
+  std::string origin_;
+  Grammar g_;
+  const Json *root_ = nullptr;
+  std::map<std::string, uint32_t> refs_;
+  uint32_t ws_ = 0, char_ = 0, string_ = 0, number_ = 0, integer_ = 0,
+           boolean_ = 0, null_ = 0, anyValue_ = 0, anyObject_ = 0,
+           anyArray_ = 0;
+};
+
+size_t Converter::utf8Length(const std::string &s, size_t i) {
+  const size_t n = utf8::validSequenceLength(s, i);
+  return n ? n : 1;
+}
+
+uint32_t Converter::decode(const std::string &s, size_t i, size_t len) {
+  return utf8::validSequenceLength(s, i) ? utf8::decodeCodePoint(s, i, len)
+                                         : static_cast<unsigned char>(s[i]);
+}
+
+} // namespace
+
+Grammar grammarFromJsonSchema(std::string_view schemaJson,
+                              const std::string &origin) {
+  Json schema;
+  try {
+    schema = Json::parse(schemaJson);
+  } catch (const Json::exception &e) {
+    throw Error(origin + ": not valid JSON: " + e.what());
+  }
+  checkNesting(schema, origin);
+  try {
+    return Converter(origin).schema(schema);
+  } catch (const Json::exception &e) { // e.g. a string that is not UTF-8
+    throw Error(origin + ": " + e.what());
+  }
+}
+
+Grammar grammarForJson(bool objectOnly) {
+  return Converter(objectOnly ? "json_object" : "json").any(objectOnly);
+}
+
+} // namespace llmc::grammar

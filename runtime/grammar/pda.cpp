@@ -1,0 +1,140 @@
+//===- pda.cpp - Stacks, states and their byte transitions ----------------===//
+#include "pda.h"
+
+#include <algorithm>
+
+namespace llmc::grammar {
+
+Program::Program(const Grammar &g)
+    : ruleStarts(g.rules.size()), sets(g.sets), root(g.root) {
+  for (uint32_t r = 0; r < g.rules.size(); ++r)
+    for (const Sequence &s : g.rules[r].alternatives) {
+      ruleStarts[r].push_back(static_cast<uint32_t>(pos.size()));
+      for (const Element &e : s)
+        pos.push_back({e.kind == Element::Bytes ? Bytes : Rule, e.index, r});
+      pos.push_back({End, 0, r});
+    }
+}
+
+Pda::Pda(const Program &program) : p_(program) {
+  // kRoot and kOut: placeholders, never expanded as positions.
+  nodes_.push_back({UINT32_MAX, kRoot});
+  nodes_.push_back({UINT32_MAX, kOut});
+  states_.emplace_back(); // kDead
+  trans_.assign(256, static_cast<int32_t>(kDead));
+}
+
+NodeId Pda::node(uint32_t pos, NodeId parent) {
+  if (p_.pos[pos].kind == Program::End)
+    return parent;
+  const uint64_t key = (uint64_t(pos) << 32) | parent;
+  auto [it, fresh] =
+      nodeIndex_.try_emplace(key, static_cast<NodeId>(nodes_.size()));
+  if (fresh)
+    nodes_.push_back({pos, parent});
+  return it->second;
+}
+
+void Pda::expand(NodeId first) {
+  work_.clear();
+  work_.push_back(first);
+  while (!work_.empty()) {
+    const NodeId n = work_.back();
+    work_.pop_back();
+    if (n == kRoot) {
+      scratch_.accepting = true;
+      continue;
+    }
+    if (n == kOut) {
+      scratch_.exited = true;
+      continue;
+    }
+    if (visitedAt_.size() <= n)
+      visitedAt_.resize(nodes_.size() * 2, 0);
+    if (visitedAt_[n] == visitStamp_)
+      continue;
+    visitedAt_[n] = visitStamp_;
+    const Node nd = nodes_[n];
+    const Program::Pos &pos = p_.pos[nd.pos];
+    if (pos.kind == Program::Bytes) {
+      scratch_.nodes.push_back(n);
+      continue;
+    }
+    // A reference: every alternative of the rule, returning to what
+    // follows the reference.
+    const NodeId cont = node(nd.pos + 1, nd.parent);
+    for (uint32_t start : p_.ruleStarts[pos.arg])
+      work_.push_back(node(start, cont));
+  }
+}
+
+StateId Pda::intern() {
+  std::sort(scratch_.nodes.begin(), scratch_.nodes.end());
+  scratch_.nodes.erase(
+      std::unique(scratch_.nodes.begin(), scratch_.nodes.end()),
+      scratch_.nodes.end());
+  if (scratch_.nodes.empty() && !scratch_.accepting && !scratch_.exited)
+    return kDead;
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t(scratch_.accepting) << 1) ^
+               uint64_t(scratch_.exited);
+  for (NodeId n : scratch_.nodes)
+    h = (h ^ n) * 0x100000001B3ull;
+  auto range = stateIndex_.equal_range(h);
+  for (auto it = range.first; it != range.second; ++it) {
+    const State &s = states_[it->second];
+    if (s.accepting == scratch_.accepting && s.exited == scratch_.exited &&
+        s.nodes == scratch_.nodes)
+      return it->second;
+  }
+  const StateId id = static_cast<StateId>(states_.size());
+  states_.push_back(scratch_);
+  stateIndex_.emplace(h, id);
+  trans_.resize(trans_.size() + 256, -1);
+  return id;
+}
+
+namespace {
+struct ScratchReset {
+  Pda::State &s;
+  explicit ScratchReset(Pda::State &st) : s(st) {
+    s.nodes.clear();
+    s.accepting = s.exited = false;
+  }
+};
+} // namespace
+
+StateId Pda::start() {
+  ScratchReset reset(scratch_);
+  ++visitStamp_;
+  for (uint32_t st : p_.ruleStarts[p_.root])
+    expand(node(st, kRoot));
+  return intern();
+}
+
+StateId Pda::stateOf(NodeId n) {
+  ScratchReset reset(scratch_);
+  ++visitStamp_;
+  expand(n);
+  return intern();
+}
+
+StateId Pda::stateOfTerminals(std::vector<NodeId> nodes) {
+  ScratchReset reset(scratch_);
+  scratch_.nodes = std::move(nodes);
+  return intern();
+}
+
+StateId Pda::advance(StateId s, uint8_t byte) {
+  // states_ may grow inside expand(): copy the nodes first.
+  const std::vector<NodeId> from = states_[s].nodes;
+  ScratchReset reset(scratch_);
+  ++visitStamp_;
+  for (NodeId n : from) {
+    const Node nd = nodes_[n];
+    if (p_.sets[p_.pos[nd.pos].arg].test(byte))
+      expand(node(nd.pos + 1, nd.parent));
+  }
+  return intern();
+}
+
+} // namespace llmc::grammar

@@ -1,0 +1,412 @@
+//===- regex.cpp - ECMA-262 pattern subset -> grammar rules ---------------===//
+#include "llmc/grammar/regex.h"
+
+#include "llmc/support/error.h"
+#include "llmc/support/utf8.h"
+
+#include <cctype>
+
+namespace llmc::grammar {
+
+namespace {
+
+std::string jsonEscape(uint32_t c) {
+  switch (c) {
+  case '"':
+    return "\\\"";
+  case '\\':
+    return "\\\\";
+  case '\n':
+    return "\\n";
+  case '\r':
+    return "\\r";
+  case '\t':
+    return "\\t";
+  case '\b':
+    return "\\b";
+  case '\f':
+    return "\\f";
+  default: {
+    static const char *hex = "0123456789abcdef";
+    return std::string("\\u00") + hex[(c >> 4) & 15] + hex[c & 15];
+  }
+  }
+}
+
+} // namespace
+
+Element addCharClass(Grammar &g, std::vector<CodepointRange> ranges,
+                     bool negated, CharEncoding enc) {
+  if (enc == CharEncoding::Utf8)
+    return g.codepoints(std::move(ranges), negated);
+  // In a JSON string `"`, `\` and control characters are escaped; the rest
+  // stands for itself.
+  const std::vector<CodepointRange> chars =
+      normaliseRanges(std::move(ranges), negated);
+  const std::vector<CodepointRange> escaped = {
+      {0, 0x1F}, {'"', '"'}, {'\\', '\\'}};
+  const std::vector<CodepointRange> plain =
+      intersectRanges(chars, normaliseRanges(escaped, true));
+  const std::vector<CodepointRange> special =
+      intersectRanges(chars, normaliseRanges(escaped, false));
+  if (special.empty())
+    return g.codepoints(plain, false);
+  const uint32_t r = g.freshRule("json-char");
+  if (!plain.empty())
+    g.addAlternative(r, {g.codepoints(plain, false)});
+  for (const CodepointRange &c : special)
+    for (uint32_t cp = c.lo; cp <= c.hi; ++cp) {
+      Sequence s;
+      g.appendLiteral(s, jsonEscape(cp));
+      g.addAlternative(r, std::move(s));
+    }
+  return Grammar::ref(r);
+}
+
+namespace {
+
+const std::vector<CodepointRange> kDigit = {{'0', '9'}};
+const std::vector<CodepointRange> kWord = {
+    {'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
+const std::vector<CodepointRange> kSpace = {
+    {'\t', '\r'},     {' ', ' '},       {0xA0, 0xA0},     {0x1680, 0x1680},
+    {0x2000, 0x200A}, {0x2028, 0x2029}, {0x202F, 0x202F}, {0x205F, 0x205F},
+    {0x3000, 0x3000}, {0xFEFF, 0xFEFF}};
+const std::vector<CodepointRange> kLineTerminators = {
+    {'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}};
+
+class RegexParser {
+public:
+  RegexParser(Grammar &g, std::string_view p, CharEncoding enc,
+              const std::string &origin)
+      : g_(g), p_(p), enc_(enc), origin_(origin) {}
+
+  Element run() {
+    bool anchoredStart = false, anchoredEnd = false;
+    if (!p_.empty() && p_.front() == '^') {
+      anchoredStart = true;
+      pos_ = 1;
+    }
+    if (endsWithAnchor()) {
+      anchoredEnd = true;
+      end_ = p_.size() - 1;
+    } else {
+      end_ = p_.size();
+    }
+    Sequence s;
+    const Element any = addCharClass(g_, {}, true, enc_);
+    if (!anchoredStart)
+      s.push_back(g_.repeat(any, 0, -1));
+    s.push_back(alternatives());
+    if (pos_ < end_)
+      fail(p_[pos_] == ')' ? "unbalanced ')'" : "unexpected character");
+    if (!anchoredEnd)
+      s.push_back(g_.repeat(any, 0, -1));
+    const uint32_t r = g_.freshRule("pattern");
+    g_.addAlternative(r, std::move(s));
+    return Grammar::ref(r);
+  }
+
+private:
+  [[noreturn]] void fail(const std::string &what) const {
+    throw Error(origin_ + ": pattern /" + std::string(p_) + "/ at offset " +
+                std::to_string(pos_) + ": " + what);
+  }
+
+  /// A '$' that ends the pattern and is not escaped (pos_ is past '^').
+  bool endsWithAnchor() const {
+    if (p_.size() <= pos_ || p_.back() != '$')
+      return false;
+    size_t slashes = 0;
+    for (size_t i = p_.size() - 1; i > pos_ && p_[i - 1] == '\\'; --i)
+      ++slashes;
+    return slashes % 2 == 0;
+  }
+
+  bool atEnd() const { return pos_ >= end_; }
+  char peek() const { return atEnd() ? '\0' : p_[pos_]; }
+
+  Element alternatives() {
+    std::vector<Sequence> alts;
+    alts.push_back(sequence());
+    while (peek() == '|') {
+      ++pos_;
+      alts.push_back(sequence());
+    }
+    if (alts.size() == 1 && alts[0].size() == 1)
+      return alts[0][0];
+    const uint32_t r = g_.freshRule("regex");
+    for (Sequence &s : alts)
+      g_.addAlternative(r, std::move(s));
+    return Grammar::ref(r);
+  }
+
+  Sequence sequence() {
+    Sequence s;
+    while (!atEnd() && peek() != '|' && peek() != ')') {
+      Element e = atom();
+      e = quantified(e);
+      s.push_back(e);
+    }
+    return s;
+  }
+
+  /// {m}, {m,}, {m,n} at pos_ (Annex B: otherwise '{' is a literal).
+  bool braces(int64_t &min, int64_t &max) {
+    size_t i = pos_ + 1;
+    auto digits = [&](int64_t &v) {
+      size_t start = i;
+      v = 0;
+      while (i < end_ && std::isdigit(static_cast<unsigned char>(p_[i]))) {
+        v = std::min<int64_t>(v * 10 + (p_[i] - '0'), 1000000);
+        ++i;
+      }
+      return i > start;
+    };
+    if (!digits(min))
+      return false;
+    max = min;
+    if (i < end_ && p_[i] == ',') {
+      ++i;
+      if (!digits(max))
+        max = -1;
+    }
+    if (i >= end_ || p_[i] != '}')
+      return false;
+    pos_ = i + 1;
+    return true;
+  }
+
+  Element quantified(Element e) {
+    while (!atEnd()) {
+      int64_t min, max;
+      const char c = peek();
+      if (c == '*') {
+        ++pos_;
+        min = 0, max = -1;
+      } else if (c == '+') {
+        ++pos_;
+        min = 1, max = -1;
+      } else if (c == '?') {
+        ++pos_;
+        min = 0, max = 1;
+      } else if (c == '{' && braces(min, max)) {
+        if (max >= 0 && max < min)
+          fail("a quantifier's maximum is below its minimum");
+        if (std::max(min, max) > 10000)
+          fail("a repetition count above 10000");
+      } else {
+        return e;
+      }
+      if (peek() == '?') // lazy: the same language
+        ++pos_;
+      e = g_.repeat(e, min, max);
+    }
+    return e;
+  }
+
+  Element atom() {
+    const char c = peek();
+    switch (c) {
+    case '(': {
+      if (++depth_ > 256)
+        fail("groups nested deeper than 256");
+      ++pos_;
+      if (peek() == '?') {
+        if (pos_ + 1 < end_ && p_[pos_ + 1] == ':')
+          pos_ += 2;
+        else
+          fail("lookaround and named groups are not supported");
+      }
+      Element e = alternatives();
+      if (peek() != ')')
+        fail("missing ')'");
+      ++pos_;
+      --depth_;
+      return e;
+    }
+    case '[':
+      return charClass();
+    case '.':
+      ++pos_;
+      return addCharClass(g_, kLineTerminators, true, enc_);
+    case '\\': {
+      std::vector<CodepointRange> ranges;
+      bool negated = false;
+      escape(ranges, negated, false);
+      return addCharClass(g_, ranges, negated, enc_);
+    }
+    case '*':
+    case '+':
+    case '?':
+      fail("nothing to repeat");
+    case '^':
+    case '$':
+      fail("anchors are supported only at the start and the end");
+    default: {
+      const uint32_t cp = literal();
+      return addCharClass(g_, {{cp, cp}}, false, enc_);
+    }
+    }
+  }
+
+  uint32_t literal() {
+    const size_t len = utf8::validSequenceLength(p_, pos_);
+    if (len == 0)
+      fail("invalid UTF-8");
+    const uint32_t cp = utf8::decodeCodePoint(p_, pos_, len);
+    pos_ += len;
+    return cp;
+  }
+
+  uint32_t hex(size_t digits) {
+    uint32_t v = 0;
+    for (size_t i = 0; i < digits; ++i) {
+      const char c = peek();
+      if (!std::isxdigit(static_cast<unsigned char>(c)))
+        fail("expected " + std::to_string(digits) + " hex digits");
+      v = v * 16 +
+          static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(c))
+                                    ? c - '0'
+                                    : (std::tolower(c) - 'a' + 10));
+      ++pos_;
+    }
+    return v;
+  }
+
+  /// An escape at pos_ ('\\'): a class (\d ...) into ranges/negated, or one
+  /// codepoint as a one-codepoint range.
+  void escape(std::vector<CodepointRange> &ranges, bool &negated,
+              bool inClass) {
+    ++pos_;
+    if (atEnd())
+      fail("a pattern may not end with '\\'");
+    const char c = p_[pos_++];
+    auto one = [&](uint32_t cp) { ranges.push_back({cp, cp}); };
+    auto cls = [&](const std::vector<CodepointRange> &set, bool neg) {
+      if (!inClass) {
+        ranges = set;
+        negated = neg;
+        return;
+      }
+      const auto add = neg ? normaliseRanges(set, true) : set;
+      ranges.insert(ranges.end(), add.begin(), add.end());
+    };
+    switch (c) {
+    case 'd':
+      return cls(kDigit, false);
+    case 'D':
+      return cls(kDigit, true);
+    case 'w':
+      return cls(kWord, false);
+    case 'W':
+      return cls(kWord, true);
+    case 's':
+      return cls(kSpace, false);
+    case 'S':
+      return cls(kSpace, true);
+    case 'n':
+      return one('\n');
+    case 'r':
+      return one('\r');
+    case 't':
+      return one('\t');
+    case 'f':
+      return one('\f');
+    case 'v':
+      return one('\v');
+    case '0':
+      return one(0);
+    case 'x':
+      return one(hex(2));
+    case 'u':
+      if (peek() == '{') {
+        ++pos_;
+        uint32_t v = 0;
+        size_t n = 0;
+        while (std::isxdigit(static_cast<unsigned char>(peek())) && n < 6) {
+          v = v * 16 + hex(1);
+          ++n;
+        }
+        if (peek() != '}' || n == 0 || v > 0x10FFFF)
+          fail("a bad \\u{...} escape");
+        ++pos_;
+        return one(v);
+      }
+      return one(hex(4));
+    case 'b':
+      if (inClass)
+        return one('\b');
+      fail("word boundaries (\\b) are not supported");
+    default:
+      break;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)))
+      fail("backreferences are not supported");
+    if (std::isalpha(static_cast<unsigned char>(c)))
+      fail(std::string("the escape '\\") + c + "' is not supported");
+    one(static_cast<unsigned char>(c)); // escaped punctuation
+  }
+
+  Element charClass() {
+    ++pos_; // '['
+    bool negated = false;
+    if (peek() == '^') {
+      negated = true;
+      ++pos_;
+    }
+    std::vector<CodepointRange> ranges;
+    // A codepoint of the class, or a class escape (then false).
+    auto member = [&](uint32_t &cp) {
+      if (peek() != '\\') {
+        cp = literal();
+        return true;
+      }
+      std::vector<CodepointRange> r;
+      bool neg = false;
+      escape(r, neg, true);
+      if (r.size() == 1 && r[0].lo == r[0].hi) {
+        cp = r[0].lo;
+        return true;
+      }
+      ranges.insert(ranges.end(), r.begin(), r.end());
+      return false;
+    };
+    while (peek() != ']') {
+      if (atEnd())
+        fail("missing ']'");
+      uint32_t lo;
+      if (!member(lo))
+        continue;
+      if (peek() == '-' && pos_ + 1 < end_ && p_[pos_ + 1] != ']') {
+        ++pos_;
+        uint32_t hi;
+        if (!member(hi))
+          fail("a range may not end with a class escape");
+        if (hi < lo)
+          fail("a character range goes backwards");
+        ranges.push_back({lo, hi});
+      } else {
+        ranges.push_back({lo, lo});
+      }
+    }
+    ++pos_;
+    return addCharClass(g_, ranges, negated, enc_);
+  }
+
+  Grammar &g_;
+  std::string_view p_;
+  CharEncoding enc_;
+  const std::string &origin_;
+  size_t pos_ = 0, end_ = 0;
+  int depth_ = 0;
+};
+
+} // namespace
+
+Element addRegex(Grammar &g, std::string_view pattern, CharEncoding enc,
+                 const std::string &origin) {
+  return RegexParser(g, pattern, enc, origin).run();
+}
+
+} // namespace llmc::grammar

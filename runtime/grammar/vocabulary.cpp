@@ -1,0 +1,70 @@
+//===- vocabulary.cpp - Token bytes and their trie ------------------------===//
+#include "llmc/grammar/vocabulary.h"
+
+#include "llmc/tokenizer/tokenizer.h"
+
+#include <algorithm>
+
+namespace llmc::grammar {
+
+TokenVocabulary::TokenVocabulary(const tok::Tokenizer &tokenizer,
+                                 int32_t vocabSize)
+    : bytes_(static_cast<size_t>(std::max(vocabSize, 0))) {
+  const int32_t known = std::min(vocabSize, tokenizer.vocabSize());
+  for (int32_t id = 0; id < known; ++id)
+    if (!tokenizer.isSpecial(id))
+      bytes_[static_cast<size_t>(id)] = tokenizer.tokenBytes(id);
+  buildTrie();
+}
+
+TokenVocabulary::TokenVocabulary(std::vector<std::string> tokenBytes)
+    : bytes_(std::move(tokenBytes)) {
+  buildTrie();
+}
+
+void TokenVocabulary::buildTrie() {
+  std::vector<int32_t> order;
+  for (int32_t id = 0; id < size(); ++id)
+    if (!bytes(id).empty())
+      order.push_back(id);
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return bytes(a) != bytes(b) ? bytes(a) < bytes(b) : a < b;
+  });
+  // Sorted strings give the trie in depth-first order: a token shares its
+  // previous one's path up to their common prefix.
+  std::vector<uint32_t> path; // node indices from depth 1 down
+  const std::string *prev = nullptr;
+  auto close = [&](size_t depth) {
+    while (path.size() > depth) {
+      trie_[path.back()].subtreeEnd = static_cast<uint32_t>(trie_.size());
+      path.pop_back();
+    }
+  };
+  for (int32_t id : order) {
+    const std::string &b = bytes(id);
+    maxBytes_ = std::max(maxBytes_, b.size());
+    size_t common = 0;
+    if (prev)
+      while (common < prev->size() && common < b.size() &&
+             (*prev)[common] == b[common])
+        ++common;
+    close(common);
+    for (size_t d = common; d < b.size(); ++d) {
+      path.push_back(static_cast<uint32_t>(trie_.size()));
+      const uint32_t t = static_cast<uint32_t>(trieTokens_.size());
+      trie_.push_back(
+          {static_cast<uint8_t>(b[d]), static_cast<uint32_t>(d + 1), 0, t, t});
+    }
+    // Tokens of equal bytes are adjacent: they end at the same node.
+    TrieNode &end = trie_[path.back()];
+    if (end.tokenEnd != trieTokens_.size()) {
+      end.tokenBegin = end.tokenEnd = static_cast<uint32_t>(trieTokens_.size());
+    }
+    trieTokens_.push_back(id);
+    end.tokenEnd = static_cast<uint32_t>(trieTokens_.size());
+    prev = &b;
+  }
+  close(0);
+}
+
+} // namespace llmc::grammar

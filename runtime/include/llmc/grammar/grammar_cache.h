@@ -1,0 +1,55 @@
+//===- grammar_cache.h - Compiled grammars shared by requests ---*- C++ -*-===//
+//
+// Compiling a schema and warming its masks costs milliseconds; a warm
+// grammar's masks cost microseconds. Requests with the same schema or
+// grammar (a server's clients mostly send a few) share one CompiledGrammar;
+// the least recently used goes past `capacity`. Thread-safe: connection
+// threads compile, the engine thread masks.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llmc/grammar/matcher.h"
+
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace llmc::grammar {
+
+enum class SourceKind { JsonSchema, Gbnf, AnyJson, JsonObject };
+
+class GrammarCache {
+public:
+  explicit GrammarCache(std::shared_ptr<const TokenVocabulary> vocabulary,
+                        size_t capacity = 64);
+
+  /// The grammar of `source` (schema text, GBNF text; ignored for AnyJson
+  /// and JsonObject). Throws llmc::Error from the front end, its messages
+  /// starting with `origin`.
+  std::shared_ptr<const CompiledGrammar>
+  get(SourceKind kind, const std::string &source, const std::string &origin);
+
+  const std::shared_ptr<const TokenVocabulary> &vocabulary() const {
+    return vocab_;
+  }
+
+private:
+  struct Entry {
+    std::string key;
+    std::shared_ptr<const CompiledGrammar> grammar;
+  };
+  std::shared_ptr<const TokenVocabulary> vocab_;
+  size_t capacity_;
+  std::mutex mutex_;
+  std::list<Entry> entries_; // most recent first
+};
+
+/// The grammar a source asks for, compiled over `vocabulary` (no cache).
+std::shared_ptr<const CompiledGrammar>
+compileGrammar(SourceKind kind, const std::string &source,
+               const std::string &origin,
+               std::shared_ptr<const TokenVocabulary> vocabulary);
+
+} // namespace llmc::grammar

@@ -1,0 +1,44 @@
+//===- json_schema.h - JSON Schema -> a byte grammar ------------*- C++ -*-===//
+//
+// The grammar of JSON text that validates against a schema (the keywords
+// docs/structured-output.md lists: types and type lists, properties,
+// required, additionalProperties, items, prefixItems, minItems, maxItems,
+// enum, const, anyOf, oneOf, allOf of one schema, $ref into $defs /
+// definitions / any JSON pointer of the document, recursion included,
+// minLength, maxLength, pattern, format). Annotations (title, description,
+// default, examples, $schema, $id, $comment, ...) are ignored; every other
+// keyword is an error that names it and where it is.
+//
+// What is generated is a subset of what validates, chosen so that a model
+// cannot wander off:
+//  - properties come in the schema's order; optional ones may be left out;
+//    without additionalProperties no other key is written (OpenAI's strict
+//    mode); an object schema without properties allows any members;
+//  - whitespace: between JSON tokens nothing or one space, never before
+//    the value or after it (compact: a model cannot stall in whitespace);
+//  - numbers: at most 16 integer digits, 16 fraction digits and a 2-digit
+//    exponent; integers have neither fraction nor exponent;
+//  - oneOf is generated as anyOf: right when its branches are disjoint.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llmc/grammar/grammar.h"
+
+#include <string>
+#include <string_view>
+
+namespace llmc::grammar {
+
+/// `schemaJson` is the schema's text. Throws llmc::Error beginning with
+/// `origin` (a file name, or "response_format.json_schema.schema") and
+/// naming the keyword and its JSON pointer, e.g. "ORIGIN: at
+/// /properties/age: the keyword 'multipleOf' is not supported".
+Grammar grammarFromJsonSchema(std::string_view schemaJson,
+                              const std::string &origin);
+
+/// Any JSON value (objectOnly: any JSON object), with the whitespace rule
+/// above: the `--json` flag and {"type": "json_object"}.
+Grammar grammarForJson(bool objectOnly);
+
+} // namespace llmc::grammar

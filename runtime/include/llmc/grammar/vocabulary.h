@@ -1,0 +1,62 @@
+//===- vocabulary.h - Token ids as byte strings, in a trie ------*- C++ -*-===//
+//
+// What a grammar constrains is bytes; what the model emits is token ids. A
+// TokenVocabulary holds every id's bytes (byte-level BPE, SentencePiece
+// pieces with byte fallback, added tokens) and a trie over them in
+// depth-first order, so that a walk skips a dead prefix's whole subtree
+// with one jump. Special tokens and ids without bytes (padding rows of the
+// embedding) are left out: a grammar never allows them; end of text is
+// the matcher's business (the request's EOS ids).
+//
+// Immutable once built; share one per tokenizer across threads.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llmc::tok {
+class Tokenizer;
+}
+
+namespace llmc::grammar {
+
+class TokenVocabulary {
+public:
+  /// Ids [0, vocabSize): the model's logits width, which may exceed the
+  /// tokenizer's vocabulary (padding rows are never allowed).
+  TokenVocabulary(const tok::Tokenizer &tokenizer, int32_t vocabSize);
+  /// Straight from byte strings; "" marks an id a grammar never allows.
+  explicit TokenVocabulary(std::vector<std::string> tokenBytes);
+
+  int32_t size() const { return static_cast<int32_t>(bytes_.size()); }
+  const std::string &bytes(int32_t id) const {
+    return bytes_[static_cast<size_t>(id)];
+  }
+
+  /// A trie node: the byte that leads to it, its depth (1 for the first
+  /// byte of a token), one past the last node of its subtree, and the ids
+  /// whose bytes end here (trieTokens()[tokenBegin, tokenEnd)).
+  struct TrieNode {
+    uint8_t byte;
+    uint32_t depth;
+    uint32_t subtreeEnd;
+    uint32_t tokenBegin, tokenEnd;
+  };
+  const std::vector<TrieNode> &trie() const { return trie_; }
+  const std::vector<int32_t> &trieTokens() const { return trieTokens_; }
+  /// The longest token, in bytes.
+  size_t maxTokenBytes() const { return maxBytes_; }
+
+private:
+  void buildTrie();
+
+  std::vector<std::string> bytes_;
+  std::vector<TrieNode> trie_;
+  std::vector<int32_t> trieTokens_;
+  size_t maxBytes_ = 0;
+};
+
+} // namespace llmc::grammar

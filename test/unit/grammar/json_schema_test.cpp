@@ -1,0 +1,234 @@
+// JSON Schema -> grammar: what each keyword lets through (whole texts,
+// byte by byte), random walks that must parse as JSON and keep the
+// schema's shape, and every kind of bad schema. Full validation of model
+// output with an independent validator (ajv) is test/e2e/structured.
+#include "grammar_test_util.h"
+
+#include "llmc/grammar/json_schema.h"
+#include "llmc/support/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+namespace llmc::grammar {
+namespace {
+
+using test::compileForBytes;
+using test::matches;
+
+std::shared_ptr<const CompiledGrammar> schema(const std::string &s) {
+  return compileForBytes(grammarFromJsonSchema(s, "schema.json"));
+}
+
+std::string errorOf(const std::string &s) {
+  try {
+    grammarFromJsonSchema(s, "schema.json");
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(JsonSchema, ObjectsInOrderWithOptionalProperties) {
+  auto g = schema(R"({"type": "object",
+      "properties": {"a": {"type": "integer"}, "b": {"type": "string"},
+                     "c": {"type": "boolean"}},
+      "required": ["b"]})");
+  for (const char *ok :
+       {R"({"b": "x"})", R"({"a": 1, "b": "x"})", R"({"b": "x", "c": true})",
+        R"({"a":-3,"b":"","c":false})", R"({ "b" : "x" })"})
+    EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char *bad :
+       {R"({})", R"({"a": 1})", R"({"b": "x", "a": 1})", R"({"b": "x",})",
+        R"({"b": "x", "d": 1})", R"({"a": 1.5, "b": "x"})", R"( {"b": "x"})",
+        R"({"b": "x"} )", "{  \"b\": \"x\"}", "{\n\"b\": \"x\"}"})
+    EXPECT_FALSE(matches(g, bad)) << bad;
+}
+
+TEST(JsonSchema, AdditionalProperties) {
+  auto any = schema(R"({"type": "object"})");
+  EXPECT_TRUE(matches(any, R"({"x": [1, {"y": null}], "z": "w"})"));
+  auto extra = schema(R"({"properties": {"id": {"type": "integer"}},
+      "required": ["id"], "additionalProperties": {"type": "string"}})");
+  EXPECT_TRUE(matches(extra, R"({"id": 1, "name": "n", "i": "x"})"));
+  EXPECT_FALSE(matches(extra, R"({"id": 1, "name": 2})"));
+  // A declared name is never an additional key (its schema would apply).
+  EXPECT_FALSE(matches(extra, R"({"id": 1, "id": "x"})"));
+  EXPECT_TRUE(matches(extra, R"({"id": 1, "idx": "x", "i": "y"})"));
+}
+
+TEST(JsonSchema, ArraysWithBoundsAndPrefixItems) {
+  auto g = schema(R"({"type": "array", "items": {"type": "integer"},
+                      "minItems": 2, "maxItems": 3})");
+  EXPECT_TRUE(matches(g, "[1, 2]"));
+  EXPECT_TRUE(matches(g, "[1,2,3]"));
+  EXPECT_FALSE(matches(g, "[1]"));
+  EXPECT_FALSE(matches(g, "[1, 2, 3, 4]"));
+  EXPECT_FALSE(matches(g, "[]"));
+  auto tuple = schema(R"({"prefixItems": [{"type": "string"}, {"type": "null"}],
+                          "items": false})");
+  EXPECT_TRUE(matches(tuple, R"(["a", null])"));
+  EXPECT_TRUE(matches(tuple, R"(["a"])"));
+  EXPECT_TRUE(matches(tuple, "[]"));
+  EXPECT_FALSE(matches(tuple, R"(["a", null, 1])"));
+  EXPECT_FALSE(matches(tuple, R"([null])"));
+  auto open = schema(R"({"prefixItems": [{"const": 1}], "minItems": 2})");
+  EXPECT_TRUE(matches(open, R"([1, "x"])"));
+  EXPECT_FALSE(matches(open, R"([1])"));
+  EXPECT_FALSE(matches(open, R"([2, 2])"));
+}
+
+TEST(JsonSchema, EnumConstAnyOfAndTypeLists) {
+  auto e = schema(R"({"enum": ["red", 2, null, {"a": [true]}, "日本"]})");
+  for (const char *ok :
+       {R"("red")", "2", "null", R"({"a":[true]})", R"("日本")"})
+    EXPECT_TRUE(matches(e, ok)) << ok;
+  EXPECT_FALSE(matches(e, R"("blue")"));
+  auto typed = schema(R"({"type": "string", "enum": ["a", 1]})");
+  EXPECT_TRUE(matches(typed, R"("a")"));
+  EXPECT_FALSE(matches(typed, "1"));
+  auto any = schema(R"({"anyOf": [{"type": "integer"}, {"type": "string",
+                                                          "maxLength": 1}]})");
+  EXPECT_TRUE(matches(any, "12"));
+  EXPECT_TRUE(matches(any, R"("x")"));
+  EXPECT_FALSE(matches(any, R"("xy")"));
+  auto list = schema(R"({"type": ["number", "null"]})");
+  EXPECT_TRUE(matches(list, "-1.5E+10"));
+  EXPECT_TRUE(matches(list, "null"));
+  EXPECT_FALSE(matches(list, "true"));
+  EXPECT_FALSE(matches(list, "01"));
+  EXPECT_FALSE(matches(list, "1."));
+}
+
+TEST(JsonSchema, RecursiveRefs) {
+  auto g = schema(R"({"$ref": "#/$defs/node", "$defs": {"node": {
+      "type": "object", "properties": {"v": {"type": "integer"},
+      "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+      "required": ["v"]}}})");
+  EXPECT_TRUE(
+      matches(g, R"({"v": 1, "kids": [{"v": 2}, {"v": 3, "kids": []}]})"));
+  EXPECT_FALSE(matches(g, R"({"v": 1, "kids": [{"kids": []}]})"));
+  auto self = schema(R"({"type": "array", "items": {"anyOf": [
+      {"type": "integer"}, {"$ref": "#"}]}})");
+  EXPECT_TRUE(matches(self, "[1, [2, [3, []]]]"));
+}
+
+TEST(JsonSchema, StringsEscapesLengthsPatternsAndFormats) {
+  auto s = schema(R"({"type": "string"})");
+  EXPECT_TRUE(matches(s, R"("a\"b\\c\u00e9\n日本")"));
+  EXPECT_FALSE(matches(s, "\"a\nb\"")); // a raw control character
+  EXPECT_FALSE(matches(s, R"("\x")"));
+  auto len = schema(R"({"type": "string", "minLength": 2, "maxLength": 3})");
+  EXPECT_TRUE(matches(len, R"("日本")")); // characters, not bytes
+  EXPECT_TRUE(matches(len, R"("a\nb")"));
+  EXPECT_FALSE(matches(len, R"("a")"));
+  EXPECT_FALSE(matches(len, R"("abcd")"));
+  auto p = schema(R"({"type": "string", "pattern": "^[A-Z]{2}-\\d{3}$"})");
+  EXPECT_TRUE(matches(p, R"("AB-123")"));
+  EXPECT_FALSE(matches(p, R"("AB-12")"));
+  auto unanchored = schema(R"({"type": "string", "pattern": "a\"b"})");
+  EXPECT_TRUE(matches(unanchored, R"("xxa\"byy")")); // " is escaped
+  EXPECT_FALSE(matches(unanchored, R"("ab")"));
+  auto date = schema(R"({"type": "string", "format": "date-time"})");
+  EXPECT_TRUE(matches(date, R"("2024-02-28T13:05:59.123Z")"));
+  EXPECT_TRUE(matches(date, R"("2024-12-31T00:00:00+05:30")"));
+  EXPECT_FALSE(matches(date, R"("2024-02-30T00:00:00Z")"));
+  auto uuid = schema(R"({"format": "uuid"})");
+  EXPECT_TRUE(matches(uuid, R"("123e4567-e89b-12d3-a456-426614174000")"));
+  auto email = schema(R"({"type": "string", "format": "email"})");
+  EXPECT_TRUE(matches(email, R"("a.b+c@example.co")"));
+  EXPECT_FALSE(matches(email, R"("a..b@example.co")"));
+}
+
+TEST(JsonSchema, JsonObjectMode) {
+  auto g = compileForBytes(grammarForJson(true));
+  EXPECT_TRUE(matches(g, R"({"a": [1, "b", {"c": null}], "d": -0.5e-3})"));
+  EXPECT_FALSE(matches(g, "[1]"));
+  EXPECT_FALSE(matches(g, "\"x\""));
+  auto any = compileForBytes(grammarForJson(false));
+  EXPECT_TRUE(matches(any, "[1]"));
+  EXPECT_TRUE(matches(any, "\"x\""));
+}
+
+TEST(JsonSchema, RandomWalksAreJsonOfTheSchemasShape) {
+  auto g = schema(R"({"type": "object", "properties": {
+      "name": {"type": "string", "maxLength": 6},
+      "age": {"type": "integer"},
+      "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 3},
+      "kind": {"anyOf": [{"const": "x"}, {"type": "null"}]}},
+      "required": ["name", "tags"]})");
+  sample::Rng rng(7);
+  int finished = 0;
+  for (int walk = 0; walk < 200; ++walk) {
+    bool done;
+    const std::string text = test::randomWalk(Matcher(g, {test::kByteEos}), rng,
+                                              test::kByteEos, 400, &done);
+    if (!done)
+      continue;
+    ++finished;
+    nlohmann::json j;
+    ASSERT_NO_THROW(j = nlohmann::json::parse(text)) << text;
+    ASSERT_TRUE(j.is_object()) << text;
+    EXPECT_TRUE(j.contains("name") && j["name"].is_string()) << text;
+    EXPECT_LE(j["name"].get<std::string>().size(), 6u * 4) << text;
+    ASSERT_TRUE(j.contains("tags") && j["tags"].is_array()) << text;
+    EXPECT_LE(j["tags"].size(), 3u) << text;
+    for (const auto &t : j["tags"])
+      EXPECT_TRUE(t == "a" || t == "b") << text;
+    if (j.contains("age")) {
+      EXPECT_TRUE(j["age"].is_number_integer()) << text;
+    }
+    if (j.contains("kind")) {
+      EXPECT_TRUE(j["kind"] == "x" || j["kind"].is_null()) << text;
+    }
+    for (const auto &[k, _] : j.items())
+      EXPECT_TRUE(k == "name" || k == "age" || k == "tags" || k == "kind");
+  }
+  EXPECT_GE(finished, 150);
+}
+
+TEST(JsonSchema, BadSchemasAreNamedErrors) {
+  EXPECT_NE(errorOf("{\"type\": ").find("schema.json: not valid JSON"),
+            std::string::npos);
+  EXPECT_EQ(errorOf(R"({"properties": {"n": {"type": "number",
+                                                 "multipleOf": 2}}})"),
+            "schema.json: at /properties/n: the keyword 'multipleOf' is not "
+            "supported");
+  EXPECT_EQ(errorOf(R"({"type": "strin"})"),
+            "schema.json: at /type: unknown type 'strin'");
+  EXPECT_EQ(errorOf(R"({"$ref": "#/$defs/missing"})"),
+            "schema.json: at /$ref: '#/$defs/missing' points to nothing");
+  EXPECT_EQ(errorOf(R"({"$ref": "https://example.com/s.json"})"),
+            "schema.json: at /$ref: only references into this document "
+            "(\"#...\") are supported, not 'https://example.com/s.json'");
+  EXPECT_EQ(errorOf(R"({"type": "array", "minItems": 3, "maxItems": 2})"),
+            "schema.json: at /: maxItems is below minItems: nothing validates");
+  EXPECT_EQ(errorOf(R"({"type": "object", "properties": {"a": false},
+                        "required": ["a"]})"),
+            "schema.json: at /properties/a: a required property whose "
+            "schema is false");
+  EXPECT_EQ(errorOf(R"({"type": "string", "format": "hostname"})"),
+            "schema.json: at /format: the format 'hostname' is not supported "
+            "(known: date, date-time, email, ipv4, time, uuid)");
+  EXPECT_EQ(errorOf(R"({"type": "string", "pattern": "(a"})"),
+            "schema.json: at /pattern: pattern /(a/ at offset 2: missing ')'");
+  EXPECT_EQ(errorOf(R"j({"type": "string", "pattern": "(?=a)"})j"),
+            "schema.json: at /pattern: pattern /(?=a)/ at offset 1: "
+            "lookaround and named groups are not supported");
+  EXPECT_EQ(errorOf(R"j({"type": "string", "pattern": "(a)\\1"})j"),
+            "schema.json: at /pattern: pattern /(a)\\1/ at offset 5: "
+            "backreferences are not supported");
+  EXPECT_EQ(errorOf(R"({"anyOf": [{"type": "null"}], "minimum": 1})"),
+            "schema.json: at /: the keyword 'minimum' is not supported");
+  EXPECT_EQ(errorOf(R"({"anyOf": [{"type": "null"}], "type": "null"})"),
+            "schema.json: at /: 'type' next to 'anyOf' is not supported (move "
+            "it into the branches)");
+  EXPECT_EQ(errorOf("false"), "schema.json: at /: the schema false matches "
+                              "nothing");
+  EXPECT_EQ(errorOf("[1]"),
+            "schema.json: at /: a schema must be an object or a boolean");
+}
+
+} // namespace
+} // namespace llmc::grammar
