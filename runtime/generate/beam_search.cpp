@@ -218,9 +218,16 @@ BeamSearcher::step(std::span<const float> logits) {
   std::sort(cands.begin(), cands.end(), better);
   if (cands.size() > keep_)
     cands.resize(keep_);
-  if (cands.empty())
-    throw Error("the grammar allows no token for any beam: the vocabulary "
-                "cannot write what it requires next");
+  if (cands.empty()) {
+    // Every beam's grammar needs bytes no token writes: they end here.
+    for (const Beam &b : beams_)
+      state_->hyps.add(b.tokens, b.sum, std::max<int64_t>(t - 1, 1),
+                       FinishReason::Abort);
+    done_ = true;
+    results_ = state_->hyps.best(options_.numReturnSequences);
+    beams_.clear();
+    return {};
+  }
 
   std::vector<Next> next;
   std::vector<double> sums;

@@ -124,6 +124,11 @@ int32_t RequestState::accept(std::span<const float> logits,
   if (finished())
     throw Error("internal error: a token accepted after the request ended");
   std::span<const float> row = matcher_ ? constrain(logits, *matcher_) : logits;
+  if (row.empty()) {
+    // The grammar needs bytes no token of this vocabulary writes.
+    finish(FinishReason::Abort);
+    return -1;
+  }
   int32_t token = sampler_.sample(row, prompt_, output_, trace, topN);
   push(token, logits);
   return token;
@@ -135,10 +140,7 @@ std::span<const float> RequestState::constrain(std::span<const float> logits,
     mask_ = grammar::TokenMask(m.grammar().vocabulary().size());
   m.fillMask(mask_);
   if (mask_.count() == 0)
-    throw Error("the grammar allows no token after " +
-                std::to_string(output_.size()) +
-                " generated tokens: the vocabulary cannot write what it "
-                "requires next");
+    return {};
   masked_.assign(logits.begin(), logits.end());
   mask_.applyTo(masked_);
   return masked_;

@@ -169,6 +169,8 @@ Verdict verify(RequestState &state, std::span<const float> rows,
       if (probe->ended() || probe->mustEnd())
         break;
       row = state.constrain(row, *probe);
+      if (row.empty()) // a dead end: the next plain step ends the request
+        break;
     }
     const sample::Candidates &c = sampler.process(row, state.prompt(), history);
     const bool last = i == drafts.size();

@@ -617,7 +617,9 @@ void Scheduler::sampleNext(Group &g, size_t index,
   if (q.finished())
     return;
   const int32_t token = q.accept(logits);
-  emitTokens(g, index, std::span<const int32_t>(&token, 1));
+  emitTokens(g, index,
+             token < 0 ? std::span<const int32_t>() // ended without one
+                       : std::span<const int32_t>(&token, 1));
 }
 
 void Scheduler::emitTokens(Group &g, size_t index,

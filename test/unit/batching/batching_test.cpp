@@ -5,13 +5,17 @@
 // seeded sampling likewise; a shared prefix comes from the prefix cache
 // without changing outputs; an abort frees its blocks. No block leaks
 // after any run.
+#include "llmc/grammar/json_schema.h"
+#include "llmc/runtime/beam.h"
 #include "llmc/runtime/generate.h"
+#include "llmc/runtime/plan_tokenizer.h"
 #include "llmc/runtime/scheduler.h"
 #include "llmc/support/error.h"
 
 #include "../compiled_plan.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>
@@ -283,6 +287,103 @@ TEST_P(Batching, GreedySpeculativeEqualsPlain) {
   draftEngine.checkIdle();
 }
 
+// Constrained and free requests batched together: each gives exactly what
+// it gives alone (generate()), with n-gram speculation too; every
+// constrained output keeps to its schema, through beam search and n > 1
+// samples as well.
+TEST_P(Batching, ConstrainedBatchedEqualsAloneAndKeepsToTheSchema) {
+  auto tokenizer = tokenizerFromPlan(*plan_);
+  if (!tokenizer)
+    GTEST_SKIP() << GetParam().model << " has no tokenizer";
+  auto vocab = std::make_shared<grammar::TokenVocabulary>(
+      *tokenizer, static_cast<int32_t>(plan_->config().vocabSize));
+  auto g = std::make_shared<grammar::CompiledGrammar>(
+      grammar::grammarFromJsonSchema(
+          R"({"type": "object", "properties": {
+                "id": {"type": "integer"},
+                "tag": {"enum": ["x", "yy", "日本"]},
+                "note": {"type": "string", "maxLength": 5}},
+              "required": ["id", "tag"]})",
+          "schema"),
+      vocab);
+  std::vector<int64_t> eos = plan_->config().eosTokenIds;
+  auto constrain = [&](std::vector<ScheduledRequest> rs) {
+    for (ScheduledRequest &r : rs)
+      if (r.id % 2 == 0) {
+        r.options.grammar = g;
+        r.options.maxNewTokens = 48;
+        r.options.eosIds = eos;
+      }
+    return rs;
+  };
+  // The text so far is a sentence of the schema (complete when it stopped).
+  auto expectValid = [&](const std::vector<int32_t> &ids, FinishReason why,
+                         const std::string &where) {
+    grammar::Matcher m(g, {eos.begin(), eos.end()});
+    for (int32_t id : ids)
+      ASSERT_TRUE(m.accept(id)) << where << ": token " << id;
+    if (why == FinishReason::Stop) {
+      EXPECT_TRUE(m.mustEnd()) << where;
+      std::vector<int32_t> text = ids;
+      nlohmann::json j =
+          nlohmann::json::parse(tokenizer->decodeBytes(text), nullptr, false);
+      EXPECT_TRUE(j.is_object() && j.contains("id") && j.contains("tag"))
+          << where << ": " << tokenizer->decodeBytes(text);
+    } else if (why == FinishReason::Eos) {
+      EXPECT_TRUE(m.ended()) << where;
+    } else {
+      EXPECT_EQ(why, FinishReason::Length) << where;
+    }
+  };
+  for (float temperature : {0.0f, 0.8f}) {
+    SCOPED_TRACE(temperature);
+    std::vector<ScheduledRequest> rs = constrain(workload(temperature));
+    auto want = solo(rs);
+    auto e = engine();
+    Batched b = batched(constrain(workload(temperature)), *e);
+    expectSame(b, want);
+    int64_t stopped = 0;
+    for (const auto &[id, r] : b.results)
+      if (id % 2 == 0) {
+        expectValid(r.outputs[0].outputIds, r.outputs[0].finishReason,
+                    "request " + std::to_string(id));
+        stopped += r.outputs[0].finishReason == FinishReason::Stop;
+      }
+    EXPECT_GT(stopped, 0);
+    // Speculation: greedy gives the same tokens; sampling draws its
+    // acceptances from the same generator, so it gives other (equally
+    // distributed) tokens, which must keep to the schema.
+    spec::NgramProposer ngram(4);
+    auto se = engine();
+    Batched sb = batched(constrain(workload(temperature)), *se, 32, &ngram);
+    if (temperature == 0.0f)
+      expectSame(sb, want);
+    for (const auto &[id, r] : sb.results)
+      if (id % 2 == 0)
+        expectValid(r.outputs[0].outputIds, r.outputs[0].finishReason,
+                    "speculative request " + std::to_string(id));
+  }
+  auto e = engine();
+  const std::vector<int32_t> prompt = workload(0.0f)[1].prompt;
+  BeamOptions bo;
+  bo.numBeams = 3;
+  bo.numReturnSequences = 3;
+  bo.maxNewTokens = 40;
+  bo.eosIds = eos;
+  bo.grammar = g;
+  for (const BeamHypothesis &h : beamSearch(*e, nullptr, prompt, bo).hypotheses)
+    expectValid(h.outputIds, h.finishReason, "beam");
+  GenerateOptions go;
+  go.maxNewTokens = 40;
+  go.sampling.temperature = 1.0f;
+  go.sampling.seed = 7;
+  go.eosIds = eos;
+  go.grammar = g;
+  for (const GenerateResult &r : generateN(*e, nullptr, prompt, go, 3))
+    expectValid(r.outputIds, r.finishReason, "sample");
+  e->checkIdle();
+}
+
 // A prompt that repeats itself. Without the adaptive switch every step
 // tries prompt lookup, so some draft is accepted exactly when, at some
 // position of the plain greedy output, the lookup's first guess was that
@@ -300,7 +401,8 @@ TEST_P(Batching, NgramAcceptsOnARepeatingPrompt) {
   go.maxNewTokens = 40;
   go.sampling.temperature = 0;
   auto e = engine();
-  const std::vector<int32_t> plain = generate(*e, nullptr, prompt, go).outputIds;
+  const std::vector<int32_t> plain =
+      generate(*e, nullptr, prompt, go).outputIds;
   spec::NgramProposer ngram(4);
   bool guessable = false;
   for (size_t t = 1; t < plain.size() && !guessable; ++t) {

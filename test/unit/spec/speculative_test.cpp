@@ -8,6 +8,7 @@
 // cache.
 #include "../sched/fake_model.h"
 
+#include "llmc/grammar/gbnf.h"
 #include "llmc/runtime/scheduler.h"
 #include "llmc/runtime/speculative.h"
 #include "llmc/support/error.h"
@@ -18,12 +19,13 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <tuple>
 
 namespace llmc::test {
 namespace {
 
-using ::testing::HasSubstr;
 using spec::Method;
+using ::testing::HasSubstr;
 
 /// The chi-square value a statistic of `df` degrees of freedom exceeds with
 /// probability 1e-3 (Wilson-Hilferty; z = 3.09).
@@ -338,8 +340,8 @@ struct Outcome {
 /// speculation, else a draft model with that seed (the target's seed: the
 /// same model); `ngram` uses prompt lookup instead. Checks both caches.
 Outcome runWith(std::vector<ScheduledRequest> rs, FakeModel::Options target,
-            SchedulerOptions so, uint64_t draftSeed, bool ngram = false,
-            int32_t k = 4) {
+                SchedulerOptions so, uint64_t draftSeed, bool ngram = false,
+                int32_t k = 4) {
   FakeModel model(target);
   FakeModel::Options d = target;
   d.blocks = 256;
@@ -452,7 +454,7 @@ std::map<std::vector<int32_t>, int64_t> firstTokens(int64_t n,
     rs.push_back(std::move(r));
   }
   Outcome run = runWith(std::move(rs), {1024, 4, false, 512, 50}, {64, 512},
-                    draftSeed, false, 2);
+                        draftSeed, false, 2);
   std::map<std::vector<int32_t>, int64_t> counts;
   for (const auto &[id, r] : run.results)
     ++counts[r.outputs[0].outputIds];
@@ -479,11 +481,167 @@ TEST(SpeculativeScheduler, SamplingKeepsTheDistribution) {
     if (total < 10)
       continue;
     const double e = total / 2; // equal sample sizes
-    chi += (c.first - e) * (c.first - e) / e + (c.second - e) * (c.second - e) / e;
+    chi +=
+        (c.first - e) * (c.first - e) / e + (c.second - e) * (c.second - e) / e;
     ++df;
   }
   ASSERT_GT(df, 5);
   EXPECT_LT(chi, chiSquareCritical(df)) << "df " << df;
+}
+
+//===----------------------------------------------------------------------===//
+// Constrained requests in the scheduler: batched with free ones, sampled,
+// n > 1, beams, speculative (a draft and n-grams) and preempted.
+//===----------------------------------------------------------------------===//
+
+/// The fake model's 50 ids as bytes: digits, "[", "]", ",", "a".."z",
+/// tokens that cross the grammar's boundaries ("1,", "],", "[7", "12",
+/// ",3"), and id 49 the EOS (no bytes).
+std::shared_ptr<const grammar::TokenVocabulary> fakeVocabulary() {
+  std::vector<std::string> b;
+  for (char c = '0'; c <= '9'; ++c)
+    b.emplace_back(1, c);
+  for (const char *t : {"[", "]", ",", "1,", "],", "[7", "12", ",3", " "})
+    b.emplace_back(t);
+  for (char c = 'a'; b.size() < 49; ++c)
+    b.emplace_back(1, c);
+  b.emplace_back(); // 49: EOS
+  return std::make_shared<grammar::TokenVocabulary>(std::move(b));
+}
+
+std::shared_ptr<const grammar::CompiledGrammar> listGrammar() {
+  static const auto g = std::make_shared<grammar::CompiledGrammar>(
+      grammar::parseGbnf("root ::= \"[\" item (\",\" item)* \"]\"\n"
+                         "item ::= [0-9] [0-9]?",
+                         "list.gbnf"),
+      fakeVocabulary());
+  return g;
+}
+
+std::string textOf(const std::vector<int32_t> &ids) {
+  static const auto v = fakeVocabulary();
+  std::string s;
+  for (int32_t id : ids)
+    s += v->bytes(id);
+  return s;
+}
+
+/// A complete sentence of listGrammar(), or (cut by its length) a prefix.
+void expectInLanguage(const std::string &text, FinishReason why,
+                      const std::string &where) {
+  grammar::Matcher m(listGrammar(), {49});
+  for (unsigned char c : text) {
+    bool ok = false;
+    for (int32_t id = 0; id < 49 && !ok; ++id)
+      if (textOf({id}) == std::string(1, static_cast<char>(c)))
+        ok = m.accept(id);
+    ASSERT_TRUE(ok) << where << ": '" << text << "' leaves the grammar";
+  }
+  if (why == FinishReason::Stop || why == FinishReason::Eos)
+    EXPECT_TRUE(m.canEnd()) << where << ": '" << text << "' is unfinished";
+  else
+    EXPECT_EQ(why, FinishReason::Length) << where;
+}
+
+/// Even ids constrained, odd ones free; greedy and sampled; one n = 2, one
+/// beam search.
+std::vector<ScheduledRequest> mixedWorkload() {
+  std::vector<ScheduledRequest> rs;
+  for (uint64_t id = 0; id < 14; ++id) {
+    rs.push_back(request(id, tokens(3 + int32_t(id * 5) % 20, int32_t(id)),
+                         8 + int64_t(id * 7) % 30, id % 3 ? 0.0f : 0.9f, id));
+    if (id % 2 == 0) {
+      rs.back().options.grammar = listGrammar();
+      rs.back().options.eosIds = {49};
+    }
+  }
+  rs[4].n = 2;
+  BeamOptions beam;
+  beam.numBeams = 2;
+  beam.maxNewTokens = 12;
+  beam.eosIds = {49};
+  rs[6].beam = beam;
+  return rs;
+}
+
+void expectConstrainedOutputs(const Outcome &run) {
+  for (const auto &[id, r] : run.results)
+    for (size_t i = 0; id % 2 == 0 && i < r.outputs.size(); ++i) {
+      std::vector<int32_t> ids = r.outputs[i].outputIds;
+      if (!ids.empty() && ids.back() == 49)
+        ids.pop_back();
+      expectInLanguage(textOf(ids), r.outputs[i].finishReason,
+                       "request " + std::to_string(id) + " output " +
+                           std::to_string(i));
+    }
+}
+
+TEST(ConstrainedScheduler, EveryPathKeepsToTheGrammar) {
+  const FakeModel::Options roomy{256, 4, false, 512, 50};
+  const SchedulerOptions so{8, 64};
+  Outcome plain = runWith(mixedWorkload(), roomy, so, 0);
+  expectConstrainedOutputs(plain);
+  // Most constrained requests complete their list (they stop there).
+  int64_t complete = 0;
+  for (const auto &[id, r] : plain.results)
+    complete += id % 2 == 0 && r.outputs[0].finishReason == FinishReason::Stop;
+  EXPECT_GE(complete, 3);
+  // Free requests are not changed by batching with constrained ones.
+  std::vector<ScheduledRequest> freeOnly;
+  for (ScheduledRequest &r : mixedWorkload())
+    if (r.id % 2 == 1)
+      freeOnly.push_back(std::move(r));
+  Outcome alone = runWith(std::move(freeOnly), roomy, so, 0);
+  for (const auto &[id, r] : alone.results)
+    EXPECT_EQ(r.outputs[0].outputIds, plain.results.at(id).outputs[0].outputIds)
+        << "request " << id;
+  // Speculation (a draft that agrees, one that does not, n-grams) and
+  // preemption: greedy outputs are the plain ones, sampled ones valid.
+  const FakeModel::Options tight{20, 4, false, 512, 50};
+  struct Variant {
+    FakeModel::Options model;
+    uint64_t draft;
+    bool ngram;
+  };
+  for (const Variant &v : std::vector<Variant>{{roomy, roomy.seed, false},
+                                               {roomy, 99, false},
+                                               {roomy, 0, true},
+                                               {tight, roomy.seed, false},
+                                               {tight, 0, false}}) {
+    Outcome run = runWith(mixedWorkload(), v.model, so, v.draft, v.ngram);
+    expectConstrainedOutputs(run);
+    for (const auto &[id, r] : plain.results) {
+      if (id % 3 == 0)
+        continue; // sampled: valid, above
+      for (size_t i = 0; i < r.outputs.size(); ++i)
+        EXPECT_EQ(run.results.at(id).outputs[i].outputIds,
+                  r.outputs[i].outputIds)
+            << "request " << id << " draft " << v.draft << " ngram " << v.ngram
+            << " blocks " << v.model.blocks;
+    }
+    if (v.model.blocks == tight.blocks) {
+      EXPECT_GT(run.counters.preemptions, 0);
+    }
+  }
+}
+
+// A grammar that needs bytes no token writes ends the request (Abort), not
+// the step or the server.
+TEST(ConstrainedScheduler, ADeadEndAbortsTheRequestAlone) {
+  auto vocab = std::make_shared<grammar::TokenVocabulary>(
+      std::vector<std::string>{"a", "b", ""});
+  RequestOptions o;
+  o.maxNewTokens = 8;
+  o.sampling.temperature = 0;
+  o.eosIds = {2};
+  o.grammar = std::make_shared<grammar::CompiledGrammar>(
+      grammar::parseGbnf("root ::= \"a\" \"z\"", "g"), vocab);
+  RequestState r(o, nullptr, {0}, 64);
+  const std::vector<float> logits = {0.f, 5.f, 9.f}; // prefers b, then EOS
+  EXPECT_EQ(r.accept(logits), 0);                    // "a": all it may do
+  EXPECT_EQ(r.accept(logits), -1);                   // "z" has no token
+  EXPECT_EQ(r.finishReason(), FinishReason::Abort);
+  EXPECT_EQ(r.outputIds(), std::vector<int32_t>{0});
 }
 
 } // namespace

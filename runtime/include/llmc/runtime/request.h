@@ -139,7 +139,9 @@ public:
       RequestClock::Clock::time_point arrival = RequestClock::Clock::now());
 
   /// Samples the next token from one row of logits (vocabulary size) and
-  /// records it with push(). `trace` as in Sampler::sample.
+  /// records it with push(). `trace` as in Sampler::sample. Where a
+  /// grammar allows no token at all (it needs bytes no token writes) the
+  /// request ends (Abort) and -1 is returned.
   int32_t accept(std::span<const float> logits,
                  std::vector<sample::ProcessorTrace> *trace = nullptr,
                  int topN = 5);
@@ -172,9 +174,8 @@ public:
   /// The grammar's matcher, at the next token (null without a grammar).
   grammar::Matcher *matcher() { return matcher_ ? &*matcher_ : nullptr; }
   /// `logits` with every token `m` does not allow at -inf, in a buffer of
-  /// this request's (valid until the next call). Throws llmc::Error when
-  /// the grammar allows no token at all (the vocabulary cannot write what
-  /// it needs next).
+  /// this request's (valid until the next call); empty when the grammar
+  /// allows no token at all.
   std::span<const float> constrain(std::span<const float> logits,
                                    grammar::Matcher &m);
   RequestClock &clock() { return clock_; }
