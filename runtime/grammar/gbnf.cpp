@@ -264,12 +264,9 @@ private:
   uint32_t codepoint() {
     char c = peek();
     if (c != '\\') {
-      const size_t len = utf8::validSequenceLength(text_, pos_);
-      if (len == 0)
-        fail("invalid UTF-8");
-      const uint32_t cp = utf8::decodeCodePoint(text_, pos_, len);
-      pos_ += len;
-      return cp;
+      if (auto cp = utf8::nextCodePoint(text_, pos_))
+        return *cp;
+      fail("invalid UTF-8");
     }
     ++pos_;
     char e = peek();

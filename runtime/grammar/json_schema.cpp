@@ -441,9 +441,9 @@ private:
     for (const std::string &n : names) {
       size_t at = 0;
       for (size_t i = 0; i < n.size();) {
-        size_t len = utf8Length(n, i);
-        const uint32_t cp = decode(n, i, len);
-        i += len;
+        // nlohmann checked the names are UTF-8; a stray byte stands alone.
+        std::optional<uint32_t> next = utf8::nextCodePoint(n, i);
+        const uint32_t cp = next ? *next : static_cast<unsigned char>(n[i++]);
         auto it = trie[at].next.find(cp);
         if (it == trie[at].next.end()) {
           trie.push_back({});
@@ -478,9 +478,6 @@ private:
     g_.addAlternative(r, {g_.byte('"'), Grammar::ref(rules[0]), g_.byte('"')});
     return Grammar::ref(r);
   }
-
-  static size_t utf8Length(const std::string &s, size_t i);
-  static uint32_t decode(const std::string &s, size_t i, size_t len);
 
   Element object(const Json &s, const std::string &path) {
     struct Prop {
@@ -750,16 +747,6 @@ private:
            boolean_ = 0, null_ = 0, anyValue_ = 0, anyObject_ = 0,
            anyArray_ = 0;
 };
-
-size_t Converter::utf8Length(const std::string &s, size_t i) {
-  const size_t n = utf8::validSequenceLength(s, i);
-  return n ? n : 1;
-}
-
-uint32_t Converter::decode(const std::string &s, size_t i, size_t len) {
-  return utf8::validSequenceLength(s, i) ? utf8::decodeCodePoint(s, i, len)
-                                         : static_cast<unsigned char>(s[i]);
-}
 
 } // namespace
 

@@ -50,7 +50,7 @@ struct Matcher::Core {
   std::unordered_map<NodeId, StateId> outerStates;
   /// Masks of recent states (without EOS: that is per matcher), dropped
   /// all at once past kCachedMasks.
-  static constexpr size_t kCachedMasks = 256;
+  static constexpr size_t kCachedMasks = 64;
   std::unordered_map<StateId, TokenMask> masks;
 };
 

@@ -251,12 +251,9 @@ private:
   }
 
   uint32_t literal() {
-    const size_t len = utf8::validSequenceLength(p_, pos_);
-    if (len == 0)
-      fail("invalid UTF-8");
-    const uint32_t cp = utf8::decodeCodePoint(p_, pos_, len);
-    pos_ += len;
-    return cp;
+    if (auto cp = utf8::nextCodePoint(p_, pos_))
+      return *cp;
+    fail("invalid UTF-8");
   }
 
   uint32_t hex(size_t digits) {

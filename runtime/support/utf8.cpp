@@ -128,4 +128,13 @@ size_t emittablePrefix(std::string_view s) {
   return pos;
 }
 
+std::optional<uint32_t> nextCodePoint(std::string_view s, size_t &pos) {
+  const size_t n = validSequenceLength(s, pos);
+  if (n == 0)
+    return std::nullopt;
+  const uint32_t cp = decodeCodePoint(s, pos, n);
+  pos += n;
+  return cp;
+}
+
 } // namespace llmc::utf8

@@ -23,7 +23,7 @@ enum class SourceKind { JsonSchema, Gbnf, AnyJson, JsonObject };
 class GrammarCache {
 public:
   explicit GrammarCache(std::shared_ptr<const TokenVocabulary> vocabulary,
-                        size_t capacity = 64);
+                        size_t capacity = 32);
 
   /// The grammar of `source` (schema text, GBNF text; ignored for AnyJson
   /// and JsonObject). Throws llmc::Error from the front end, its messages

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,10 @@ void appendCodePoint(std::string &out, uint32_t cp);
 
 /// Decodes the valid sequence of length n at s[pos].
 uint32_t decodeCodePoint(std::string_view s, size_t pos, size_t n);
+
+/// The code point at s[pos], moving pos past it; nullopt (pos unchanged)
+/// when the bytes there do not start a valid sequence.
+std::optional<uint32_t> nextCodePoint(std::string_view s, size_t &pos);
 
 /// Copies s, replacing each maximal invalid subpart with U+FFFD.
 std::string sanitizeUtf8(std::string_view s);
