@@ -20,7 +20,8 @@ cp "$here/structured.mjs" "$work/structured.mjs"
 rm -rf "$work/schemas" && cp -r "$data/schemas" "$work/schemas"
 (cd "$work" && node structured.mjs gen "$data" "$work")
 rc=0
-for model in fortune-llama gpt2 qwen3-qknorm gemma2-softcap; do
+for model in fortune-llama gpt2 llama-bf16 llama-gqa llama-mha llama-mqa llama-sharded \
+  mistral-swa qwen2-bias-tied qwen3-qknorm gemma2-softcap; do
   plan=$work/$model.plan
   "$bin/llmc" compile "$data/models/$model" -o "$plan" --target cpu >/dev/null
   timeout 900 "$bin/llmc" run "$plan" --prompts-file "$work/requests.jsonl" \
