@@ -1,8 +1,6 @@
 //===- host.cpp - Steps in host memory ------------------------------------===//
 #include "common/host.h"
 
-#include "llmc/support/half.h"
-
 #include <sys/mman.h>
 
 #include <cstring>
@@ -40,8 +38,8 @@ HostMemory &HostMemory::operator=(HostMemory &&o) noexcept {
 void initKvCache(KvCache &cache, const llmc_kv_cache_desc &desc) {
   checkKvCacheDesc(desc);
   cache.desc = desc;
-  size_t bytes = size_t(cache.slots()) * size_t(cache.rowElements()) *
-                 dtypeSize(desc.dtype);
+  cache.layout = KvLayout(desc);
+  size_t bytes = size_t(desc.num_blocks) * cache.layout.blockBytes;
   cache.k.clear();
   cache.v.clear();
   for (uint32_t l = 0; l < desc.layers; ++l) {
@@ -52,8 +50,7 @@ void initKvCache(KvCache &cache, const llmc_kv_cache_desc &desc) {
 
 void copyKvBlock(KvCache &cache, int32_t src, int32_t dst) {
   checkBlockCopy(cache.desc, src, dst);
-  size_t blockBytes = size_t(cache.desc.block_size) *
-                      size_t(cache.rowElements()) * dtypeSize(cache.desc.dtype);
+  const size_t blockBytes = cache.layout.blockBytes;
   for (uint32_t l = 0; l < cache.desc.layers; ++l) {
     for (auto *layer : {&cache.k[l], &cache.v[l]}) {
       uint8_t *base = layer->data();
@@ -65,31 +62,24 @@ void copyKvBlock(KvCache &cache, int32_t src, int32_t dst) {
 
 void storeKvRow(const KvCache &cache, HostMemory &layer, int64_t slot,
                 const float *row) {
-  int64_t n = cache.rowElements();
-  uint8_t *dst = layer.data() + slot * n * dtypeSize(cache.desc.dtype);
-  for (int64_t i = 0; i < n; ++i) {
-    if (cache.desc.dtype == LLMC_F32) {
-      std::memcpy(dst + i * 4, &row[i], 4);
-    } else {
-      uint16_t h = cache.desc.dtype == LLMC_BF16 ? floatToBf16(row[i])
-                                                 : floatToF16(row[i]);
-      std::memcpy(dst + i * 2, &h, 2);
-    }
-  }
+  const KvLayout &kv = cache.layout;
+  for (int64_t h = 0; h < kv.kvHeads; ++h)
+    encodeKvHead(
+        row + h * kv.headDim, kv.headDim, kv.dtype,
+        layer.data() + kv.data(slot, h),
+        kv.scaled ? reinterpret_cast<float *>(layer.data() + kv.scale(slot, h))
+                  : nullptr);
 }
 
 void loadKvRow(const KvCache &cache, const HostMemory &layer, int64_t slot,
                float *row) {
-  int64_t n = cache.rowElements();
-  const uint8_t *src = layer.data() + slot * n * dtypeSize(cache.desc.dtype);
-  for (int64_t i = 0; i < n; ++i) {
-    if (cache.desc.dtype == LLMC_F32) {
-      std::memcpy(&row[i], src + i * 4, 4);
-    } else {
-      uint16_t h;
-      std::memcpy(&h, src + i * 2, 2);
-      row[i] = cache.desc.dtype == LLMC_BF16 ? bf16ToFloat(h) : f16ToFloat(h);
-    }
+  const KvLayout &kv = cache.layout;
+  for (int64_t h = 0; h < kv.kvHeads; ++h) {
+    float scale = 1.0f;
+    if (kv.scaled)
+      std::memcpy(&scale, layer.data() + kv.scale(slot, h), 4);
+    decodeKvHead(layer.data() + kv.data(slot, h), kv.headDim, kv.dtype, scale,
+                 row + h * kv.headDim);
   }
 }
 

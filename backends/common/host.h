@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "common/kv_format.h"
 #include "common/op_checks.h"
 #include "common/plugin.h"
 #include "common/step.h"
@@ -42,11 +43,12 @@ private:
   size_t size_ = 0;
 };
 
-/// The paged KV pool: per layer, K and V each [num_blocks, block_size,
-/// kv_heads, head_dim] in the cache dtype (f32, bf16 or f16). A slot is
-/// block * block_size + offset (vLLM's layout).
+/// The paged KV pool: per layer, K and V each num_blocks blocks in the
+/// layout of backend.h (with scales for i8 and fp8). A slot is block *
+/// block_size + offset (vLLM's layout).
 struct KvCache {
   llmc_kv_cache_desc desc{};
+  KvLayout layout;
   std::vector<HostMemory> k, v; // one per layer
 
   int64_t slots() const { return int64_t(desc.num_blocks) * desc.block_size; }
@@ -57,7 +59,7 @@ void initKvCache(KvCache &cache, const llmc_kv_cache_desc &desc);
 /// Copies block src to dst in every layer (copy-on-write).
 void copyKvBlock(KvCache &cache, int32_t src, int32_t dst);
 /// One K or V row (kv_heads * head_dim values) at a slot of a layer,
-/// converted from / to f32.
+/// converted from / to f32 head by head.
 void storeKvRow(const KvCache &cache, HostMemory &layer, int64_t slot,
                 const float *row);
 void loadKvRow(const KvCache &cache, const HostMemory &layer, int64_t slot,

@@ -126,9 +126,16 @@ void checkKvCacheDesc(const llmc_kv_cache_desc &desc) {
       desc.block_size == 0 || desc.num_blocks == 0)
     throw InvalidArgument("kv cache: layers, kv_heads, head_dim, block_size "
                           "and num_blocks must be positive");
-  if (desc.dtype != LLMC_F32 && desc.dtype != LLMC_BF16 &&
-      desc.dtype != LLMC_F16)
-    throw InvalidArgument("kv cache: dtype must be f32, bf16 or f16");
+  if (!llmc_kv_dtype_name(desc.dtype))
+    throw InvalidArgument("kv cache: dtype " + std::to_string(desc.dtype) +
+                          " is not f32, bf16, f16, int8 or fp8");
+  // The f32 scales after a block's bytes must be aligned.
+  if ((desc.dtype == LLMC_I8 || desc.dtype == LLMC_FP8_E4M3) &&
+      uint64_t(desc.block_size) * desc.kv_heads * desc.head_dim % 4 != 0)
+    throw InvalidArgument(std::string("kv cache: an ") +
+                          llmc_kv_dtype_name(desc.dtype) +
+                          " cache needs block_size x kv_heads x head_dim "
+                          "divisible by 4");
 }
 
 void expectRows(int64_t actual, int64_t rows, const char *what) {

@@ -12,8 +12,6 @@
 #include "cpu.h"
 #include "simd.h"
 
-#include "llmc/support/half.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -27,21 +25,44 @@ namespace {
 // two of its panels, which halves the per-chunk softmax and setup work.
 constexpr int64_t kChunk = 32, kTileChunk = 64;
 
-void loadRow(const uint8_t *src, uint32_t dtype, int64_t n, float *out) {
+// One head's n values as f32; `scale` multiplies i8 and fp8 values.
+void loadRow(const uint8_t *src, uint32_t dtype, float scale, int64_t n,
+             float *out) {
   if (dtype == LLMC_F32) {
     std::memcpy(out, src, size_t(n) * 4);
     return;
   }
-  const auto *h = reinterpret_cast<const uint16_t *>(src);
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(out + i, dtype == LLMC_BF16 ? simd::loadBf16(h + i)
-                                                 : simd::loadF16(h + i));
-  for (; i < n; ++i) {
-    uint16_t v;
-    std::memcpy(&v, src + i * 2, 2);
-    out[i] = dtype == LLMC_BF16 ? bf16ToFloat(v) : f16ToFloat(v);
+  if (dtype == LLMC_I8) {
+    const __m256 vs = _mm256_set1_ps(scale);
+    for (; i + 8 <= n; i += 8) {
+      __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(src + i));
+      _mm256_storeu_ps(
+          out + i,
+          _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)), vs));
+    }
+  } else if (dtype == LLMC_FP8_E4M3) {
+    // e4m3 s.eeee.mmm placed as f16 s.0eeee.mmm0000000 is the same number
+    // times 2^-8 (subnormals too), so F16C widens it.
+    const __m256 vs = _mm256_set1_ps(scale * 256.0f);
+    const __m128i magMask = _mm_set1_epi16(0x7f),
+                  signMask = _mm_set1_epi16(0x80);
+    for (; i + 8 <= n; i += 8) {
+      __m128i w = _mm_cvtepu8_epi16(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i *>(src + i)));
+      __m128i h = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(w, magMask), 7),
+                               _mm_slli_epi16(_mm_and_si128(w, signMask), 8));
+      _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_cvtph_ps(h), vs));
+    }
+  } else {
+    const auto *h = reinterpret_cast<const uint16_t *>(src);
+    for (; i + 8 <= n; i += 8)
+      _mm256_storeu_ps(out + i, dtype == LLMC_BF16 ? simd::loadBf16(h + i)
+                                                   : simd::loadF16(h + i));
   }
+  common::decodeKvHead(
+      src + i * int64_t(dtype == LLMC_BF16 || dtype == LLMC_F16 ? 2 : 1), n - i,
+      dtype, scale, out + i);
 }
 
 struct Scratch {
@@ -161,8 +182,8 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
   const KvCache &cache = *step.cache;
   const int64_t D = s.headDim, G = s.heads / s.kvHeads, R = count * G;
   const int64_t bs = cache.desc.block_size;
-  const uint32_t dtype = cache.desc.dtype;
-  const size_t esize = common::dtypeSize(dtype);
+  const common::KvLayout &kv = cache.layout;
+  const uint32_t dtype = kv.dtype;
   const float ninf = -std::numeric_limits<float>::infinity();
 
   const int64_t chunk = tile ? kTileChunk : kChunk;
@@ -287,9 +308,14 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
     int64_t nt = std::min(chunk, to - j0);
     for (int64_t t = 0; t < nt; ++t) {
       int64_t j = j0 + t, slot = int64_t(table[j / bs]) * bs + j % bs;
-      int64_t off = (slot * s.kvHeads + kvHead) * D;
-      loadRow(kBase + off * int64_t(esize), dtype, D, &sc.krows[size_t(t * D)]);
-      loadRow(vBase + off * int64_t(esize), dtype, D, &sc.v[size_t(t * D)]);
+      const size_t off = kv.data(slot, kvHead);
+      float ks = 1.0f, vs = 1.0f;
+      if (kv.scaled) {
+        std::memcpy(&ks, kBase + kv.scale(slot, kvHead), 4);
+        std::memcpy(&vs, vBase + kv.scale(slot, kvHead), 4);
+      }
+      loadRow(kBase + off, dtype, ks, D, &sc.krows[size_t(t * D)]);
+      loadRow(vBase + off, dtype, vs, D, &sc.v[size_t(t * D)]);
     }
     // Stale rows past nt only feed scores that are masked out below.
     int64_t d8 = D - D % 8;

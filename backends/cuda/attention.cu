@@ -4,9 +4,9 @@
 // head (with up to 16 of its query heads: GQA reads each K/V tile once for
 // the whole group) and a tile of query rows; it walks the sequence's keys in
 // tiles of 32 through the block table, staging K and V in shared memory as
-// f32, and keeps an online softmax per (row, head) item: a warp owns four
-// items, a lane owns one key of the tile for QKᵀ and a slice of head_dim
-// for PV.
+// f32 (i8 and fp8 times their row's scale), and keeps an online softmax per
+// (row, head) item: a warp owns four items, a lane owns one key of the tile for
+// QKᵀ and a slice of head_dim for PV.
 //
 // Decode (one row per sequence) splits the key range over gridDim.z CTAs
 // (flash-decoding): each writes its partial (max, sum, acc) and a second
@@ -17,6 +17,7 @@
 #include "device.cuh"
 
 #include <cfloat>
+#include <type_traits>
 
 namespace llmc::cuda {
 namespace {
@@ -25,17 +26,47 @@ constexpr int kThreads = 128, kWarps = 4, kItems = 16, kItemsPerWarp = 4;
 constexpr int kKeys = 32, kDimChunks = kAttentionMaxHeadDim / 32;
 static_assert(kWarps * kItemsPerWarp == kItems && kWarps * 32 == kThreads);
 
+// One warp per (token, kv head): the head's max |x| sets its scale for i8
+// and fp8 (backend.h's rule, the same division as the host's).
 template <typename C>
 __global__ void kvWriteKernel(const float *k, const float *v,
-                              const int32_t *slots, C *kc, C *vc,
-                              int64_t rowElements) {
-  int64_t t = blockIdx.x;
-  int64_t slot = slots[t];
+                              const int32_t *slots, char *kc, char *vc,
+                              KvGeometry g) {
+  const int64_t t = blockIdx.x;
+  const int64_t slot = slots[t];
   if (slot < 0) // padding row of a captured decode bucket
     return;
-  for (int64_t e = threadIdx.x; e < rowElements; e += blockDim.x) {
-    kc[slot * rowElements + e] = fromFloat<C>(k[t * rowElements + e]);
-    vc[slot * rowElements + e] = fromFloat<C>(v[t * rowElements + e]);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t block = slot / g.blockSize, off = slot % g.blockSize;
+  for (int h = warp; h < g.kvHeads; h += blockDim.x / 32) {
+    const int64_t row = off * g.kvHeads + h;
+    const int64_t src = (t * g.kvHeads + h) * g.headDim;
+    for (int which = 0; which < 2; ++which) {
+      const float *x = (which == 0 ? k : v) + src;
+      char *base = (which == 0 ? kc : vc) + block * g.blockBytes;
+      C *data = reinterpret_cast<C *>(base) + row * g.headDim;
+      if constexpr (kScaledKv<C>) {
+        float amax = 0.0f;
+        for (int d = lane; d < g.headDim; d += 32)
+          amax = fmaxf(amax, fabsf(x[d]));
+        amax = warpMax(amax);
+        const bool i8 = std::is_same_v<C, int8_t>;
+        const float scale = amax / (i8 ? 127.0f : 448.0f);
+        for (int d = lane; d < g.headDim; d += 32) {
+          const float q = scale > 0.0f ? x[d] / scale : 0.0f;
+          if constexpr (std::is_same_v<C, int8_t>)
+            data[d] = int8_t(fminf(fmaxf(rintf(q), -127.0f), 127.0f));
+          else
+            data[d] = __nv_fp8_e4m3(q); // round to nearest even, saturating
+        }
+        if (lane == 0)
+          reinterpret_cast<float *>(base + int64_t(g.blockSize) * g.kvHeads *
+                                               g.headDim)[row] = scale;
+      } else {
+        for (int d = lane; d < g.headDim; d += 32)
+          data[d] = fromFloat<C>(x[d]);
+      }
+    }
   }
 }
 
@@ -117,8 +148,9 @@ __global__ void __launch_bounds__(kThreads) attentionKernel(AttentionArgs a) {
       acc[k][c] = 0.0f;
   }
 
-  const C *kc = static_cast<const C *>(a.kCache);
-  const C *vc = static_cast<const C *>(a.vCache);
+  const char *kc = static_cast<const char *>(a.kCache);
+  const char *vc = static_cast<const char *>(a.vCache);
+  const int64_t scalesAt = int64_t(a.blockSize) * a.kvHeads * hd;
   for (int t0 = keyLo; t0 < keyHi; t0 += kKeys) {
     __syncthreads(); // the previous tile (and qS on the first) is complete
     for (int e = threadIdx.x; e < kKeys * hd; e += kThreads) {
@@ -126,10 +158,14 @@ __global__ void __launch_bounds__(kThreads) attentionKernel(AttentionArgs a) {
       float kv = 0.0f, vv = 0.0f;
       if (key < keyHi) {
         int block = a.blockTables[int64_t(b) * maxBlocks + key / a.blockSize];
-        int64_t slot = int64_t(block) * a.blockSize + key % a.blockSize;
-        int64_t off = (slot * a.kvHeads + kvh) * hd + d;
-        kv = toFloat(kc[off]);
-        vv = toFloat(vc[off]);
+        int64_t row = int64_t(key % a.blockSize) * a.kvHeads + kvh;
+        int64_t at = int64_t(block) * a.blockBytes;
+        kv = toFloat(reinterpret_cast<const C *>(kc + at)[row * hd + d]);
+        vv = toFloat(reinterpret_cast<const C *>(vc + at)[row * hd + d]);
+        if constexpr (kScaledKv<C>) {
+          kv *= reinterpret_cast<const float *>(kc + at + scalesAt)[row];
+          vv *= reinterpret_cast<const float *>(vc + at + scalesAt)[row];
+        }
       }
       kS[j * (hd + 1) + d] = kv;
       vS[j * hd + d] = vv;
@@ -247,22 +283,27 @@ template <typename C> void launchTyped(cudaStream_t s, const AttentionArgs &a) {
 
 void launchKvWrite(cudaStream_t s, const float *k, const float *v,
                    const int32_t *slots, void *kCache, void *vCache,
-                   uint32_t cacheDtype, int64_t rows, int64_t rowElements) {
+                   const KvGeometry &g, int64_t rows) {
   if (rows <= 0)
     return;
-  unsigned grid = unsigned(rows);
-  if (cacheDtype == LLMC_BF16)
-    kvWriteKernel<<<grid, 128, 0, s>>>(
-        k, v, slots, static_cast<__nv_bfloat16 *>(kCache),
-        static_cast<__nv_bfloat16 *>(vCache), rowElements);
-  else if (cacheDtype == LLMC_F16)
-    kvWriteKernel<<<grid, 128, 0, s>>>(
-        k, v, slots, static_cast<__half *>(kCache),
-        static_cast<__half *>(vCache), rowElements);
-  else
-    kvWriteKernel<<<grid, 128, 0, s>>>(
-        k, v, slots, static_cast<float *>(kCache), static_cast<float *>(vCache),
-        rowElements);
+  const unsigned grid = unsigned(rows);
+  char *kc = static_cast<char *>(kCache), *vc = static_cast<char *>(vCache);
+  switch (g.dtype) {
+  case LLMC_BF16:
+    kvWriteKernel<__nv_bfloat16><<<grid, 128, 0, s>>>(k, v, slots, kc, vc, g);
+    break;
+  case LLMC_F16:
+    kvWriteKernel<__half><<<grid, 128, 0, s>>>(k, v, slots, kc, vc, g);
+    break;
+  case LLMC_I8:
+    kvWriteKernel<int8_t><<<grid, 128, 0, s>>>(k, v, slots, kc, vc, g);
+    break;
+  case LLMC_FP8_E4M3:
+    kvWriteKernel<__nv_fp8_e4m3><<<grid, 128, 0, s>>>(k, v, slots, kc, vc, g);
+    break;
+  default:
+    kvWriteKernel<float><<<grid, 128, 0, s>>>(k, v, slots, kc, vc, g);
+  }
 }
 
 int32_t attentionRowsPerTile(int32_t group) {
@@ -281,30 +322,37 @@ size_t attentionSmemBytes(int32_t headDim) {
 }
 
 cudaError_t attentionConfigure() {
-  int bytes = int(attentionSmemBytes(kAttentionMaxHeadDim));
-  cudaError_t e =
-      cudaFuncSetAttribute(attentionKernel<float>,
-                           cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(attentionKernel<__nv_bfloat16>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             bytes);
-  if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(attentionKernel<__half>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             bytes);
-  return e;
+  const int bytes = int(attentionSmemBytes(kAttentionMaxHeadDim));
+  const void *kernels[] = {
+      reinterpret_cast<const void *>(attentionKernel<float>),
+      reinterpret_cast<const void *>(attentionKernel<__nv_bfloat16>),
+      reinterpret_cast<const void *>(attentionKernel<__half>),
+      reinterpret_cast<const void *>(attentionKernel<int8_t>),
+      reinterpret_cast<const void *>(attentionKernel<__nv_fp8_e4m3>)};
+  for (const void *kernel : kernels) {
+    cudaError_t e = cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if (e != cudaSuccess)
+      return e;
+  }
+  return cudaSuccess;
 }
 
 void launchAttention(cudaStream_t s, const AttentionArgs &a) {
   if (a.gridX <= 0)
     return;
-  if (a.cacheDtype == LLMC_BF16)
-    launchTyped<__nv_bfloat16>(s, a);
-  else if (a.cacheDtype == LLMC_F16)
-    launchTyped<__half>(s, a);
-  else
-    launchTyped<float>(s, a);
+  switch (a.cacheDtype) {
+  case LLMC_BF16:
+    return launchTyped<__nv_bfloat16>(s, a);
+  case LLMC_F16:
+    return launchTyped<__half>(s, a);
+  case LLMC_I8:
+    return launchTyped<int8_t>(s, a);
+  case LLMC_FP8_E4M3:
+    return launchTyped<__nv_fp8_e4m3>(s, a);
+  default:
+    return launchTyped<float>(s, a);
+  }
 }
 
 } // namespace llmc::cuda

@@ -128,11 +128,12 @@ struct Backend {
   ~Backend();
 };
 
-/// The paged KV pool: per layer K then V, each [slots, kv_heads, head_dim].
+/// The paged KV pool: per layer K then V, each num_blocks blocks of
+/// llmc_kv_block_bytes (backend.h's layout).
 struct KvPool {
   llmc_kv_cache_desc desc{};
   DeviceBuffer memory;
-  size_t layerBytes = 0;
+  size_t layerBytes = 0, blockBytes = 0;
   uint64_t id = 0;
   void *k(int64_t layer) const {
     return memory.as<char>() + size_t(2 * layer) * layerBytes;

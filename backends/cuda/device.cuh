@@ -7,6 +7,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 namespace llmc::cuda {
 
@@ -15,6 +16,13 @@ __device__ __forceinline__ float toFloat(__nv_bfloat16 v) {
   return __bfloat162float(v);
 }
 __device__ __forceinline__ float toFloat(__half v) { return __half2float(v); }
+__device__ __forceinline__ float toFloat(int8_t v) { return float(v); }
+__device__ __forceinline__ float toFloat(__nv_fp8_e4m3 v) { return float(v); }
+
+/// i8 and fp8 caches keep a scale per token per kv head (backend.h).
+template <typename C> constexpr bool kScaledKv = false;
+template <> constexpr bool kScaledKv<int8_t> = true;
+template <> constexpr bool kScaledKv<__nv_fp8_e4m3> = true;
 
 template <typename T> __device__ __forceinline__ T fromFloat(float v);
 template <> __device__ __forceinline__ float fromFloat<float>(float v) {

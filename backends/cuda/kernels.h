@@ -107,19 +107,27 @@ void launchDequantBf16(cudaStream_t s, const void *w, uint32_t dtype,
 
 //===-- attention.cu ------------------------------------------------------===//
 
+/// The cache geometry a kernel needs (backend.h's block layout).
+struct KvGeometry {
+  uint32_t dtype;
+  int32_t blockSize, kvHeads, headDim;
+  int64_t blockBytes; // llmc_kv_block_bytes
+};
+
 /// Writes rows [0, rows) of k and v at slots[t] (slots < 0 are padding and
-/// skipped) into one layer of the cache.
+/// skipped) into one layer of the cache, with their scales for i8 and fp8.
 void launchKvWrite(cudaStream_t s, const float *k, const float *v,
                    const int32_t *slots, void *kCache, void *vCache,
-                   uint32_t cacheDtype, int64_t rows, int64_t rowElements);
+                   const KvGeometry &kv, int64_t rows);
 
 constexpr int kAttentionMaxHeadDim = 256;
 
 struct AttentionArgs {
   const float *q; // [rows, heads * headDim]
   float *out;
-  const void *kCache, *vCache; // this layer's [slots, kvHeads, headDim]
+  const void *kCache, *vCache; // this layer's blocks
   uint32_t cacheDtype;
+  int64_t blockBytes; // bytes per block of one layer's K (or V)
   const int32_t *blockTables, *contextLens, *queryStart;
   const int32_t *tiles; // prefill: (seq, first new row) pairs
   const DevStep *step;  // maxBlocks

@@ -124,8 +124,9 @@ uploadWeightF32(Backend &b, const llmc_weight_desc &w, int64_t count) {
 void initKvPool(Backend &b, KvPool &pool, const llmc_kv_cache_desc &desc) {
   common::checkKvCacheDesc(desc);
   pool.desc = desc;
-  pool.layerBytes = size_t(desc.num_blocks) * desc.block_size * desc.kv_heads *
-                    desc.head_dim * common::dtypeSize(desc.dtype);
+  pool.blockBytes = size_t(llmc_kv_block_bytes(desc.dtype, desc.block_size,
+                                               desc.kv_heads, desc.head_dim));
+  pool.layerBytes = size_t(desc.num_blocks) * pool.blockBytes;
   size_t total = pool.layerBytes * 2 * desc.layers;
   try {
     pool.memory = DeviceBuffer(b.budget, total, "the KV pool");
@@ -147,8 +148,7 @@ void copyKvBlock(Backend &b, KvPool &pool, int32_t src, int32_t dst) {
   if (src == dst)
     return;
   const llmc_kv_cache_desc &d = pool.desc;
-  size_t blockBytes = size_t(d.block_size) * d.kv_heads * d.head_dim *
-                      common::dtypeSize(d.dtype);
+  const size_t blockBytes = pool.blockBytes;
   for (uint32_t l = 0; l < d.layers; ++l)
     for (void *base : {pool.k(l), pool.v(l)})
       check(cudaMemcpyAsync(static_cast<char *>(base) + dst * blockBytes,

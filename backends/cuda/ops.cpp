@@ -219,8 +219,10 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     kernel = [=](StepCtx &c) {
       const llmc_kv_cache_desc &d = c.kv->desc;
       launchKvWrite(c.stream, c.buf[k], c.buf[v], c.args.slots, c.kv->k(layer),
-                    c.kv->v(layer), d.dtype, c.rows[k],
-                    int64_t(d.kv_heads) * d.head_dim);
+                    c.kv->v(layer),
+                    {d.dtype, int32_t(d.block_size), int32_t(d.kv_heads),
+                     int32_t(d.head_dim), int64_t(c.kv->blockBytes)},
+                    c.rows[k]);
     };
     check = [=](const llmc_step_args &a, const KvPool *kv,
                 const std::vector<int64_t> &rows) {
@@ -255,6 +257,7 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
       a.kCache = c.kv->k(layer);
       a.vCache = c.kv->v(layer);
       a.cacheDtype = c.kv->desc.dtype;
+      a.blockBytes = int64_t(c.kv->blockBytes);
       a.blockTables = c.args.blockTables;
       a.contextLens = c.args.contextLens;
       a.queryStart = c.args.queryStart;

@@ -30,12 +30,17 @@ KVCacheType::verify(llvm::function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "kv_cache kv_heads must be positive, got " << kvHeads;
   if (headDim <= 0)
     return emitError() << "kv_cache head_dim must be positive, got " << headDim;
-  if (!mlir::isa<FloatType>(dtype))
-    return emitError() << "kv_cache dtype must be a float type, got " << dtype;
+  if (!dtype.isF32() && !dtype.isBF16() && !dtype.isF16() &&
+      !dtype.isSignlessInteger(8) && !dtype.isFloat8E4M3FN())
+    return emitError() << "kv_cache dtype must be f32, bf16, f16, i8 or "
+                          "f8E4M3FN, got "
+                       << dtype;
   return success();
 }
 
 int64_t KVCacheType::bytesPerToken() const {
   int64_t bytes = getDtype().getIntOrFloatBitWidth() / 8;
-  return 2 * getLayers() * getKvHeads() * getHeadDim() * bytes;
+  // An 8-bit row carries an f32 scale (per token and kv head).
+  int64_t scale = bytes == 1 ? 4 : 0;
+  return 2 * getLayers() * getKvHeads() * (getHeadDim() * bytes + scale);
 }

@@ -13,6 +13,9 @@
 #include "llmc/weights/safetensors.h"
 #include "llmc/weights/tensor.h"
 
+#include "llmc/IR/LLMCOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include <algorithm>
@@ -326,6 +329,24 @@ std::string ggmlQuantization(const LoweredModule &lowered) {
   return out + ")";
 }
 
+/// The storage dtype of the cache llmc-insert-kv-cache made (f32 for a
+/// module without one).
+llmc_dtype kvDtypeOf(ModuleOp module) {
+  llmc_dtype dtype = LLMC_F32;
+  module.walk([&](func::FuncOp f) {
+    for (Type t : f.getArgumentTypes())
+      if (auto kv = dyn_cast<KVCacheType>(t)) {
+        Type d = kv.getDtype();
+        dtype = d.isBF16()               ? LLMC_BF16
+                : d.isF16()              ? LLMC_F16
+                : d.isSignlessInteger(8) ? LLMC_I8
+                : d.isFloat8E4M3FN()     ? LLMC_FP8_E4M3
+                                         : LLMC_F32;
+      }
+  });
+  return dtype;
+}
+
 ::llmc::PlanConfig planConfig(ModuleOp module, const LoweredModule &lowered,
                               const EmitOptions &o) {
   auto c = module->getAttrOfType<DictionaryAttr>("llmc.config");
@@ -348,9 +369,7 @@ std::string ggmlQuantization(const LoweredModule &lowered) {
   p.target = o.target;
   p.computeDtype = o.dtype;
   p.quantization = o.quant == "ggml" ? ggmlQuantization(lowered) : o.quant;
-  p.kvDtype = o.dtype == "bf16"  ? LLMC_BF16
-              : o.dtype == "f16" ? LLMC_F16
-                                 : LLMC_F32;
+  p.kvDtype = kvDtypeOf(module);
   p.compilerVersion = LLMC_VERSION_STRING;
   return p;
 }

@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSwitch.h"
 
 namespace mlir::llmc {
 #define GEN_PASS_DEF_INSERTKVCACHE
@@ -22,6 +23,21 @@ namespace mlir::llmc {
 namespace {
 
 struct InsertKVCachePass : impl::InsertKVCacheBase<InsertKVCachePass> {
+  using InsertKVCacheBase::InsertKVCacheBase;
+
+  /// The cache's storage type by its flag name; null for an unknown name.
+  Type storageType(Type keys) {
+    Builder b(&getContext());
+    return llvm::StringSwitch<Type>(kvDtype)
+        .Case("", keys)
+        .Case("f32", b.getF32Type())
+        .Case("bf16", b.getBF16Type())
+        .Case("f16", b.getF16Type())
+        .Case("int8", b.getIntegerType(8))
+        .Case("fp8", b.getFloat8E4M3FNType())
+        .Default(Type());
+  }
+
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (failed(insertInto(func)))
@@ -47,8 +63,12 @@ struct InsertKVCachePass : impl::InsertKVCacheBase<InsertKVCachePass> {
     }
 
     OpBuilder b(func.getContext());
+    Type storage = storageType(keyType.getElementType());
+    if (!storage)
+      return func.emitError() << "llmc-insert-kv-cache: kv-dtype '" << kvDtype
+                              << "' is not f32, bf16, f16, int8 or fp8";
     auto cacheType = KVCacheType::get(func.getContext(), layers.size(), kvHeads,
-                                      headDim, keyType.getElementType());
+                                      headDim, storage);
     constexpr int64_t kDyn = ShapedType::kDynamic;
     auto vec = RankedTensorType::get({kDyn}, b.getI32Type());
     auto mat = RankedTensorType::get({kDyn, kDyn}, b.getI32Type());

@@ -47,7 +47,9 @@ LogicalResult buildPipeline(OpPassManager &pm, const PipelineOptions &o,
     return !llvm::is_contained(o.disabled, name.str());
   };
   pm.addPass(createFuseAttention());
-  pm.addPass(createInsertKVCache());
+  InsertKVCacheOptions kv;
+  kv.kvDtype = o.kvDtype.empty() ? o.dtype : o.kvDtype;
+  pm.addPass(createInsertKVCache(kv));
   pm.addPass(createSpecializePhases());
   if (enabled("llmc-fuse"))
     pm.addPass(createFuse());
@@ -84,6 +86,19 @@ std::string resolveQuant(ModuleOp module, const std::string &quant) {
   return ggml ? "ggml" : "none";
 }
 
+std::string defaultKvDtype(ModuleOp module, const std::string &dtype,
+                           const std::string &quant) {
+  if (quant == "int8" || quant == "int4")
+    return "bf16";
+  bool blocks = false;
+  if (quant == "ggml")
+    module.walk([&](ParamOp p) {
+      if (auto t = p.getGgmlType())
+        blocks |= ggmlKeptBits(*t) > 0 && ggmlKeptBits(*t) <= 8;
+    });
+  return blocks ? "bf16" : dtype;
+}
+
 namespace {
 struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
   Option<std::string> dtype{*this, "dtype", llvm::cl::desc("f32, bf16 or f16"),
@@ -91,6 +106,10 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
   Option<std::string> quant{*this, "quant",
                             llvm::cl::desc("none, int8, int4 or ggml"),
                             llvm::cl::init("none")};
+  Option<std::string> kvDtype{
+      *this, "kv-dtype",
+      llvm::cl::desc("f32, bf16, f16, int8 or fp8 (default: dtype)"),
+      llvm::cl::init("")};
   Option<int64_t> group{*this, "group", llvm::cl::desc("int4 group size"),
                         llvm::cl::init(32)};
   Option<bool> quantizeHead{*this, "quantize-head",
@@ -109,6 +128,7 @@ void registerAllLLMCPasses() {
         PipelineOptions o;
         o.dtype = cl.dtype;
         o.quant = cl.quant;
+        o.kvDtype = cl.kvDtype;
         o.group = cl.group;
         o.quantizeHead = cl.quantizeHead;
         o.disabled.assign(cl.disable.begin(), cl.disable.end());

@@ -158,10 +158,10 @@ std::string explainSummaryText(const GenerateResult &r, const Engine &e) {
   const GenerationMetrics &m = r.metrics;
   const int64_t tokens =
       m.kvBytesPerToken > 0 ? m.kvBytesUsed / m.kvBytesPerToken : 0;
-  const int64_t dtype =
-      c.numLayers * c.numKVHeads * c.headDim > 0
-          ? m.kvBytesPerToken / (2 * c.numLayers * c.numKVHeads * c.headDim)
-          : 0;
+  const llmc_dtype kv = e.kvDtype();
+  const bool scaled = kv == LLMC_I8 || kv == LLMC_FP8_E4M3;
+  const int64_t rowBytes =
+      int64_t(llmc_kv_block_bytes(kv, 1, 1, uint32_t(c.headDim)));
   std::string out = "summary\n";
   out += std::string("  finished: ") + finishReasonName(r.finishReason) + " (" +
          finishReasonText(r.finishReason) + ")\n";
@@ -176,8 +176,9 @@ std::string explainSummaryText(const GenerateResult &r, const Engine &e) {
       "  TPOT " + ms(m.tpotSeconds) + " ((t_N - t_1) / (N - 1), decode only)\n";
   out += "  KV cache bytes = 2 (K and V) x " + std::to_string(c.numLayers) +
          " layers x " + std::to_string(c.numKVHeads) + " kv heads x " +
-         std::to_string(c.headDim) + " head dim x " + std::to_string(dtype) +
-         " bytes x " + std::to_string(tokens) +
+         std::to_string(rowBytes) + " bytes (" + std::to_string(c.headDim) +
+         " head dim in " + llmc_kv_dtype_name(kv) +
+         (scaled ? " + a 4-byte scale" : "") + ") x " + std::to_string(tokens) +
          " tokens = " + std::to_string(m.kvBytesUsed) + "\n";
   return out;
 }
@@ -196,7 +197,11 @@ std::string explainSummaryJson(const GenerateResult &r, const Engine &e) {
       {"ttft_ms", m.ttftSeconds * 1e3},
       {"tpot_ms", m.tpotSeconds * 1e3},
       {"kv_cache",
-       {{"formula", "2 * layers * kv_heads * head_dim * dtype_bytes * tokens"},
+       {{"formula", "2 * layers * kv_heads * (head_dim * dtype_bytes + "
+                    "scale_bytes) * tokens"},
+        {"dtype", llmc_kv_dtype_name(e.kvDtype())},
+        {"scale_bytes",
+         e.kvDtype() == LLMC_I8 || e.kvDtype() == LLMC_FP8_E4M3 ? 4 : 0},
         {"layers", c.numLayers},
         {"kv_heads", c.numKVHeads},
         {"head_dim", c.headDim},

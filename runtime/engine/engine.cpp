@@ -20,9 +20,8 @@ int64_t planContext(const Plan &plan, const EngineOptions &o) {
   return ctx;
 }
 
-int64_t kvBytesPerToken(const PlanConfig &c) {
-  return 2 * c.numLayers * c.numKVHeads * c.headDim *
-         static_cast<int64_t>(dtypeBytes(c.kvDtype, 1));
+llmc_dtype kvDtypeOf(const Plan &plan, const EngineOptions &o) {
+  return o.kvDtype ? *o.kvDtype : plan.config().kvDtype;
 }
 
 /// The pool's size and how it was chosen.
@@ -33,8 +32,8 @@ poolOptions(const Plan &plan, const EngineOptions &o,
     throw Error("--block-size must be positive, got " +
                 std::to_string(o.blockSize));
   const int64_t bs = o.blockSize;
-  const int64_t blockBytes =
-      std::max<int64_t>(kvBytesPerToken(plan.config()) * bs, 1);
+  const int64_t blockBytes = std::max<int64_t>(
+      int64_t(kvBytesPerToken(plan.config(), kvDtypeOf(plan, o))) * bs, 1);
   int64_t blocks;
   std::string origin;
   if (o.kvCacheBlocks > 0) {
@@ -47,7 +46,8 @@ poolOptions(const Plan &plan, const EngineOptions &o,
       throw Error("--kv-cache-memory " + std::to_string(o.kvCacheBytes) +
                   " bytes holds no KV block: one block of " +
                   std::to_string(bs) + " tokens takes " +
-                  std::to_string(blockBytes) + " bytes with this plan");
+                  std::to_string(blockBytes) + " bytes with this plan's " +
+                  llmc_kv_dtype_name(kvDtypeOf(plan, o)) + " KV cache");
   } else {
     int64_t perSeq = (planContext(plan, o) + bs - 1) / bs;
     blocks = perSeq * std::max(1, o.maxSequences);
@@ -126,6 +126,17 @@ void checkBackendAbi(const std::string &planPath, const Graph &graph,
       std::to_string(api.abi_minor) + ": rebuild the plugin with this llmc");
 }
 
+void checkKvAbi(llmc_dtype kvDtype, const std::string &backendName,
+                const llmc_backend_api &api) {
+  if ((kvDtype != LLMC_I8 && kvDtype != LLMC_FP8_E4M3) || api.abi_minor >= 3)
+    return;
+  throw Error("backend '" + backendName + "' speaks ABI " +
+              std::to_string(api.abi_major) + "." +
+              std::to_string(api.abi_minor) + "; an " +
+              llmc_kv_dtype_name(kvDtype) +
+              " KV cache needs 1.3: rebuild the plugin with this llmc");
+}
+
 Engine::Engine(const Plan &plan, const BackendRegistry &registry,
                EngineOptions options)
     : Engine(plan, options,
@@ -160,7 +171,8 @@ Engine::Engine(const Plan &plan, const EngineOptions &options,
   kv.layers = static_cast<uint32_t>(c.numLayers);
   kv.kv_heads = static_cast<uint32_t>(c.numKVHeads);
   kv.head_dim = static_cast<uint32_t>(c.headDim);
-  kv.dtype = c.kvDtype;
+  checkKvAbi(kvDtypeOf(plan, options), chosen.name, backend_->api());
+  kv.dtype = kvDtypeOf(plan, options);
   kv.block_size = static_cast<uint32_t>(options.blockSize);
   kv.num_blocks = static_cast<uint32_t>(numBlocks());
   cache_ = std::make_unique<DeviceKvCache>(backend_->createKvCache(kv));
@@ -169,8 +181,10 @@ Engine::Engine(const Plan &plan, const EngineOptions &options,
 Engine::~Engine() = default;
 
 int64_t Engine::kvBytesPerToken() const {
-  return llmc::kvBytesPerToken(plan_.config());
+  return int64_t(llmc::kvBytesPerToken(plan_.config(), kvDtype()));
 }
+
+llmc_dtype Engine::kvDtype() const { return kvDtypeOf(plan_, options_); }
 
 void Engine::copyBlock(int32_t src, int32_t dst) {
   cache_->copyBlock(src, dst);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <optional>
@@ -30,6 +31,8 @@ const std::set<std::string> kObjectKeywords = {"properties", "required",
                                                "additionalProperties"};
 const std::set<std::string> kArrayKeywords = {"items", "prefixItems",
                                               "minItems", "maxItems"};
+const std::set<std::string> kNumberKeywords = {
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
 const std::set<std::string> kStringKeywords = {"minLength", "maxLength",
                                                "pattern", "format"};
 
@@ -216,8 +219,8 @@ private:
     static const std::set<std::string> kSupported = [] {
       std::set<std::string> k = {"type",  "enum",  "const", "anyOf",
                                  "oneOf", "allOf", "$ref"};
-      for (const auto *set :
-           {&kObjectKeywords, &kArrayKeywords, &kStringKeywords})
+      for (const auto *set : {&kObjectKeywords, &kArrayKeywords,
+                              &kStringKeywords, &kNumberKeywords})
         k.insert(set->begin(), set->end());
       return k;
     }();
@@ -300,6 +303,8 @@ private:
         types.push_back("array");
       if (has(kStringKeywords))
         types.push_back("string");
+      if (has(kNumberKeywords))
+        types.push_back("number");
       if (types.empty())
         return Grammar::ref(anyValue_);
     }
@@ -319,10 +324,8 @@ private:
       return array(s, path);
     if (type == "string")
       return string(s, path);
-    if (type == "number")
-      return Grammar::ref(number_);
-    if (type == "integer")
-      return Grammar::ref(integer_);
+    if (type == "number" || type == "integer")
+      return number(s, type == "integer", path);
     if (type == "boolean")
       return Grammar::ref(boolean_);
     if (type == "null")
@@ -737,6 +740,114 @@ private:
         r,
         {g_.byte('"'), g_.repeat(Grammar::ref(char_), min, max), g_.byte('"')});
     return Grammar::ref(r);
+  }
+
+  /// A number, or an integer within the schema's bounds. Bounds are
+  /// generated for integers only (as llama.cpp does): a range of reals is
+  /// not a finite set of digit patterns.
+  Element number(const Json &s, bool integer, const std::string &path) {
+    bool bounded = false;
+    for (const std::string &k : kNumberKeywords)
+      if (s.contains(k)) {
+        if (!s[k].is_number())
+          fail(path + "/" + k, "must be a number");
+        if (!integer)
+          fail(path + "/" + k, "'" + k +
+                                   "' is supported on integers only (type "
+                                   "\"integer\")");
+        bounded = true;
+      }
+    if (!bounded)
+      return Grammar::ref(integer ? integer_ : number_);
+    // The integer grammar's own limit: 16 digits.
+    constexpr double kLimit = 9999999999999999.0;
+    double lo = -kLimit, hi = kLimit;
+    auto at = [&](const char *k) { return s[k].get<double>(); };
+    if (s.contains("minimum"))
+      lo = std::max(lo, std::ceil(at("minimum")));
+    if (s.contains("exclusiveMinimum"))
+      lo = std::max(lo, std::floor(at("exclusiveMinimum")) + 1);
+    if (s.contains("maximum"))
+      hi = std::min(hi, std::floor(at("maximum")));
+    if (s.contains("exclusiveMaximum"))
+      hi = std::min(hi, std::ceil(at("exclusiveMaximum")) - 1);
+    if (lo > hi)
+      fail(path, "no integer lies within its minimum and maximum");
+    const auto L = static_cast<int64_t>(std::max(lo, -kLimit)),
+               H = static_cast<int64_t>(std::min(hi, kLimit));
+    const uint32_t r = g_.freshRule(ruleName(path) + "-range");
+    if (L < 0) { // "-" then magnitudes max(1, -H) .. -L
+      const uint32_t neg = g_.freshRule(ruleName(path) + "-negative");
+      digitRange(neg, std::to_string(std::max<int64_t>(1, -H)),
+                 std::to_string(-L));
+      g_.addAlternative(r, {g_.byte('-'), Grammar::ref(neg)});
+    }
+    if (L <= 0 && H >= 0)
+      g_.addAlternative(r, {g_.byte('0')});
+    if (H > 0)
+      digitRange(r, std::to_string(std::max<int64_t>(1, L)), std::to_string(H));
+    return Grammar::ref(r);
+  }
+
+  /// Alternatives into rule r for the decimals lo..hi (both positive, no
+  /// leading zeros): one length at a time, then digit by digit.
+  void digitRange(uint32_t r, const std::string &lo, const std::string &hi) {
+    for (size_t n = lo.size(); n <= hi.size(); ++n) {
+      const std::string a = n == lo.size() ? lo : "1" + std::string(n - 1, '0');
+      const std::string b = n == hi.size() ? hi : std::string(n, '9');
+      sameLength(r, a, b, {});
+    }
+  }
+
+  ByteSet digits(char from, char to) {
+    ByteSet set;
+    for (char c = from; c <= to; ++c)
+      set.set(static_cast<unsigned char>(c));
+    return set;
+  }
+
+  /// prefix then every string of a's length between a and b.
+  void sameLength(uint32_t r, const std::string &a, const std::string &b,
+                  Sequence prefix) {
+    if (a.empty()) {
+      g_.addAlternative(r, std::move(prefix));
+      return;
+    }
+    const std::string ra = a.substr(1), rb = b.substr(1);
+    if (a[0] == b[0]) {
+      prefix.push_back(g_.byte(static_cast<uint8_t>(a[0])));
+      sameLength(r, ra, rb, std::move(prefix));
+      return;
+    }
+    const std::string zeros(ra.size(), '0'), nines(ra.size(), '9');
+    auto any = [&](Sequence s, size_t count) {
+      for (size_t i = 0; i < count; ++i)
+        s.push_back(g_.bytes(digits('0', '9')));
+      return s;
+    };
+    // a[0] followed by ra..99, the digits strictly between with anything,
+    // b[0] followed by 00..rb (merged into the middle when they are full).
+    char first = a[0], last = b[0];
+    if (ra == zeros)
+      --first; // a[0] joins the middle
+    else {
+      Sequence s = prefix;
+      s.push_back(g_.byte(static_cast<uint8_t>(a[0])));
+      sameLength(r, ra, nines, std::move(s));
+    }
+    if (rb == nines)
+      ++last;
+    else {
+      Sequence s = prefix;
+      s.push_back(g_.byte(static_cast<uint8_t>(b[0])));
+      sameLength(r, zeros, rb, std::move(s));
+    }
+    if (first + 1 <= last - 1) {
+      Sequence s = prefix;
+      s.push_back(g_.bytes(
+          digits(static_cast<char>(first + 1), static_cast<char>(last - 1))));
+      g_.addAlternative(r, any(std::move(s), ra.size()));
+    }
   }
 
   std::string origin_;

@@ -59,7 +59,7 @@ ordered_json describeConfig(const PlanConfig &c) {
   j["target"] = c.target;
   j["compute_dtype"] = c.computeDtype;
   j["quantization"] = c.quantization;
-  j["kv_dtype"] = dtypeName(c.kvDtype);
+  j["kv_dtype"] = llmc_kv_dtype_name(c.kvDtype);
   j["bos_token_id"] = c.bosTokenId ? ordered_json(*c.bosTokenId) : nullptr;
   j["eos_token_ids"] = c.eosTokenIds;
   return j;
@@ -132,24 +132,45 @@ ordered_json describeAttention(const Plan &plan) {
   return j;
 }
 
-ordered_json describeKVCache(const PlanConfig &c) {
-  auto perToken = mul({2, uint64_t(c.numLayers), uint64_t(c.numKVHeads),
-                       uint64_t(c.headDim), dtypeBytes(c.kvDtype, 1)});
+/// Whole blocks of `blockSize` tokens in `bytes`, as tokens.
+uint64_t tokensIn(uint64_t bytes, uint64_t perToken, uint64_t blockSize) {
+  return perToken ? bytes / (perToken * blockSize) * blockSize : 0;
+}
+
+ordered_json describeKVCache(const PlanConfig &c, const DescribeOptions &o) {
+  const llmc_dtype dtype = o.kvDtype ? *o.kvDtype : c.kvDtype;
+  const uint64_t perToken = kvBytesPerToken(c, dtype);
   ordered_json j;
-  j["dtype"] = dtypeName(c.kvDtype);
-  j["bytes_per_token"] = perToken ? ordered_json(*perToken) : nullptr;
-  std::optional<uint64_t> context;
-  if (perToken)
-    context = mul({*perToken, uint64_t(c.contextLength)});
+  j["dtype"] = llmc_kv_dtype_name(dtype);
+  j["plan_dtype"] = llmc_kv_dtype_name(c.kvDtype);
+  j["bytes_per_token"] = perToken;
+  std::optional<uint64_t> context = mul({perToken, uint64_t(c.contextLength)});
   j["context_length"] = c.contextLength;
   j["bytes_for_context"] = context ? ordered_json(*context) : nullptr;
-  j["tokens_per_gib"] = perToken && *perToken > 0
-                            ? ordered_json(kGiB / *perToken)
-                            : ordered_json(nullptr);
+  j["tokens_per_gib"] =
+      perToken > 0 ? ordered_json(kGiB / perToken) : ordered_json(nullptr);
+  if (o.kvCacheBytes > 0) {
+    const uint64_t tokens =
+        tokensIn(uint64_t(o.kvCacheBytes), perToken, kDescribeBlockSize);
+    j["memory"] = {{"bytes", o.kvCacheBytes},
+                   {"tokens", tokens},
+                   {"full_contexts", c.contextLength > 0
+                                         ? tokens / uint64_t(c.contextLength)
+                                         : 0}};
+  }
+  ordered_json all = ordered_json::object();
+  for (llmc_dtype d : {LLMC_F32, LLMC_BF16, LLMC_F16, LLMC_I8, LLMC_FP8_E4M3}) {
+    const uint64_t b = kvBytesPerToken(c, d);
+    ordered_json e = {{"bytes_per_token", b}};
+    if (o.kvCacheBytes > 0)
+      e["tokens"] = tokensIn(uint64_t(o.kvCacheBytes), b, kDescribeBlockSize);
+    all[llmc_kv_dtype_name(d)] = e;
+  }
+  j["by_dtype"] = all;
   return j;
 }
 
-ordered_json describeJson(const Plan &plan) {
+ordered_json describeJson(const Plan &plan, const DescribeOptions &o) {
   ordered_json j;
   j["path"] = plan.path();
   j["file_bytes"] = plan.fileSize();
@@ -168,7 +189,7 @@ ordered_json describeJson(const Plan &plan) {
   j["graphs"] = graphs;
   j["attention"] = describeAttention(plan);
   j["weights"] = describeWeights(plan);
-  j["kv_cache"] = describeKVCache(plan.config());
+  j["kv_cache"] = describeKVCache(plan.config(), o);
   return j;
 }
 
@@ -264,11 +285,27 @@ std::string renderText(const ordered_json &j) {
     line("  " + dtype + ": " + num(e["count"]) + ", " + bytesText(e["bytes"]));
 
   const auto &kv = j["kv_cache"];
+  const bool chosen = kv["dtype"] != kv["plan_dtype"];
   line("kv cache (" + str(kv["dtype"]) +
+       (chosen
+            ? ", chosen by --kv-dtype; the plan's is " + str(kv["plan_dtype"])
+            : std::string()) +
        "): " + bytesText(kv["bytes_per_token"]) + " per token");
   line("  full context (" + num(kv["context_length"]) +
        " tokens): " + bytesText(kv["bytes_for_context"]));
   line("  tokens per GiB: " + orNone(kv["tokens_per_gib"]));
+  if (kv.contains("memory"))
+    line("  in --kv-cache-memory " + bytesText(kv["memory"]["bytes"]) + ": " +
+         num(kv["memory"]["tokens"]) + " tokens in blocks of " +
+         std::to_string(kDescribeBlockSize) + ", " +
+         num(kv["memory"]["full_contexts"]) + " full contexts");
+  std::string other;
+  for (const auto &[name, e] : kv["by_dtype"].items())
+    other += (other.empty() ? "" : ", ") + name + " " +
+             num(e["bytes_per_token"]) +
+             (e.contains("tokens") ? " (" + num(e["tokens"]) + " tokens)"
+                                   : std::string());
+  line("  per token by --kv-dtype: " + other);
   return s;
 }
 
@@ -347,8 +384,9 @@ std::string describeWeight(const Plan &plan, const std::string &name,
               std::to_string(ws.size()) + "; e.g. " + some + ")");
 }
 
-std::string describePlan(const Plan &plan, bool json) {
-  ordered_json j = describeJson(plan);
+std::string describePlan(const Plan &plan, bool json,
+                         const DescribeOptions &options) {
+  ordered_json j = describeJson(plan, options);
   // Names come from the file and need not be UTF-8; JSON must be.
   return json ? j.dump(2, ' ', false, ordered_json::error_handler_t::replace) +
                     "\n"

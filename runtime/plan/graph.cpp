@@ -99,6 +99,8 @@ const char *dtypeName(llmc_dtype dtype) {
     return "i4";
   case LLMC_I32:
     return "i32";
+  case LLMC_FP8_E4M3:
+    return "fp8";
   }
   return "unknown";
 }
@@ -115,6 +117,7 @@ size_t dtypeBytes(llmc_dtype dtype, int64_t elements) {
   case LLMC_BF16:
     return n * 2;
   case LLMC_I8:
+  case LLMC_FP8_E4M3:
     return n;
   case LLMC_I4:
     // Two per byte; an odd count leaves the last high nibble unused.

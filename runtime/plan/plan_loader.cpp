@@ -168,9 +168,9 @@ void Plan::parse(const PlanLoadOptions &options) {
   config_.computeDtype = str(c->compute_dtype());
   config_.quantization = str(c->quantization());
   uint32_t kv = c->kv_dtype();
-  if (kv != LLMC_F32 && kv != LLMC_F16 && kv != LLMC_BF16)
+  if (!llmc_kv_dtype_name(kv))
     throw corrupt("KV-cache dtype " + std::to_string(kv) +
-                  " is not f32, f16 or bf16");
+                  " is not f32, bf16, f16, int8 or fp8");
   config_.kvDtype = static_cast<llmc_dtype>(kv);
   config_.compilerVersion = str(root->compiler_version());
 

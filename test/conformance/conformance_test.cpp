@@ -447,6 +447,25 @@ void addAttentionCases(std::vector<Case> &cases) {
   cases.push_back(
       attentionCase("decode/softcap/splitk",
                     {4, 1, 64, 0, 16, LLMC_F32, {1500}, {1}, true, 1.5f}));
+  // KV_WRITE then both attentions with the cache in every dtype: a chunked
+  // prefill long enough for several key chunks and query tiles (head size
+  // 80: a tail past the 32-wide loops), a windowed one, a batched decode
+  // (head size 36: a tail past the 8-wide conversions), and a decode split
+  // across threads.
+  for (llmc_dtype kv :
+       {LLMC_F32, LLMC_BF16, LLMC_F16, LLMC_I8, LLMC_FP8_E4M3}) {
+    const std::string d = std::string("/kv_") + llmc_kv_dtype_name(kv);
+    cases.push_back(
+        attentionCase("prefill/chunked/d80" + d,
+                      {6, 2, 80, 0, 16, kv, {37, 0}, {70, 9}, false}));
+    cases.push_back(attentionCase("prefill/window/bs8" + d,
+                                  {4, 1, 48, 37, 8, kv, {40}, {45}, false}));
+    cases.push_back(
+        attentionCase("decode/gqa/d36" + d,
+                      {8, 2, 36, 0, 16, kv, {0, 5, 40}, {1, 1, 1}, true}));
+    cases.push_back(attentionCase("decode/splitk" + d,
+                                  {4, 1, 64, 0, 16, kv, {1500}, {1}, true}));
+  }
 }
 
 std::vector<Case> allCases() {

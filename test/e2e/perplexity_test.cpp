@@ -4,7 +4,8 @@
 // which recorded its own perplexity of heldout.txt in training.json. llmc's
 // f32 measurement must equal it within 0.5% on every usable backend; bf16,
 // int8 and int4 plans are measured against f32 (the README's quantization
-// table) and must stay within bounds that a broken kernel or packing would
+// table), and each KV-cache dtype against an f32 cache; all must stay within
+// bounds that a broken kernel or packing would
 // blow through by orders of magnitude (random-weight checkpoints cannot tell
 // good quantization from bad; a trained model can).
 //
@@ -30,10 +31,11 @@ struct Measured {
   int64_t tokens = 0;
 };
 
-Measured measure(const std::string &plan, const std::string &backend, int ctx) {
+Measured measure(const std::string &plan, const std::string &backend, int ctx,
+                 const std::string &extra = "") {
   std::string cmd = kBin + "/llmc perplexity " + plan + " --file " + kDir +
                     "/heldout.txt --ctx " + std::to_string(ctx) +
-                    " --backend " + backend + " --json";
+                    " --backend " + backend + " --json " + extra;
   Command c = runCommand(cmd, /*mergeStderr=*/false);
   EXPECT_EQ(c.status, 0) << cmd << "\n" << c.out;
   json j = json::parse(c.out, nullptr, false);
@@ -80,6 +82,36 @@ TEST_P(BundledModel, QuantizedPlansStayCloseToF32) {
                 backend.c_str(), flags, q, f32, q / f32);
     EXPECT_LT(q / f32, bound) << flags;
     EXPECT_GT(q / f32, 1.0 / bound) << flags;
+  }
+}
+
+// The KV cache in each dtype, chosen at run time, against the f32 cache of
+// the same plan, with f32 and with int4 weights (README: KV cache dtypes).
+// The bounds: int8 within 0.5%, fp8 within 2%; bf16 and f16 are held
+// to int8's. Each bound is several times the measured change, and a wrong
+// scale or a misplaced row costs orders of magnitude more.
+TEST_P(BundledModel, KvDtypesStayCloseToF32Kv) {
+  const std::string backend = GetParam();
+  // ref reads the same rows through the same codec (backends/common), and
+  // the conformance suite holds cpu to ref for every KV dtype; ref's
+  // perplexity over the whole text takes minutes per dtype.
+  const std::string limit = backend == "ref" ? "--max-tokens 2048" : "";
+  for (const char *weights : {"--dtype f32", "--quant int4"}) {
+    const std::string plan = compilePlan(kModel, weights);
+    const double f32 =
+        measure(plan, backend, 256, limit + " --kv-dtype f32").perplexity;
+    ASSERT_GT(f32, 1.0);
+    for (auto [kv, bound] :
+         {std::pair{"bf16", 1.005}, std::pair{"f16", 1.005},
+          std::pair{"int8", 1.005}, std::pair{"fp8", 1.02}}) {
+      const double q =
+          measure(plan, backend, 256, limit + " --kv-dtype " + kv).perplexity;
+      std::printf("[ perplexity ] %s %s, KV %s: %.4f (f32 KV %.4f, ratio "
+                  "%.4f)\n",
+                  backend.c_str(), weights, kv, q, f32, q / f32);
+      EXPECT_LT(q / f32, bound) << weights << ", KV " << kv;
+      EXPECT_GT(q / f32, 1.0 / bound) << weights << ", KV " << kv;
+    }
   }
 }
 

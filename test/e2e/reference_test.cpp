@@ -245,6 +245,45 @@ TEST_P(Reference, QuantizedPlansAgreeWithF32) {
   }
 }
 
+// The f32 plan with its KV cache in each dtype, chosen at run time: the
+// top-1 token at every position of the 40-token prompt and the 16 greedy
+// tokens after it, against the same plan with an f32 cache. Floors as for
+// weight quantization above: a few points under the measured agreement
+// (README: KV cache dtypes), far above what a broken cache gives.
+TEST_P(Reference, KvDtypesAgreeWithF32Kv) {
+  auto [model, backend] = GetParam();
+  std::string dir = kData + "/models/" + model + "/reference/";
+  json ref = readJson(dir + "reference.json");
+  const json *longest = nullptr;
+  for (const json &prompt : ref["prompts"])
+    if (prompt.contains("all_logits"))
+      longest = &prompt;
+  ASSERT_NE(longest, nullptr);
+  const size_t vocab = ref["vocab_size"].get<size_t>();
+  const std::string plan = compilePlan(model, "--dtype f32");
+  RunResult f32 = run(plan, backend, *longest, true);
+  // The plan's own cache is f32: the same tokens as the reference.
+  EXPECT_EQ(f32.out["output_ids"], (*longest)["greedy"]["output_ids"]);
+  for (auto [kv, floor] : {std::pair{"bf16", 0.9}, std::pair{"f16", 0.95},
+                           std::pair{"int8", 0.9}, std::pair{"fp8", 0.8}}) {
+    RunResult q = run(plan + " --kv-dtype " + kv, backend, *longest, true);
+    size_t rows = f32.allLogits.size() / vocab, same = 0;
+    ASSERT_EQ(q.allLogits.size(), f32.allLogits.size());
+    for (size_t i = 0; i < rows; ++i)
+      same += argmaxRow(q.allLogits, vocab, i) ==
+              argmaxRow(f32.allLogits, vocab, i);
+    size_t greedySame = 0;
+    for (size_t i = 0; i < 16; ++i)
+      greedySame += q.out["output_ids"][i] == f32.out["output_ids"][i];
+    const double agreement = double(same) / double(rows);
+    std::printf("[ agreement ] %s %s KV %s top-1 vs f32 KV: %.3f (%zu/%zu), "
+                "greedy %zu/16, max |logit diff| %.4f\n",
+                model.c_str(), backend.c_str(), kv, agreement, same, rows,
+                greedySame, maxAbsDiff(q.allLogits, f32.allLogits));
+    EXPECT_GE(agreement, floor) << "KV " << kv;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Models, Reference,
     ::testing::Combine(::testing::ValuesIn(models()),

@@ -63,6 +63,10 @@ void addEngineFlags(CLI::App &app, EngineFlags &flags) {
                  "here, else ref)");
   app.add_option("--threads", flags.threads,
                  "Threads (default: the backend's, for cpu one per core)");
+  app.add_option("--kv-dtype", flags.kvDtype,
+                 "KV-cache dtype: f32, bf16, f16, int8 (a scale per token "
+                 "and kv head) or fp8 (e4m3, the same scales); default: the "
+                 "plan's (llmc compile --kv-dtype)");
 }
 
 void addSamplingFlags(CLI::App &app, sample::SamplingParams &p) {
@@ -174,6 +178,8 @@ std::unique_ptr<Engine> OpenedPlan::engine(const EngineFlags &flags,
                 std::to_string(flags.threads));
   options.backend = flags.backend;
   options.threads = flags.threads;
+  if (!flags.kvDtype.empty())
+    options.kvDtype = parseKvDtype(flags.kvDtype, "--kv-dtype");
   return std::make_unique<Engine>(*plan, registry, options);
 }
 

@@ -34,10 +34,11 @@ double percentile(std::vector<double> v, double q);
 /// Writes `bytes` to `path`, naming it in errors.
 void writeFile(const std::string &path, const void *bytes, size_t size);
 
-/// --backend and --threads.
+/// --backend, --threads and --kv-dtype.
 struct EngineFlags {
   std::string backend;
   int threads = 0;
+  std::string kvDtype; // "" = the plan's
 };
 void addEngineFlags(CLI::App &app, EngineFlags &flags);
 

@@ -305,6 +305,7 @@ Action addBench(CLI::App &app) {
                           {"weight_bytes", weightBytes},
                           {"decode_weight_bytes_per_token", decodeBytes},
                           {"prefill_flops_per_token", flopsPerToken},
+                          {"kv_dtype", llmc_kv_dtype_name(engine.kvDtype())},
                           {"kv_bytes_per_token", engine.kvBytesPerToken()},
                           {"peak_rss_bytes", rss},
                           {"results", runs}};
@@ -314,13 +315,16 @@ Action addBench(CLI::App &app) {
     std::string threads =
         o->engine.threads ? std::to_string(o->engine.threads) : "default";
     std::printf(
-        "llmc bench %s: %s backend, %s threads, %s compute, quantization %s\n"
+        "llmc bench %s: %s backend, %s threads, %s compute, quantization "
+        "%s, KV cache %s (%lld bytes/token)\n"
         "prompt %lld tokens, %lld generated (1 by the prefill, %lld decode "
         "steps), median of %d reps after 1 warm-up\n"
         "weights %.1f MiB in the plan, %.1f MiB read per decode step; "
         "prefill %.2f GFLOP per token\n\n",
         o->plan.c_str(), engine.backendName().c_str(), threads.c_str(),
         cfg.computeDtype.c_str(), cfg.quantization.c_str(),
+        llmc_kv_dtype_name(engine.kvDtype()),
+        static_cast<long long>(engine.kvBytesPerToken()),
         static_cast<long long>(o->promptLen), static_cast<long long>(o->genLen),
         static_cast<long long>(o->genLen - 1), o->reps,
         static_cast<double>(weightBytes) / (1 << 20),

@@ -17,7 +17,8 @@ namespace llmc::cli {
 
 Action addCompile(CLI::App &app) {
   struct Options {
-    std::string model, output, target = "cpu", dtype = "f32", quant = "auto";
+    std::string model, output, target = "cpu", dtype = "f32", quant = "auto",
+                               kvDtype;
     int64_t group = 32;
     bool printAll = false, noQuantizeHead = false, verbose = false,
          quiet = false;
@@ -33,9 +34,15 @@ Action addCompile(CLI::App &app) {
                  "ref, cpu or cuda (the default backend)")
       ->check(CLI::IsMember({"ref", "cpu", "cuda"}));
   app.add_option("--dtype", o->dtype,
-                 "Weight and KV-cache dtype: f32, bf16 or f16 (with --quant: "
-                 "the KV cache and the weights --quant leaves)")
+                 "Weight dtype: f32, bf16 or f16 (with --quant: the weights "
+                 "--quant leaves)")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}));
+  app.add_option("--kv-dtype", o->kvDtype,
+                 "KV-cache dtype: f32, bf16, f16, int8 (a scale per token "
+                 "and kv head) or fp8 (e4m3, the same scales); default: "
+                 "bf16 for quantized weights, else --dtype. A run may "
+                 "choose another (llmc run --kv-dtype)")
+      ->check(CLI::IsMember({"f32", "bf16", "f16", "int8", "fp8"}));
   app.add_option("--quant", o->quant,
                  "Weight quantization: none, int8, int4, or auto (the "
                  "default: GGUF weights in block formats stay quantized, as "
@@ -84,6 +91,9 @@ Action addCompile(CLI::App &app) {
     po.dtype = o->dtype;
     const std::string quant = mlir::llmc::resolveQuant(*module, o->quant);
     po.quant = quant;
+    po.kvDtype = o->kvDtype.empty()
+                     ? mlir::llmc::defaultKvDtype(*module, o->dtype, quant)
+                     : o->kvDtype;
     po.group = o->group;
     po.quantizeHead = !o->noQuantizeHead;
     po.disabled = o->disable;

@@ -1,6 +1,7 @@
 //===- cmd_inspect.cpp - llmc inspect PLAN
 //---------------------------------===//
 
+#include "cli_util.h"
 #include "commands.h"
 #include "llmc/runtime/plan.h"
 #include "llmc/runtime/plan_info.h"
@@ -11,7 +12,7 @@ namespace llmc::cli {
 
 Action addInspect(CLI::App &app) {
   struct Options {
-    std::string plan, weight;
+    std::string plan, weight, kvDtype, kvCacheMemory;
     bool json = false, checksum = false;
   };
   auto o = std::make_shared<Options>();
@@ -25,11 +26,21 @@ Action addInspect(CLI::App &app) {
                  "Print one weight as stored: dtype, shape, mean, min, max "
                  "and its first values")
       ->excludes(json);
+  app.add_option("--kv-dtype", o->kvDtype,
+                 "Size the KV cache as a run with this --kv-dtype would");
+  app.add_option("--kv-cache-memory", o->kvCacheMemory,
+                 "Also say how many tokens (and full contexts) fit in this "
+                 "much KV memory, e.g. 4GiB");
   return [o]() -> int {
+    DescribeOptions d;
+    if (!o->kvDtype.empty())
+      d.kvDtype = parseKvDtype(o->kvDtype, "--kv-dtype");
+    if (!o->kvCacheMemory.empty())
+      d.kvCacheBytes = parseBytes(o->kvCacheMemory, "--kv-cache-memory");
     PlanLoadOptions lo;
     lo.verifyWeights = o->checksum;
     auto plan = Plan::load(o->plan, lo);
-    std::string text = o->weight.empty() ? describePlan(*plan, o->json)
+    std::string text = o->weight.empty() ? describePlan(*plan, o->json, d)
                                          : describeWeight(*plan, o->weight);
     std::fwrite(text.data(), 1, text.size(), stdout);
     if (!text.empty() && text.back() != '\n')

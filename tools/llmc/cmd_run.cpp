@@ -42,7 +42,7 @@ void printStats(const GenerationMetrics &m, const Engine &engine,
                "generated tokens  %lld, decode %.1f tok/s\n"
                "TTFT              %.2f ms (start to first token)\n"
                "TPOT              %.2f ms ((t_N - t_1) / (N - 1))\n"
-               "KV cache          %lld bytes/token, %lld bytes used\n"
+               "KV cache          %lld bytes/token (%s), %lld bytes used\n"
                "peak RSS          %.1f MiB\n"
                "truncated         %lld prompt tokens dropped (--truncate)\n",
                backend.c_str(), static_cast<long long>(m.promptTokens),
@@ -50,12 +50,15 @@ void printStats(const GenerationMetrics &m, const Engine &engine,
                static_cast<long long>(m.generatedTokens),
                m.decodeTokensPerSecond, m.ttftSeconds * 1e3,
                m.tpotSeconds * 1e3, static_cast<long long>(m.kvBytesPerToken),
+               llmc_kv_dtype_name(engine.kvDtype()),
                static_cast<long long>(m.kvBytesUsed),
                static_cast<double>(m.peakRssBytes) / (1 << 20),
                static_cast<long long>(m.droppedPromptTokens));
   std::fprintf(stderr,
-               "KV pool           %d blocks of %d tokens, %.1f MiB (%s)\n",
+               "KV pool           %d blocks of %d tokens = %lld tokens, "
+               "%.1f MiB (%s)\n",
                engine.numBlocks(), engine.blockSize(),
+               static_cast<long long>(engine.numBlocks()) * engine.blockSize(),
                static_cast<double>(engine.kvPoolBytes()) / (1 << 20),
                engine.kvPoolOrigin().c_str());
   if (spec.enabled())

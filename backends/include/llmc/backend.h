@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define LLMC_BACKEND_ABI_MAJOR 1
-#define LLMC_BACKEND_ABI_MINOR 2
+#define LLMC_BACKEND_ABI_MINOR 3
 
 #if defined(__SANITIZE_ADDRESS__)
 #define LLMC_BACKEND_BUILD_FLAVOR "asan"
@@ -59,6 +59,9 @@ typedef enum llmc_dtype {
   LLMC_I4 = 4, /* int4 weights, two per byte (low nibble first), one f32
                   scale per group of input columns */
   LLMC_I32 = 5,
+  /* fp8 e4m3 ("fn": no infinities, largest finite 448; ABI 1.3). Only as
+     a KV-cache dtype. */
+  LLMC_FP8_E4M3 = 6,
 } llmc_dtype;
 
 /*===----------------------------------------------------------------------===
@@ -101,8 +104,7 @@ typedef enum llmc_op_kind {
   /* out = x[:, i0 : i0 + out.cols]. */
   LLMC_OP_SLICE = 11,
   /* Stores K, V [T, kv_heads*head_dim] of layer i0 at slot_mapping[t].
-   * in: k, v. No results. Cache layout per layer: K and V each
-   * [num_blocks, block_size, kv_heads, head_dim] in the cache dtype. */
+   * in: k, v. No results. The cache layout is llmc_kv_cache_desc's. */
   LLMC_OP_KV_WRITE = 12,
   /* Causal attention of the step's new tokens over their sequences' cached
    * K/V (prefix and new tokens; KV_WRITE of this layer comes first).
@@ -204,10 +206,58 @@ typedef struct llmc_graph_desc {
  * The paged KV cache and a step's metadata (vLLM's layout)
  *===----------------------------------------------------------------------===*/
 
+/* Per layer, K and V are each num_blocks blocks of llmc_kv_block_bytes.
+ * A block of f32, bf16 or f16 holds [block_size, kv_heads, head_dim]
+ * values. A block of i8 or fp8 e4m3 (ABI 1.3) holds [block_size, kv_heads,
+ * head_dim] bytes, then [block_size, kv_heads] f32 scales: one per token
+ * per kv head, value = stored * scale. KV_WRITE sets scale = max|x| / 127
+ * (i8: stored = round-half-even(x / scale)) or max|x| / 448 (fp8: x / scale
+ * rounded to nearest even, finite), scale 0 for a row of zeros. Keeping the
+ * scales in the block makes copy-on-write one copy per block. */
 typedef struct llmc_kv_cache_desc {
-  uint32_t layers, kv_heads, head_dim, dtype; /* dtype: f32, bf16 or f16 */
+  uint32_t layers, kv_heads, head_dim;
+  uint32_t dtype; /* f32, bf16, f16; i8, fp8_e4m3 (ABI 1.3) */
   uint32_t block_size, num_blocks;
 } llmc_kv_cache_desc;
+
+/* Bytes of one block of one layer's K (or V); 0 for a dtype the cache
+ * cannot hold. */
+static inline uint64_t llmc_kv_block_bytes(uint32_t dtype, uint32_t block_size,
+                                           uint32_t kv_heads,
+                                           uint32_t head_dim) {
+  uint64_t row = (uint64_t)block_size * kv_heads;
+  switch (dtype) {
+  case LLMC_F32:
+    return row * head_dim * 4;
+  case LLMC_BF16:
+  case LLMC_F16:
+    return row * head_dim * 2;
+  case LLMC_I8:
+  case LLMC_FP8_E4M3:
+    return row * (head_dim + 4);
+  default:
+    return 0;
+  }
+}
+
+/* The KV dtype as llmc's flags spell it ("f32", "bf16", "f16", "int8",
+ * "fp8"); NULL for a dtype the cache cannot hold. */
+static inline const char *llmc_kv_dtype_name(uint32_t dtype) {
+  switch (dtype) {
+  case LLMC_F32:
+    return "f32";
+  case LLMC_BF16:
+    return "bf16";
+  case LLMC_F16:
+    return "f16";
+  case LLMC_I8:
+    return "int8";
+  case LLMC_FP8_E4M3:
+    return "fp8";
+  default:
+    return NULL;
+  }
+}
 
 typedef struct llmc_step_args {
   int32_t num_tokens;          /* T */

@@ -584,7 +584,7 @@ func.func @case71(%c: !llmc.kv_cache<layers = 1, kv_heads = 1, head_dim = 0, dty
 
 // -----
 
-// expected-error @+1 {{kv_cache dtype must be a float type, got 'i32'}}
+// expected-error @+1 {{kv_cache dtype must be f32, bf16, f16, i8 or f8E4M3FN, got 'i32'}}
 func.func @case72(%c: !llmc.kv_cache<layers = 1, kv_heads = 1, head_dim = 16, dtype = i32>) {
   return
 }

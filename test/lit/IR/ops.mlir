@@ -133,3 +133,16 @@ func.func @fused(%c: !cache, %q: tensor<?x8x16xf32>, %k: tensor<?x2x16xf32>, %v:
   %r = llmc.add %d4, %d8 : tensor<?x64xf32>
   return %r : tensor<?x64xf32>
 }
+
+// The cache's storage may be 8-bit (a scale per token and kv head) while
+// the K/V written to it and read back are f32.
+// CHECK-LABEL: func.func @scaled_caches
+// CHECK-SAME: !llmc.kv_cache<layers = 1, kv_heads = 2, head_dim = 16, dtype = i8>
+// CHECK-SAME: !llmc.kv_cache<layers = 1, kv_heads = 2, head_dim = 16, dtype = f8E4M3FN>
+func.func @scaled_caches(%c8: !llmc.kv_cache<layers = 1, kv_heads = 2, head_dim = 16, dtype = i8>,
+                         %cf: !llmc.kv_cache<layers = 1, kv_heads = 2, head_dim = 16, dtype = f8E4M3FN>,
+                         %k: tensor<?x2x16xf32>, %slots: tensor<?xi32>) -> !llmc.kv_cache<layers = 1, kv_heads = 2, head_dim = 16, dtype = i8> {
+  // CHECK: llmc.kv_write
+  %c1 = llmc.kv_write %c8, %k, %k, %slots {layer = 0 : i64} : (!llmc.kv_cache<layers = 1, kv_heads = 2, head_dim = 16, dtype = i8>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?xi32>) -> !llmc.kv_cache<layers = 1, kv_heads = 2, head_dim = 16, dtype = i8>
+  return %c1 : !llmc.kv_cache<layers = 1, kv_heads = 2, head_dim = 16, dtype = i8>
+}

@@ -49,6 +49,47 @@ float roundTo(llmc_dtype dtype, float v) {
   return v;
 }
 
+namespace {
+// The finite e4m3 value nearest x >= 0, ties to the even mantissa.
+double nearestE4M3(double x) {
+  double best = 0;
+  int bestBits = 0;
+  for (int b = 0; b < 0x7f; ++b) {
+    int e = b >> 3, m = b & 7;
+    double v =
+        e == 0 ? std::ldexp(m / 8.0, -6) : std::ldexp(1 + m / 8.0, e - 7);
+    double d = std::fabs(v - x), dBest = std::fabs(best - x);
+    if (d < dBest || (d == dBest && (b & 1) == 0 && (bestBits & 1) == 1))
+      best = v, bestBits = b;
+  }
+  return best;
+}
+} // namespace
+
+std::vector<float> roundKv(llmc_dtype dtype, const std::vector<float> &x,
+                           int64_t headDim) {
+  std::vector<float> out(x.size());
+  if (dtype != LLMC_I8 && dtype != LLMC_FP8_E4M3) {
+    for (size_t i = 0; i < x.size(); ++i)
+      out[i] = roundTo(dtype, x[i]);
+    return out;
+  }
+  for (size_t r = 0; r < x.size(); r += size_t(headDim)) {
+    float amax = 0;
+    for (int64_t d = 0; d < headDim; ++d)
+      amax = std::max(amax, std::fabs(x[r + d]));
+    const float scale = amax / (dtype == LLMC_I8 ? 127.0f : 448.0f);
+    for (int64_t d = 0; d < headDim; ++d) {
+      const float v = scale > 0 ? x[r + d] / scale : 0.0f;
+      double q = dtype == LLMC_I8
+                     ? std::nearbyint(double(v))
+                     : std::copysign(nearestE4M3(std::fabs(double(v))), v);
+      out[r + d] = float(q) * scale;
+    }
+  }
+  return out;
+}
+
 Quantized quantize(llmc_dtype dtype, const std::vector<float> &w, int64_t n,
                    int64_t k, int64_t group) {
   Quantized q;

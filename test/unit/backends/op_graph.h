@@ -38,6 +38,11 @@ llmc_op_desc makeOp(llmc_op_kind kind, std::initializer_list<llmc_operand> in,
 std::vector<uint8_t> encode(llmc_dtype dtype, const std::vector<float> &v);
 /// What a value becomes after a round trip through `dtype`.
 float roundTo(llmc_dtype dtype, float v);
+/// What K or V rows [*, headDim] become in a KV cache of `dtype`: for i8
+/// and fp8 each head's row is scaled by its max |x| (backend.h's rule),
+/// worked out here by brute force, independently of the backends' code.
+std::vector<float> roundKv(llmc_dtype dtype, const std::vector<float> &x,
+                           int64_t headDim);
 
 /// A quantized [N, K] weight: bytes, f32 scales [N, K/group], and the values
 /// it dequantizes to.

@@ -102,10 +102,12 @@ public:
   }
 
   /// The expected output of the same step, in double over the sequences'
-  /// positions (K and V rounded to the cache dtype).
+  /// positions (K and V rounded to the cache dtype, with their scales).
   std::vector<double> reference(const std::vector<int> &from,
                                 const std::vector<int> &to) const {
     std::vector<double> out;
+    const std::vector<float> keys = roundKv(s_.kvDtype, k_, s_.headDim),
+                             values = roundKv(s_.kvDtype, v_, s_.headDim);
     int group = s_.heads / s_.kvHeads;
     double scale = 1.0 / std::sqrt(double(s_.headDim));
     for (size_t b = 0; b < from.size(); ++b) {
@@ -121,8 +123,7 @@ public:
             double dot = 0;
             for (int d = 0; d < s_.headDim; ++d)
               dot += double(q[d]) *
-                     roundTo(s_.kvDtype,
-                             k_[size_t((base_[b] + j) * kvCols_ + kv + d)]);
+                     keys[size_t((base_[b] + j) * kvCols_ + kv + d)];
             w.push_back(dot * scale);
             max = std::max(max, w.back());
           }
@@ -132,8 +133,7 @@ public:
             double acc = 0;
             for (int j = lo; j <= p; ++j)
               acc += w[size_t(j - lo)] / sum *
-                     roundTo(s_.kvDtype,
-                             v_[size_t((base_[b] + j) * kvCols_ + kv + d)]);
+                     values[size_t((base_[b] + j) * kvCols_ + kv + d)];
             out.push_back(acc);
           }
         }
@@ -206,7 +206,8 @@ TEST_F(RefAttention, MixedBatchOfChunkAndFreshPrompt) {
 
 TEST_F(RefAttention, DecodeOverScatteredBlocks) {
   for (int blockSize : {4, 16}) {
-    for (llmc_dtype kv : {LLMC_F32, LLMC_BF16, LLMC_F16}) {
+    for (llmc_dtype kv :
+         {LLMC_F32, LLMC_BF16, LLMC_F16, LLMC_I8, LLMC_FP8_E4M3}) {
       SCOPED_TRACE(::testing::Message()
                    << "block size " << blockSize << " kv dtype " << kv);
       Attention a(backend, {8, 2, 16, 0, blockSize, kv, {1, 6, 17, 33}});
@@ -228,35 +229,67 @@ TEST_F(RefAttention, DecodeWithWindowAndNoQueryStart) {
 
 TEST_F(RefAttention, CopiedBlockReadsTheSame) {
   // Sequence 0 fills its first block; copying it over sequence 1's first
-  // block makes sequence 1 see sequence 0's keys and values.
-  int bs = 4;
-  std::mt19937 rng(5);
-  auto kv = randomVector(rng, 8 * 8);
-  auto q = randomVector(rng, 8 * 8);
-  auto graph = [&](OpGraph &g, bool write) {
-    uint32_t qi = g.feed(q, 8), ki = g.feed(kv, 8);
-    uint32_t out = g.buffer(rowsT(), 8);
-    if (write)
-      g.add(makeOp(LLMC_OP_KV_WRITE, {buf(ki), buf(ki)}, {}, {0}));
-    g.add(makeOp(LLMC_OP_PREFILL_ATTENTION, {buf(qi)}, {out}, {0, 1, 1, 8, 0},
-                 {0.3}));
-    return out;
-  };
-  DeviceKvCache cache =
-      backend.createKvCache({1, 1, 8, LLMC_F32, uint32_t(bs), 4});
-  StepData step = StepData::simple(4, 4);
-  step.blockTables = {2};
-  step.maxBlocks = 1;
-  step.slots = {8, 9, 10, 11};
-  OpGraph writer, reader;
-  uint32_t wout = graph(writer, true), rout = graph(reader, false);
-  auto a = runGraph(backend, writer, wout, step, &cache);
-  cache.copyBlock(2, 3);
-  // The same queries over block 3, which only the copy filled.
-  step.blockTables = {3};
-  auto b = runGraph(backend, reader, rout, step, &cache);
-  EXPECT_EQ(a, b);
-  EXPECT_THROW(cache.copyBlock(0, 4), BackendError);
+  // block makes sequence 1 see sequence 0's keys and values (and, for i8
+  // and fp8, their scales).
+  for (llmc_dtype dtype : {LLMC_F32, LLMC_I8, LLMC_FP8_E4M3}) {
+    SCOPED_TRACE(dtype);
+    int bs = 4;
+    std::mt19937 rng(5);
+    auto kv = randomVector(rng, 8 * 8);
+    auto q = randomVector(rng, 8 * 8);
+    auto graph = [&](OpGraph &g, bool write) {
+      uint32_t qi = g.feed(q, 8), ki = g.feed(kv, 8);
+      uint32_t out = g.buffer(rowsT(), 8);
+      if (write)
+        g.add(makeOp(LLMC_OP_KV_WRITE, {buf(ki), buf(ki)}, {}, {0}));
+      g.add(makeOp(LLMC_OP_PREFILL_ATTENTION, {buf(qi)}, {out}, {0, 1, 1, 8, 0},
+                   {0.3}));
+      return out;
+    };
+    DeviceKvCache cache =
+        backend.createKvCache({1, 1, 8, dtype, uint32_t(bs), 4});
+    StepData step = StepData::simple(4, 4);
+    step.blockTables = {2};
+    step.maxBlocks = 1;
+    step.slots = {8, 9, 10, 11};
+    OpGraph writer, reader;
+    uint32_t wout = graph(writer, true), rout = graph(reader, false);
+    auto a = runGraph(backend, writer, wout, step, &cache);
+    cache.copyBlock(2, 3);
+    // The same queries over block 3, which only the copy filled.
+    step.blockTables = {3};
+    auto b = runGraph(backend, reader, rout, step, &cache);
+    EXPECT_EQ(a, b);
+    EXPECT_THROW(cache.copyBlock(0, 4), BackendError);
+  }
+}
+
+TEST_F(RefAttention, ScaledKvPrefillChunkedAndGqa) {
+  // Per-row scales across a chunk boundary, two sequences and GQA; the
+  // reference rounds each (token, kv head) row with its own scale.
+  for (llmc_dtype kv : {LLMC_I8, LLMC_FP8_E4M3}) {
+    SCOPED_TRACE(kv);
+    Attention a(backend, {6, 2, 16, 0, 4, kv, {11, 7}});
+    EXPECT_LT(maxRelativeError(a.step(false, {0, 0}, {6, 3}),
+                               a.reference({0, 0}, {6, 3})),
+              kTol);
+    EXPECT_LT(maxRelativeError(a.step(false, {6, 3}, {11, 7}),
+                               a.reference({6, 3}, {11, 7})),
+              kTol);
+  }
+}
+
+TEST_F(RefAttention, ScaledKvNeedsAlignedScales) {
+  // block_size x kv_heads x head_dim = 3 x 1 x 5: the f32 scales after the
+  // bytes would be misaligned, so such a pool is refused with the reason.
+  try {
+    backend.createKvCache({1, 1, 5, LLMC_I8, 3, 4});
+    FAIL() << "an int8 cache of 15-byte blocks was accepted";
+  } catch (const BackendError &e) {
+    EXPECT_NE(std::string(e.what()).find("divisible by 4"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(backend.createKvCache({1, 1, 8, 99, 4, 4}), BackendError);
 }
 
 } // namespace

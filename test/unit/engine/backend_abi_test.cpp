@@ -64,5 +64,22 @@ TEST(BackendAbi, AnOlderPluginIsRefusedWithWhatItLacks) {
                                   "oldcpu", apiOfMinor(0)));
 }
 
+TEST(BackendAbi, ScaledKvCachesNeedAbi13) {
+  for (llmc_dtype kv : {LLMC_F32, LLMC_BF16, LLMC_F16})
+    EXPECT_NO_THROW(checkKvAbi(kv, "oldcpu", apiOfMinor(0)));
+  for (llmc_dtype kv : {LLMC_I8, LLMC_FP8_E4M3}) {
+    EXPECT_NO_THROW(checkKvAbi(kv, "cpu", apiOfMinor(3)));
+    try {
+      checkKvAbi(kv, "oldcpu", apiOfMinor(2));
+      FAIL() << "a 1.2 plugin was given an 8-bit KV cache";
+    } catch (const Error &e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("backend 'oldcpu' speaks ABI 1.2; an ") +
+                    llmc_kv_dtype_name(kv) +
+                    " KV cache needs 1.3: rebuild the plugin with this llmc");
+    }
+  }
+}
+
 } // namespace
 } // namespace llmc

@@ -101,6 +101,34 @@ TEST(JsonSchema, EnumConstAnyOfAndTypeLists) {
   EXPECT_FALSE(matches(list, "1."));
 }
 
+TEST(JsonSchema, IntegerBounds) {
+  struct Range {
+    const char *schema;
+    int64_t lo, hi;
+  };
+  for (const Range &r : std::vector<Range>{
+           {R"({"type": "integer", "minimum": -12, "maximum": 305})", -12, 305},
+           {R"({"type": "integer", "minimum": 25, "maximum": 73})", 25, 73},
+           {R"({"type": "integer", "exclusiveMinimum": 0, "maximum": 1000})", 1,
+            1000},
+           {R"({"type": "integer", "minimum": -250, "exclusiveMaximum": -9})",
+            -250, -10},
+           {R"({"type": "integer", "minimum": 0.5, "maximum": 9.9})", 1, 9},
+           {R"({"type": "integer", "minimum": 7, "maximum": 7})", 7, 7}}) {
+    auto g = schema(r.schema);
+    for (int64_t x = r.lo - 120; x <= r.hi + 120; ++x)
+      EXPECT_EQ(matches(g, std::to_string(x)), x >= r.lo && x <= r.hi)
+          << r.schema << " " << x;
+    EXPECT_FALSE(matches(g, "-0")) << r.schema;
+    EXPECT_FALSE(matches(g, "07")) << r.schema;
+  }
+  auto open = schema(R"({"type": "integer", "minimum": 100})");
+  EXPECT_TRUE(matches(open, "100"));
+  EXPECT_TRUE(matches(open, "9999999999999999"));
+  EXPECT_FALSE(matches(open, "99"));
+  EXPECT_FALSE(matches(open, "-100"));
+}
+
 TEST(JsonSchema, RecursiveRefs) {
   auto g = schema(R"({"$ref": "#/$defs/node", "$defs": {"node": {
       "type": "object", "properties": {"v": {"type": "integer"},
@@ -220,7 +248,14 @@ TEST(JsonSchema, BadSchemasAreNamedErrors) {
             "schema.json: at /pattern: pattern /(a)\\1/ at offset 5: "
             "backreferences are not supported");
   EXPECT_EQ(errorOf(R"({"anyOf": [{"type": "null"}], "minimum": 1})"),
-            "schema.json: at /: the keyword 'minimum' is not supported");
+            "schema.json: at /: 'minimum' next to 'anyOf' is not supported "
+            "(move it into the branches)");
+  EXPECT_EQ(errorOf(R"({"type": "number", "maximum": 1.5})"),
+            "schema.json: at /maximum: 'maximum' is supported on integers only "
+            "(type \"integer\")");
+  EXPECT_EQ(
+      errorOf(R"({"type": "integer", "minimum": 3.5, "exclusiveMaximum": 4})"),
+      "schema.json: at /: no integer lies within its minimum and maximum");
   EXPECT_EQ(errorOf(R"({"anyOf": [{"type": "null"}], "type": "null"})"),
             "schema.json: at /: 'type' next to 'anyOf' is not supported (move "
             "it into the branches)");

@@ -12,7 +12,8 @@ def LLMC_KVCacheType : TypeDef<LLMC_Dialect, "KVCache"> {
   let description = [{
     A handle to the runtime's paged KV cache: for each of `layers` layers,
     keys and values of `kv_heads` heads of `head_dim` elements per token, stored
-    in `dtype`. Blocks, block size and block tables belong to the runtime; the
+    in `dtype`: f32, bf16, f16, or i8 / f8E4M3FN with an f32 scale per token
+    and kv head. Blocks, block size and block tables belong to the runtime; the
     IR only threads the handle so cache reads are ordered after writes.
 
     ```mlir

@@ -23,6 +23,9 @@ struct PipelineOptions {
   std::string dtype = "f32";  // f32 | bf16 | f16: the KV cache and any
                               // weight --quant leaves alone
   std::string quant = "none"; // none | int8 | int4 | ggml (resolveQuant)
+  /// The KV cache's dtype: f32 | bf16 | f16 | int8 | fp8; "" = `dtype`
+  /// (llmc compile fills in defaultKvDtype).
+  std::string kvDtype;
   int64_t group = 32;
   /// The LM head in the weight type too (bf16, int8, int4) and the
   /// embedding tables in bf16 (f16 with --dtype f16); false keeps both f32
@@ -41,6 +44,11 @@ LogicalResult buildPipeline(OpPassManager &pm, const PipelineOptions &options,
 /// `quant` with "auto" resolved: "ggml" when the module has weights a GGUF
 /// stores in block formats or in F16/BF16 (they stay so), else "none".
 std::string resolveQuant(ModuleOp module, const std::string &quant);
+
+/// The KV dtype a plan gets unless told: bf16 when weights are quantized
+/// (`quant` int8/int4, or a GGUF with block-format weights), else `dtype`.
+std::string defaultKvDtype(ModuleOp module, const std::string &dtype,
+                           const std::string &quant);
 
 /// The bits of the llmc format `llmc-quantize` mode=ggml gives a GGUF type:
 /// 16 for F16 and BF16, 8 or 4 for a block format ("Q4_K", ...); 0 for a

@@ -39,7 +39,15 @@ def InsertKVCache : Pass<"llmc-insert-kv-cache", "::mlir::ModuleOp"> {
     function gains the `!llmc.kv_cache` argument and the step metadata
     (slots, block tables, context lengths, query starts) and returns the
     updated cache.
+
+    `kv-dtype` is the cache's storage type, independent of the activations:
+    f32, bf16, f16, int8 (a scale per token and kv head) or fp8 (e4m3, the
+    same scales); empty keeps the keys' element type.
   }];
+  let options = [
+    Option<"kvDtype", "kv-dtype", "std::string", /*default=*/"\"\"",
+           "The cache's dtype: f32, bf16, f16, int8 or fp8">
+  ];
   let dependentDialects = ["::mlir::llmc::LLMCDialect"];
 }
 

@@ -21,6 +21,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,6 +42,8 @@ struct EngineOptions {
   int64_t kvCacheBytes = 0;
   int32_t maxSequences = 1;
   bool prefixCaching = false; // share cached full blocks between prompts
+  /// The KV cache's dtype; unset: the plan's (llmc compile --kv-dtype).
+  std::optional<llmc_dtype> kvDtype;
 };
 
 /// The share of memory a default-sized KV pool may take at most.
@@ -58,6 +61,7 @@ public:
   const std::string &backendName() const { return backend_->name(); }
   int64_t vocabSize() const override { return plan_.config().vocabSize; }
   int64_t kvBytesPerToken() const override;
+  llmc_dtype kvDtype() const;
   bool hasGraph(const std::string &name) const {
     return prepared_.count(name) != 0;
   }
@@ -108,6 +112,12 @@ private:
 void checkBackendAbi(const std::string &planPath, const Graph &graph,
                      const std::string &backendName,
                      const llmc_backend_api &api);
+
+/// Throws llmc::Error when `api` predates the KV cache in `kvDtype` (int8
+/// and fp8 came with ABI 1.3): an older plugin would refuse the pool with a
+/// vaguer message.
+void checkKvAbi(llmc_dtype kvDtype, const std::string &backendName,
+                const llmc_backend_api &api);
 
 /// The backend `llmc run` uses: `requested` if given (an error names the
 /// backends found), else the plan's target if it loads and is usable here,

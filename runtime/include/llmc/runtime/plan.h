@@ -33,12 +33,20 @@ struct PlanConfig {
           numKVHeads = 0, headDim = 0, intermediateSize = 0, contextLength = 0;
   std::optional<int64_t> bosTokenId;
   std::vector<int64_t> eosTokenIds;
-  std::string target;       // ref | cpu | cuda
-  std::string computeDtype; // f32 | bf16 | f16
-  std::string quantization; // none | int8 | int4
-  llmc_dtype kvDtype = LLMC_F32;
+  std::string target;            // ref | cpu | cuda
+  std::string computeDtype;      // f32 | bf16 | f16
+  std::string quantization;      // none | int8 | int4
+  llmc_dtype kvDtype = LLMC_F32; // the default; a run may choose another
   std::string compilerVersion;
 };
+
+/// Bytes of K and V one token takes over every layer with the cache in
+/// `kvDtype` (backend.h's layout: an i8 or fp8 row carries an f32 scale per
+/// kv head); 0 for a dtype the cache cannot hold.
+uint64_t kvBytesPerToken(const PlanConfig &c, llmc_dtype kvDtype);
+
+/// A --kv-dtype value (f32, bf16, f16, int8, fp8); the error names `flag`.
+llmc_dtype parseKvDtype(const std::string &value, const std::string &flag);
 
 /// The tokenizer as the plan carries it: the file's bytes, so a plan runs
 /// without the checkpoint folder.

@@ -9,12 +9,24 @@
 
 #include "llmc/runtime/plan.h"
 
+#include <optional>
 #include <string>
 
 namespace llmc {
 
+/// The KV cache a deployment would run with (llmc inspect's --kv-dtype and
+/// --kv-cache-memory).
+struct DescribeOptions {
+  std::optional<llmc_dtype> kvDtype; // unset: the plan's
+  int64_t kvCacheBytes = 0;          // 0: say nothing about a budget
+};
+/// Tokens fitting a budget are counted in whole blocks of this many
+/// (the runtime's default --block-size).
+inline constexpr uint64_t kDescribeBlockSize = 16;
+
 /// Human-readable text, or (json = true) the same facts as a JSON object.
-std::string describePlan(const Plan &plan, bool json = false);
+std::string describePlan(const Plan &plan, bool json = false,
+                         const DescribeOptions &options = {});
 
 /// One weight by name: dtype, shape, bytes and, for float weights, the mean,
 /// min, max and first `count` values as stored (after every conversion the

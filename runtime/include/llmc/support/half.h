@@ -79,4 +79,43 @@ inline uint16_t floatToF16(float f) {
   return static_cast<uint16_t>(sign | (r >> 13));
 }
 
+/// fp8 e4m3 ("fn": no infinities, 0x7f/0xff are NaN, largest finite 448)
+/// -> float. Exact.
+inline float fp8E4M3ToFloat(uint8_t v) {
+  const uint32_t e = (v >> 3) & 0xfu, m = v & 0x7u;
+  float mag;
+  if (e == 0xf && m == 0x7)
+    mag = __builtin_nanf("");
+  else if (e == 0) // subnormal: m * 2^-9
+    mag = static_cast<float>(m) * (1.0f / 512.0f);
+  else {
+    uint32_t bits = ((e + 120u) << 23) | (m << 20);
+    std::memcpy(&mag, &bits, sizeof mag);
+  }
+  return (v & 0x80u) ? -mag : mag;
+}
+
+/// float -> fp8 e4m3, round-to-nearest-even and saturating at +-448 (CUDA's
+/// __NV_SATFINITE); NaN stays NaN.
+inline uint8_t floatToFp8E4M3(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  const auto sign = static_cast<uint8_t>((bits >> 24) & 0x80u);
+  const uint32_t absBits = bits & 0x7fffffffu;
+  if (absBits > 0x7f800000u)
+    return sign | 0x7fu;
+  if (absBits >= 0x43e00000u) // >= 448
+    return sign | 0x7eu;
+  if (absBits < 0x3c800000u) { // below 2^-6: a multiple of 2^-9 (8 = 2^-6)
+    float a;
+    std::memcpy(&a, &absBits, sizeof a);
+    // a * 512 is exact; adding 2^23 rounds it half-to-even to an integer.
+    float q = (a * 512.0f + 8388608.0f) - 8388608.0f;
+    return sign | static_cast<uint8_t>(q);
+  }
+  uint32_t r = absBits - (120u << 23); // rebias 127 -> 7
+  r += 0x7ffffu + ((r >> 20) & 1u);
+  return sign | static_cast<uint8_t>(r >> 20);
+}
+
 } // namespace llmc
