@@ -100,8 +100,8 @@ TEST(Explain, TextShowsPhasesPositionsProcessorsAndTheSummary) {
         "KV cache: positions 0..3", "KV cache: positions 4..4", "raw logits",
         "temperature: before", "top_k: after", "top_p: before",
         "chosen:", "finished: length", "TTFT", "TPOT",
-        "KV cache bytes = 2 (K and V) x 2 layers x 4 kv heads x 16 head dim "
-        "x 4 bytes x 6 tokens = 6144"})
+        "KV cache bytes = 2 (K and V) x 2 layers x 4 kv heads x 64 bytes (16 "
+        "head dim in f32) x 6 tokens = 6144"})
     EXPECT_NE(c.out.find(s), std::string::npos) << s << "\n" << c.out;
 }
 

@@ -281,6 +281,13 @@ TEST_P(Reference, KvDtypesAgreeWithF32Kv) {
                 model.c_str(), backend.c_str(), kv, agreement, same, rows,
                 greedySame, maxAbsDiff(q.allLogits, f32.allLogits));
     EXPECT_GE(agreement, floor) << "KV " << kv;
+    // The random-weight checkpoints' greedy steps are near-ties (top-2
+    // margins down to 0.002), so their greedy tokens are only printed; the
+    // trained bundled model's are held: measured 16/16 for every dtype.
+    if (model == "fortune-llama") {
+      EXPECT_GE(greedySame, std::string(kv) == "fp8" ? 12u : 16u)
+          << "KV " << kv;
+    }
   }
 }
 

@@ -348,7 +348,11 @@ TEST_F(PlanCorruptionTest, ForgedWeightEntries) {
   writeForgedPlan(p, LLMC_F32, {-4}, 0, 0, 16);
   refused("bad shape");
   writeForgedPlan(p, LLMC_F32, {4}, 0, 16, 16, LLMC_I4);
-  refused("KV-cache dtype 4 is not f32, f16 or bf16");
+  refused("KV-cache dtype 4 is not f32, bf16, f16, int8 or fp8");
+  for (uint32_t kv : {LLMC_I8, LLMC_FP8_E4M3}) {
+    writeForgedPlan(p, LLMC_F32, {4}, 0, 16, 16, kv);
+    EXPECT_EQ(Plan::load(p)->config().kvDtype, kv);
+  }
   writeForgedPlan(p, LLMC_F32, {4}, 0, 16, 16, LLMC_F32, -2);
   refused("config num_layers = -2 is out of range");
 }
