@@ -24,10 +24,13 @@ namespace {
 // Keys per chunk: four 8-lane score vectors per row on AVX2; on the tile
 // two of its panels, which halves the per-chunk softmax and setup work.
 constexpr int64_t kChunk = 32, kTileChunk = 64;
+// How far ahead of the key being gathered its rows are prefetched.
+constexpr int64_t kPrefetchKeys = 16;
 
 // One head's n values as f32; `scale` multiplies i8 and fp8 values.
-void loadRow(const uint8_t *src, uint32_t dtype, float scale, int64_t n,
-             float *out) {
+__attribute__((always_inline)) inline void loadRow(const uint8_t *src,
+                                                   uint32_t dtype, float scale,
+                                                   int64_t n, float *out) {
   if (dtype == LLMC_F32) {
     std::memcpy(out, src, size_t(n) * 4);
     return;
@@ -184,6 +187,7 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
   const int64_t bs = cache.desc.block_size;
   const common::KvLayout &kv = cache.layout;
   const uint32_t dtype = kv.dtype;
+  const size_t rowBytes = size_t(D) * kv.elementBytes;
   const float ninf = -std::numeric_limits<float>::infinity();
 
   const int64_t chunk = tile ? kTileChunk : kChunk;
@@ -309,6 +313,28 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
     for (int64_t t = 0; t < nt; ++t) {
       int64_t j = j0 + t, slot = int64_t(table[j / bs]) * bs + j % bs;
       const size_t off = kv.data(slot, kvHead);
+      // The rows of the key kPrefetchKeys ahead: a head's rows are strided
+      // and blocks scattered, so the hardware prefetcher misses them, and a
+      // long decode reads the cache from DRAM.
+      if (j + kPrefetchKeys < to) {
+        const int64_t jp = j + kPrefetchKeys;
+        const int64_t sp = int64_t(table[jp / bs]) * bs + jp % bs;
+        const size_t po = kv.data(sp, kvHead);
+        for (size_t b = 0; b < rowBytes; b += 64) {
+          _mm_prefetch(reinterpret_cast<const char *>(kBase + po + b),
+                       _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char *>(vBase + po + b),
+                       _MM_HINT_T0);
+        }
+        if (kv.scaled) {
+          _mm_prefetch(
+              reinterpret_cast<const char *>(kBase + kv.scale(sp, kvHead)),
+              _MM_HINT_T0);
+          _mm_prefetch(
+              reinterpret_cast<const char *>(vBase + kv.scale(sp, kvHead)),
+              _MM_HINT_T0);
+        }
+      }
       float ks = 1.0f, vs = 1.0f;
       if (kv.scaled) {
         std::memcpy(&ks, kBase + kv.scale(slot, kvHead), 4);
