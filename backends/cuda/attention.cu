@@ -70,6 +70,22 @@ __global__ void kvWriteKernel(const float *k, const float *v,
   }
 }
 
+/// Calls f with a value of the type a cache of `dtype` stores.
+template <typename F> void withKvType(uint32_t dtype, F &&f) {
+  switch (dtype) {
+  case LLMC_BF16:
+    return f(__nv_bfloat16{});
+  case LLMC_F16:
+    return f(__half{});
+  case LLMC_I8:
+    return f(int8_t{});
+  case LLMC_FP8_E4M3:
+    return f(__nv_fp8_e4m3{});
+  default:
+    return f(float{});
+  }
+}
+
 __host__ __device__ inline int headChunk(int group) {
   return group < kItems ? group : kItems;
 }
@@ -288,22 +304,9 @@ void launchKvWrite(cudaStream_t s, const float *k, const float *v,
     return;
   const unsigned grid = unsigned(rows);
   char *kc = static_cast<char *>(kCache), *vc = static_cast<char *>(vCache);
-  switch (g.dtype) {
-  case LLMC_BF16:
-    kvWriteKernel<__nv_bfloat16><<<grid, 128, 0, s>>>(k, v, slots, kc, vc, g);
-    break;
-  case LLMC_F16:
-    kvWriteKernel<__half><<<grid, 128, 0, s>>>(k, v, slots, kc, vc, g);
-    break;
-  case LLMC_I8:
-    kvWriteKernel<int8_t><<<grid, 128, 0, s>>>(k, v, slots, kc, vc, g);
-    break;
-  case LLMC_FP8_E4M3:
-    kvWriteKernel<__nv_fp8_e4m3><<<grid, 128, 0, s>>>(k, v, slots, kc, vc, g);
-    break;
-  default:
-    kvWriteKernel<float><<<grid, 128, 0, s>>>(k, v, slots, kc, vc, g);
-  }
+  withKvType(g.dtype, [&](auto c) {
+    kvWriteKernel<decltype(c)><<<grid, 128, 0, s>>>(k, v, slots, kc, vc, g);
+  });
 }
 
 int32_t attentionRowsPerTile(int32_t group) {
@@ -341,18 +344,7 @@ cudaError_t attentionConfigure() {
 void launchAttention(cudaStream_t s, const AttentionArgs &a) {
   if (a.gridX <= 0)
     return;
-  switch (a.cacheDtype) {
-  case LLMC_BF16:
-    return launchTyped<__nv_bfloat16>(s, a);
-  case LLMC_F16:
-    return launchTyped<__half>(s, a);
-  case LLMC_I8:
-    return launchTyped<int8_t>(s, a);
-  case LLMC_FP8_E4M3:
-    return launchTyped<__nv_fp8_e4m3>(s, a);
-  default:
-    return launchTyped<float>(s, a);
-  }
+  withKvType(a.cacheDtype, [&](auto c) { launchTyped<decltype(c)>(s, a); });
 }
 
 } // namespace llmc::cuda

@@ -211,6 +211,24 @@ TEST_P(Reference, Bf16PlanStaysCloseToReference) {
   }
 }
 
+/// The prompt whose logits were recorded at every position.
+const json *longestPrompt(const json &ref) {
+  const json *longest = nullptr;
+  for (const json &prompt : ref["prompts"])
+    if (prompt.contains("all_logits"))
+      longest = &prompt;
+  return longest;
+}
+
+/// Rows [*, vocab] of a and b whose argmax agrees.
+size_t sameTop1(const std::vector<float> &a, const std::vector<float> &b,
+                size_t vocab) {
+  size_t same = 0;
+  for (size_t i = 0; i < a.size() / vocab; ++i)
+    same += argmaxRow(a, vocab, i) == argmaxRow(b, vocab, i);
+  return same;
+}
+
 // Weight-only int8 / int4 plans: the top-1 token at every position of the
 // 40-token prompt, compared with the f32 plan's. Random-weight checkpoints
 // have small logit gaps (down to 1e-2), so the floors are low: measured
@@ -221,10 +239,7 @@ TEST_P(Reference, QuantizedPlansAgreeWithF32) {
   auto [model, backend] = GetParam();
   std::string dir = kData + "/models/" + model + "/reference/";
   json ref = readJson(dir + "reference.json");
-  const json *longest = nullptr;
-  for (const json &prompt : ref["prompts"])
-    if (prompt.contains("all_logits"))
-      longest = &prompt;
+  const json *longest = longestPrompt(ref);
   ASSERT_NE(longest, nullptr);
   size_t vocab = ref["vocab_size"].get<size_t>();
   RunResult f32 =
@@ -233,11 +248,9 @@ TEST_P(Reference, QuantizedPlansAgreeWithF32) {
        {std::pair{"int8", 0.8}, std::pair{"int4", 0.25}}) {
     RunResult q = run(compilePlan(model, std::string("--quant ") + quant),
                       backend, *longest, true);
-    size_t rows = f32.allLogits.size() / vocab, same = 0;
     ASSERT_EQ(q.allLogits.size(), f32.allLogits.size());
-    for (size_t i = 0; i < rows; ++i)
-      same += argmaxRow(q.allLogits, vocab, i) ==
-              argmaxRow(f32.allLogits, vocab, i);
+    size_t rows = f32.allLogits.size() / vocab;
+    size_t same = sameTop1(q.allLogits, f32.allLogits, vocab);
     double agreement = static_cast<double>(same) / static_cast<double>(rows);
     std::printf("[ agreement ] %s %s %s top-1 vs f32: %.3f (%zu/%zu)\n",
                 model.c_str(), backend.c_str(), quant, agreement, same, rows);
@@ -254,10 +267,7 @@ TEST_P(Reference, KvDtypesAgreeWithF32Kv) {
   auto [model, backend] = GetParam();
   std::string dir = kData + "/models/" + model + "/reference/";
   json ref = readJson(dir + "reference.json");
-  const json *longest = nullptr;
-  for (const json &prompt : ref["prompts"])
-    if (prompt.contains("all_logits"))
-      longest = &prompt;
+  const json *longest = longestPrompt(ref);
   ASSERT_NE(longest, nullptr);
   const size_t vocab = ref["vocab_size"].get<size_t>();
   const std::string plan = compilePlan(model, "--dtype f32");
@@ -267,11 +277,9 @@ TEST_P(Reference, KvDtypesAgreeWithF32Kv) {
   for (auto [kv, floor] : {std::pair{"bf16", 0.9}, std::pair{"f16", 0.95},
                            std::pair{"int8", 0.9}, std::pair{"fp8", 0.8}}) {
     RunResult q = run(plan + " --kv-dtype " + kv, backend, *longest, true);
-    size_t rows = f32.allLogits.size() / vocab, same = 0;
     ASSERT_EQ(q.allLogits.size(), f32.allLogits.size());
-    for (size_t i = 0; i < rows; ++i)
-      same += argmaxRow(q.allLogits, vocab, i) ==
-              argmaxRow(f32.allLogits, vocab, i);
+    const size_t rows = f32.allLogits.size() / vocab;
+    const size_t same = sameTop1(q.allLogits, f32.allLogits, vocab);
     size_t greedySame = 0;
     for (size_t i = 0; i < 16; ++i)
       greedySame += q.out["output_ids"][i] == f32.out["output_ids"][i];
