@@ -77,6 +77,14 @@ void ServeMetrics::update(size_t running, size_t waiting, double kvUsage,
   counters_ = counters;
 }
 
+void ServeMetrics::setCacheConfig(std::string dtype, int32_t blockSize,
+                                  int64_t blocks) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cacheLabels_ = "cache_dtype=\"" + dtype + "\",block_size=\"" +
+                 std::to_string(blockSize) + "\",num_blocks=\"" +
+                 std::to_string(blocks) + "\"";
+}
+
 std::string ServeMetrics::render() const {
   std::lock_guard<std::mutex> lock(mutex_);
   const std::string label = "model_name=\"" + model_ + "\"";
@@ -105,6 +113,10 @@ std::string ServeMetrics::render() const {
     out += std::string(name) + "_count{" + label + "} " +
            std::to_string(h.count) + "\n";
   };
+  if (!cacheLabels_.empty()) {
+    head("llmc:cache_config_info", "gauge", "The KV cache's configuration.");
+    out += "llmc:cache_config_info{" + label + "," + cacheLabels_ + "} 1\n";
+  }
   value("llmc:num_requests_running", "gauge",
         "Requests whose sequences are running in the engine.",
         static_cast<double>(running_));

@@ -116,22 +116,25 @@ Action addServe(CLI::App &app) {
       model.grammars = &opened.grammars("response_format");
 
     ServeMetrics metrics(model.name);
+    metrics.setCacheConfig(llmc_kv_dtype_name(engine->kvDtype()),
+                           engine->blockSize(), engine->numBlocks());
     EngineLoop loop(*engine, opened.tokenizer.get(), so, o->server.maxQueue,
                     metrics);
     loop.setLogRequests(o->logLevel == "info" || o->logLevel == "debug");
     Server server(loop, model, metrics, o->server);
     const int port = server.bind();
     if (o->logLevel != "error")
-      std::fprintf(stderr,
-                   "llmc serve: model '%s' on the %s backend, context %lld, "
-                   "KV cache %d blocks of %d tokens (%s), --max-num-seqs "
-                   "%d, --max-num-batched-tokens %d, chat %s\n",
-                   model.name.c_str(), engine->backendName().c_str(),
-                   static_cast<long long>(model.contextLength),
-                   engine->numBlocks(), engine->blockSize(),
-                   engine->kvPoolOrigin().c_str(), so.maxNumSeqs,
-                   so.maxNumBatchedTokens,
-                   chat ? "template loaded" : "not available (no template)");
+      std::fprintf(
+          stderr,
+          "llmc serve: model '%s' on the %s backend, context %lld, "
+          "KV cache %d blocks of %d tokens in %s (%s), "
+          "--max-num-seqs "
+          "%d, --max-num-batched-tokens %d, chat %s\n",
+          model.name.c_str(), engine->backendName().c_str(),
+          static_cast<long long>(model.contextLength), engine->numBlocks(),
+          engine->blockSize(), llmc_kv_dtype_name(engine->kvDtype()),
+          engine->kvPoolOrigin().c_str(), so.maxNumSeqs, so.maxNumBatchedTokens,
+          chat ? "template loaded" : "not available (no template)");
 
     std::thread signalThread([&server, &loop, signals] {
       int sig = 0;

@@ -442,3 +442,19 @@ TEST_F(ServerTest, ShutdownLetsAStreamFinish) {
 
 } // namespace
 } // namespace llmc::test
+
+namespace llmc::test {
+namespace {
+
+TEST(ServeMetricsRender, CacheConfigInfoNamesTheKvDtype) {
+  ServeMetrics m("m");
+  EXPECT_EQ(m.render().find("llmc:cache_config_info"), std::string::npos);
+  m.setCacheConfig("int8", 16, 113);
+  EXPECT_THAT(m.render(), HasSubstr("# TYPE llmc:cache_config_info gauge\n"
+                                    "llmc:cache_config_info{model_name=\"m\","
+                                    "cache_dtype=\"int8\",block_size=\"16\","
+                                    "num_blocks=\"113\"} 1\n"));
+}
+
+} // namespace
+} // namespace llmc::test

@@ -11,6 +11,8 @@
 //               llmc:prefix_cache_queries_total, llmc:prefix_cache_hits_total
 //               (in tokens), llmc:num_preemptions_total,
 //               llmc:request_success_total{finished_reason="stop|length|abort"}
+//   info        llmc:cache_config_info{cache_dtype,block_size,num_blocks} 1
+//               (vLLM's cache_config_info)
 //
 // Thread-safe: the engine thread records, connection threads render.
 //
@@ -36,6 +38,8 @@ public:
   /// The scheduler's state after a step (engine thread).
   void update(size_t running, size_t waiting, double kvUsage,
               const SchedulerCounters &counters);
+  /// The KV pool the engine made (before serving starts).
+  void setCacheConfig(std::string dtype, int32_t blockSize, int64_t blocks);
   /// The Prometheus text exposition format (version 0.0.4).
   std::string render() const;
 
@@ -53,6 +57,7 @@ private:
   Histogram ttft_, itl_, e2e_, queue_;
   size_t running_ = 0, waiting_ = 0;
   double kvUsage_ = 0;
+  std::string cacheLabels_; // "" until setCacheConfig
   SchedulerCounters counters_;
   std::map<std::string, uint64_t> success_;
 };
