@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target of a fuzz build for a bounded time each, seeded
 # from the test data. Usage: run_fuzzers.sh BUILD_DIR SECONDS
+# Each fuzzer is single-threaded, so LLMC_FUZZ_JOBS of them (default: the
+# number of cores) run at once; each still gets its full SECONDS.
 set -euo pipefail
 build=$1
 seconds=$2
+jobs=${LLMC_FUZZ_JOBS:-$(nproc)}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 data=$root/test/data
 work=$build/fuzz-work
@@ -20,6 +23,27 @@ seed() { # seed NAME FILES...
     cp "$f" "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
   done
   echo "$dir"
+}
+
+# Waits for the running fuzzers and prints each one's log in launch order (the
+# whole log of one that failed, the last lines of one that passed).
+pids=()
+names=()
+failed=0
+finish_batch() {
+  local i
+  for i in "${!pids[@]}"; do
+    if wait "${pids[$i]}"; then
+      head -n 1 "$work/${names[$i]}.log"
+      tail -n 4 "$work/${names[$i]}.log"
+    else
+      cat "$work/${names[$i]}.log"
+      echo "-- ${names[$i]}: FAILED" >&2
+      failed=$((failed + 1))
+    fi
+  done
+  pids=()
+  names=()
 }
 
 found=0
@@ -49,9 +73,14 @@ for fuzzer in "$build"/bin/*_fuzzer; do
       corpus=$(seed "$name" "$data"/schemas/*.json) ;;
     *) corpus=$(seed "$name") ;;
   esac
-  echo "-- $name: ${seconds}s, $(ls "$corpus" | wc -l) seeds"
+  echo "-- $name: ${seconds}s, $(ls "$corpus" | wc -l) seeds" >"$work/$name.log"
   # -rss_limit_mb keeps a runaway allocation a finding rather than an OOM kill.
   "$fuzzer" "$corpus" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=1048576 \
-    -print_final_stats=1 -artifact_prefix="$work/$name-" 2>&1 | tail -n 4
+    -print_final_stats=1 -artifact_prefix="$work/$name-" >>"$work/$name.log" 2>&1 &
+  pids+=($!)
+  names+=("$name")
+  [ ${#pids[@]} -lt "$jobs" ] || finish_batch
 done
+finish_batch
 [ "$found" -eq 1 ] || { echo "no fuzzers found in $build/bin" >&2; exit 1; }
+[ "$failed" -eq 0 ] || { echo "fuzzing found $failed failure(s); inputs under $work" >&2; exit 1; }
