@@ -13,8 +13,10 @@
 
 namespace llmc::cpu {
 
-Kernel makeDecodeAttention(const llmc_op_desc &op, const Graph &, Backend &) {
-  return [op](Step &step) {
+Kernel makeDecodeAttention(const llmc_op_desc &op, const Graph &,
+                           Backend &backend) {
+  const RowKernels *rows = backend.rows;
+  return [op, rows](Step &step) {
     AttentionShape s = common::expectAttentionStep(op, step, true);
     Matrix q = step.operand(op, 0), out = step.result(op, 0);
     const int32_t *lens = step.args.context_lens;
@@ -34,7 +36,7 @@ Kernel makeDecodeAttention(const llmc_op_desc &op, const Graph &, Backend &) {
       for (int64_t w = 0; w < items; ++w) {
         int64_t b = w / s.kvHeads;
         attendTile(s, step, q, out, b, b, 1, lens[b], w % s.kvHeads, 0, lens[b],
-                   nullptr);
+                   nullptr, nullptr, rows);
       }
       return;
     }
@@ -50,7 +52,8 @@ Kernel makeDecodeAttention(const llmc_op_desc &op, const Graph &, Backend &) {
       int64_t lo = std::min(len, part * per), hi = std::min(len, lo + per);
       AttentionPart p{&m[size_t(w * G)], &l[size_t(w * G)],
                       &acc[size_t(w * G * D)]};
-      attendTile(s, step, q, out, b, b, 1, len, item % s.kvHeads, lo, hi, &p);
+      attendTile(s, step, q, out, b, b, 1, len, item % s.kvHeads, lo, hi, &p,
+                 nullptr, rows);
     }
     for (int64_t item = 0; item < items; ++item) {
       int64_t b = item / s.kvHeads, kv = item % s.kvHeads;

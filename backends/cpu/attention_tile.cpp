@@ -9,6 +9,7 @@
 // ever stored. Prefill and decode attention are both built on this.
 //
 //===----------------------------------------------------------------------===//
+#include "attention_rows.h"
 #include "cpu.h"
 #include "simd.h"
 
@@ -24,6 +25,7 @@ namespace {
 // Keys per chunk: four 8-lane score vectors per row on AVX2; on the tile
 // two of its panels, which halves the per-chunk softmax and setup work.
 constexpr int64_t kChunk = 32, kTileChunk = 64;
+static_assert(kChunk == kRowChunk, "the row kernels take a decode chunk");
 // How far ahead of the key being gathered its rows are prefetched.
 constexpr int64_t kPrefetchKeys = 16;
 
@@ -68,8 +70,23 @@ __attribute__((always_inline)) inline void loadRow(const uint8_t *src,
       dtype, scale, out + i);
 }
 
+RowType rowType(uint32_t dtype) {
+  switch (dtype) {
+  case LLMC_BF16:
+    return RowType::Bf16;
+  case LLMC_F16:
+    return RowType::F16;
+  case LLMC_I8:
+    return RowType::I8;
+  case LLMC_FP8_E4M3:
+    return RowType::Fp8;
+  default:
+    return RowType::F32;
+  }
+}
+
 struct Scratch {
-  std::vector<float> kt, v, krows, m, l, acc;
+  std::vector<float> kt, v, krows, m, l, acc, alpha;
   std::vector<float> qp, sp, pp; // the tiled path's Q, S and P
 };
 
@@ -181,7 +198,8 @@ void accumulateRow(const float *scores, int64_t lo, int64_t hi, float alpha,
 void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
                 const Matrix &out, int64_t b, int64_t first, int64_t count,
                 int64_t len, int64_t kvHead, int64_t keyLo, int64_t keyHi,
-                const AttentionPart *part, F32Tile tile) {
+                const AttentionPart *part, F32Tile tile,
+                const RowKernels *rows) {
   const KvCache &cache = *step.cache;
   const int64_t D = s.headDim, G = s.heads / s.kvHeads, R = count * G;
   const int64_t bs = cache.desc.block_size;
@@ -190,12 +208,19 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
   const size_t rowBytes = size_t(D) * kv.elementBytes;
   const float ninf = -std::numeric_limits<float>::infinity();
 
+  if (rows && (count != 1 || D > kRowMaxHeadDim))
+    rows = nullptr;
   const int64_t chunk = tile ? kTileChunk : kChunk;
   thread_local Scratch sc;
-  sc.kt.assign(size_t(D * chunk), 0.0f);
-  // The tile reads whole kTileN-column rows of V: past D on the last one.
-  sc.v.resize(size_t(chunk * D + kTileN));
-  sc.krows.assign(size_t(chunk * D), 0.0f);
+  if (rows) {
+    sc.sp.resize(size_t(R * kChunk));
+    sc.alpha.resize(size_t(R));
+  } else {
+    sc.kt.assign(size_t(D * chunk), 0.0f);
+    // The tile reads whole kTileN-column rows of V: past D on the last one.
+    sc.v.resize(size_t(chunk * D + kTileN));
+    sc.krows.assign(size_t(chunk * D), 0.0f);
+  }
   sc.m.assign(size_t(R), ninf);
   sc.l.assign(size_t(R), 0.0f);
   sc.acc.assign(size_t(R * D), 0.0f);
@@ -305,6 +330,29 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
     }
   };
 
+  // One query position: its G rows' scores and values straight from the
+  // cache's rows (attention_rows.h).
+  KeyRows keys;
+  keys.type = rowType(dtype);
+  keys.headDim = D;
+  auto chunkOnRows = [&](int64_t j0, int64_t nt) {
+    keys.n = nt;
+    rows->scores(keys, q.row(first) + kvHead * G * D, R, sc.sp.data());
+    for (int64_t r = 0; r < R; ++r) {
+      const auto [lo, hi] = keysOf(r, j0, nt);
+      float *p = &sc.sp[size_t(r * kChunk)];
+      if (lo >= hi) { // nothing to see in this chunk: add nothing
+        std::fill(p, p + kChunk, 0.0f);
+        sc.alpha[size_t(r)] = 1.0f;
+        continue;
+      }
+      sc.alpha[size_t(r)] =
+          softmaxChunk(p, kChunk, lo - j0, hi - j0, s.scale, s.softcap,
+                       sc.m[size_t(r)], sc.l[size_t(r)]);
+    }
+    rows->accumulate(keys, sc.sp.data(), sc.alpha.data(), R, sc.acc.data());
+  };
+
   for (int64_t j0 = from; j0 < to;) {
     // Keys are gathered row by row, so a chunk may span blocks of the pool
     // (with blocks of 16, chunks that stopped at each block's end left half
@@ -340,8 +388,20 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
         std::memcpy(&ks, kBase + kv.scale(slot, kvHead), 4);
         std::memcpy(&vs, vBase + kv.scale(slot, kvHead), 4);
       }
+      if (rows) {
+        keys.k[t] = kBase + off;
+        keys.v[t] = vBase + off;
+        keys.ks[t] = ks;
+        keys.vs[t] = vs;
+        continue;
+      }
       loadRow(kBase + off, dtype, ks, D, &sc.krows[size_t(t * D)]);
       loadRow(vBase + off, dtype, vs, D, &sc.v[size_t(t * D)]);
+    }
+    if (rows) {
+      chunkOnRows(j0, nt);
+      j0 += nt;
+      continue;
     }
     // Stale rows past nt only feed scores that are masked out below.
     int64_t d8 = D - D % 8;

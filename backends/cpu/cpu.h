@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "attention_rows.h"
 #include "common/host.h"
 #include "gemv_int.h"
 #include "isa.h"
@@ -72,6 +73,7 @@ struct Backend {
   IntKernels ints;          // for isa
   Bf16Panel bf16 = nullptr; // null below Avx512Bf16
   F32Tile f32Tile = nullptr;
+  const RowKernels *rows = nullptr; // null below Avx512
   WeightCache weights;
   std::shared_ptr<MatmulEngine> matmul; // created on first pack
 };
@@ -175,12 +177,14 @@ bool runMatmul(PackedMatmul &p, const float *x, int64_t M, const float *bias,
 struct AttentionPart {
   float *m, *l, *acc; // [count * group], [count * group], [.. * headDim]
 };
-/// With `tile` (an F32Tile), Q·Kᵀ and P·V of every row run on it; else two
-/// rows at a time (decode's few rows, and AVX2).
+/// With `tile` (an F32Tile), Q·Kᵀ and P·V of every row run on it; with
+/// `rows`, a single position's rows run on them (attention_rows.h); else two
+/// rows at a time (AVX2).
 void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
                 const Matrix &out, int64_t b, int64_t first, int64_t count,
                 int64_t len, int64_t kvHead, int64_t keyLo, int64_t keyHi,
-                const AttentionPart *part, F32Tile tile = nullptr);
+                const AttentionPart *part, F32Tile tile = nullptr,
+                const RowKernels *rows = nullptr);
 
 //===-- Vector helpers shared by the kernels ------------------------------===//
 
