@@ -35,12 +35,39 @@ const OpInfo kOps[LLMC_OP_COUNT] = {
     {"take_rows", checkTakeRows},
     {"scale", checkScale},
     {"softcap", checkScale},
+    {"moe_gating", checkMoeGating},
+    {"expert_linear", checkExpertLinear},
+    {"moe_combine", checkMoeCombine},
 };
+
+/// Every buffer an op reads or writes is f32 but MOE_GATING's experts
+/// result and EXPERT_LINEAR's experts operand, which are I32.
+void checkBufferDtypes(const llmc_op_desc &op, const Graph &g) {
+  auto want = [](bool ids) { return ids ? LLMC_I32 : LLMC_F32; };
+  for (uint32_t i = 0; i < op.num_operands && i < LLMC_MAX_OPERANDS; ++i) {
+    const llmc_operand &o = op.operands[i];
+    if (o.kind != LLMC_OPERAND_BUFFER || o.index >= g.buffers.size())
+      continue;
+    const uint32_t w = want(op.kind == LLMC_OP_EXPERT_LINEAR && i == 3);
+    if (g.buffers[o.index].dtype != w)
+      throw InvalidArgument("operand " + std::to_string(i) + " must be an " +
+                            (w == LLMC_I32 ? "i32" : "f32") + " buffer");
+  }
+  for (uint32_t r = 0; r < op.num_results && r < LLMC_MAX_RESULTS; ++r) {
+    if (op.results[r] >= g.buffers.size())
+      continue;
+    const uint32_t w = want(op.kind == LLMC_OP_MOE_GATING && r == 1);
+    if (g.buffers[op.results[r]].dtype != w)
+      throw InvalidArgument("result " + std::to_string(r) + " must be an " +
+                            (w == LLMC_I32 ? "i32" : "f32") + " buffer");
+  }
+}
 
 void checkBufferDesc(const llmc_buffer_desc &b, uint32_t index) {
   std::string where = "buffer " + std::to_string(index);
-  if (b.dtype != LLMC_F32)
-    throw InvalidArgument(where + ": activations must be f32");
+  if (b.dtype != LLMC_F32 && b.dtype != LLMC_I32)
+    throw InvalidArgument(where + ": activations must be f32 (or i32 "
+                                  "expert ids)");
   if (b.cols <= 0)
     throw InvalidArgument(where + ": cols must be positive");
   if (b.rows.t_coef < 0 || b.rows.b_coef < 0 || b.rows.constant < 0)
@@ -111,6 +138,7 @@ Graph loadGraph(const llmc_graph_desc &desc) {
                               std::to_string(op.kind));
       try {
         kOps[op.kind].check(op, g);
+        checkBufferDtypes(op, g);
       } catch (const InvalidArgument &e) {
         throw InvalidArgument("op " + std::to_string(i) + " (" +
                               kOps[op.kind].name + "): " + e.what());
@@ -130,10 +158,8 @@ bool checksPass(const llmc_op_desc &op, const llmc_graph_desc &graph) {
     Graph g;
     g.buffers.assign(graph.buffers, graph.buffers + graph.num_buffers);
     g.weights.assign(graph.weights, graph.weights + graph.num_weights);
-    for (const llmc_buffer_desc &b : g.buffers)
-      if (b.dtype != LLMC_F32)
-        return false;
     kOps[op.kind].check(op, g);
+    checkBufferDtypes(op, g);
     return true;
   } catch (...) {
     return false;

@@ -65,11 +65,13 @@ void storeKvRow(const KvCache &cache, HostMemory &layer, int64_t slot,
 void loadKvRow(const KvCache &cache, const HostMemory &layer, int64_t slot,
                float *row);
 
-/// An f32 activation, rows x cols, row-major and contiguous.
+/// An f32 activation, rows x cols, row-major and contiguous (or, for an
+/// I32 buffer, the same bytes as int32: `ids`).
 struct Matrix {
   float *data = nullptr;
   int64_t rows = 0, cols = 0;
   float *row(int64_t r) const { return data + r * cols; }
+  int32_t *ids() const { return reinterpret_cast<int32_t *>(data); }
 };
 
 /// Everything an op sees while one step runs.

@@ -154,13 +154,18 @@ void checkUnary(const llmc_op_desc &op, const Graph &g) {
 }
 
 // SWIGLU: [rows, 2I] -> [rows, I], act(gate) * up with gate first;
-// i0 = 0 silu, 1 tanh GELU.
+// i0 = 0 silu, 1 tanh GELU; i1 = runs of [2I] per row (0: one).
 void checkSwiglu(const llmc_op_desc &op, const Graph &g) {
   expectArity(op, g, 1, 1);
   expectCols(expectBuffer(op, g, 0).cols, 2 * resultDesc(op, g, 0).cols, "x");
   if (op.i[0] != 0 && op.i[0] != 1)
     throw InvalidArgument("i0 must be 0 (silu) or 1 (tanh GELU), got " +
                           std::to_string(op.i[0]));
+  if (op.i[1] < 0 || resultDesc(op, g, 0).cols % gatedRuns(op) != 0)
+    throw InvalidArgument("the runs per row i1 (" + std::to_string(op.i[1]) +
+                          ") must divide the result's " +
+                          std::to_string(resultDesc(op, g, 0).cols) +
+                          " columns");
 }
 
 // SCALE: out = x * f0. SOFTCAP: out = f0 * tanh(x / f0), f0 > 0.
@@ -225,6 +230,94 @@ void checkAttention(const llmc_op_desc &op, const Graph &g) {
                           std::to_string(s.kvHeads) + " kv heads");
   expectCols(expectBuffer(op, g, 0).cols, s.heads * s.headDim, "q");
   expectCols(resultDesc(op, g, 0).cols, s.heads * s.headDim, "the result");
+}
+
+} // namespace llmc::common
+
+namespace llmc::common {
+
+// MOE_GATING. in: logits [rows, E]. out: weights, experts [rows, k].
+// i0 = k, i1 = renormalise, i2 = 0 softmax then top-k, 1 top-k then softmax.
+void checkMoeGating(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 1, 2);
+  const int64_t experts = expectBuffer(op, g, 0).cols, k = op.i[0];
+  if (k <= 0 || k > experts)
+    throw InvalidArgument("k (i0 = " + std::to_string(k) + ") must be in 1.." +
+                          std::to_string(experts) + " (the logits' experts)");
+  if (op.i[1] != 0 && op.i[1] != 1)
+    throw InvalidArgument("i1 must be 0 or 1 (renormalise)");
+  if (op.i[2] != 0 && op.i[2] != 1)
+    throw InvalidArgument("i2 must be 0 (softmax, top-k) or 1 (top-k, "
+                          "softmax)");
+  if (op.i[2] == 1 && op.i[1] != 0)
+    throw InvalidArgument("top-k then softmax (i2 = 1) takes no "
+                          "renormalisation (i1 must be 0)");
+  expectCols(resultDesc(op, g, 0).cols, k, "the weights");
+  expectCols(resultDesc(op, g, 1).cols, k, "the experts");
+}
+
+ExpertShape expertShape(const llmc_op_desc &op, const Graph &g) {
+  const llmc_weight_desc &w = g.weights[op.operands[LinearW].index];
+  ExpertShape s{};
+  s.experts = w.shape[0];
+  s.N = w.shape[1];
+  s.K = w.rank == 3 ? w.shape[2] : 0;
+  s.k = op.i[1];
+  s.group = op.i[0];
+  s.perRun = s.k > 1 && g.buffers[op.operands[LinearX].index].cols == s.k * s.K;
+  return s;
+}
+
+// EXPERT_LINEAR: [0] x, [1] W [E, N, K], [2] scales or NONE, [3] experts.
+// i0 = group, i1 = k.
+void checkExpertLinear(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 4, 1);
+  const llmc_weight_desc &w = expectWeight(op, g, LinearW);
+  if (w.rank != 3)
+    throw InvalidArgument("W must stack the experts: [E, N, K]");
+  const ExpertShape s = expertShape(op, g);
+  if (s.k <= 0 || s.k > s.experts)
+    throw InvalidArgument("k (i1 = " + std::to_string(s.k) +
+                          ") must be in 1.." + std::to_string(s.experts));
+  const int64_t xCols = expectBuffer(op, g, LinearX).cols;
+  if (xCols != s.K && xCols != s.k * s.K)
+    throw InvalidArgument("x has " + std::to_string(xCols) +
+                          " columns, expected K = " + std::to_string(s.K) +
+                          " or k * K = " + std::to_string(s.k * s.K));
+  expectCols(resultDesc(op, g, 0).cols, s.k * s.N, "the result");
+  expectCols(expectBuffer(op, g, 3).cols, s.k, "the experts");
+  const int64_t values = s.experts * s.N * s.K;
+  if (w.dtype == LLMC_I8 || w.dtype == LLMC_I4) {
+    if (s.group <= 0 || s.K % s.group != 0)
+      throw InvalidArgument("group size " + std::to_string(s.group) +
+                            " does not divide K = " + std::to_string(s.K));
+    if (w.dtype == LLMC_I4 && (s.K % 2 != 0 || s.group % 2 != 0))
+      throw InvalidArgument("i4 needs an even K and group size");
+    const int64_t bytes = w.dtype == LLMC_I8 ? values : values / 2;
+    if (int64_t(w.nbytes) < bytes)
+      throw InvalidArgument("the quantized experts must hold " +
+                            std::to_string(bytes) + " bytes");
+    if (op.operands[LinearScales].kind != LLMC_OPERAND_WEIGHT)
+      throw InvalidArgument("operand 2 must be the scales weight");
+    const llmc_weight_desc &sc = expectWeight(op, g, LinearScales);
+    if (sc.dtype != LLMC_F32)
+      throw InvalidArgument("the scales must be f32");
+    expectFloatWeight(sc, s.experts * s.N * (s.K / s.group), "the scales");
+  } else {
+    expectFloatWeight(w, values, "W");
+    if (op.operands[LinearScales].kind != LLMC_OPERAND_NONE)
+      throw InvalidArgument("float experts take no scales");
+  }
+}
+
+// MOE_COMBINE. in: y [rows, k*N], weights [rows, k]. i0 = k.
+void checkMoeCombine(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 2, 1);
+  const int64_t k = op.i[0], N = resultDesc(op, g, 0).cols;
+  if (k <= 0)
+    throw InvalidArgument("k (i0) must be positive");
+  expectCols(expectBuffer(op, g, 0).cols, k * N, "y");
+  expectCols(expectBuffer(op, g, 1).cols, k, "the weights");
 }
 
 } // namespace llmc::common

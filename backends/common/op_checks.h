@@ -26,6 +26,22 @@ void checkSlice(const llmc_op_desc &, const Graph &);
 void checkTakeRows(const llmc_op_desc &, const Graph &);
 void checkKvWrite(const llmc_op_desc &, const Graph &);
 void checkAttention(const llmc_op_desc &, const Graph &);
+void checkMoeGating(const llmc_op_desc &, const Graph &);
+void checkExpertLinear(const llmc_op_desc &, const Graph &);
+void checkMoeCombine(const llmc_op_desc &, const Graph &);
+
+/// EXPERT_LINEAR's shape, from its weight and attributes: E experts of
+/// [N, K], k runs per row; x holds one row per run (perRun) or one shared.
+struct ExpertShape {
+  int64_t experts, N, K, k, group;
+  bool perRun;
+};
+ExpertShape expertShape(const llmc_op_desc &op, const Graph &g);
+
+/// SWIGLU's runs per row (i1; 0 and 1 both mean one).
+inline int64_t gatedRuns(const llmc_op_desc &op) {
+  return op.i[1] > 1 ? op.i[1] : 1;
+}
 
 /// LINEAR's operand slots; trailing NONE slots may be left out of
 /// num_operands, and linearSlot reads them as NONE.

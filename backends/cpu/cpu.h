@@ -97,6 +97,7 @@ Kernel makeElementwise(const llmc_op_desc &, const Graph &, Backend &);
 Kernel makeKvWrite(const llmc_op_desc &, const Graph &, Backend &);
 Kernel makePrefillAttention(const llmc_op_desc &, const Graph &, Backend &);
 Kernel makeDecodeAttention(const llmc_op_desc &, const Graph &, Backend &);
+Kernel makeMoe(const llmc_op_desc &, const Graph &, Backend &);
 
 //===-- Small-row linear kernels (decode) ---------------------------------===//
 
@@ -161,6 +162,20 @@ struct LinearWeight {
   int64_t N, K, group;
 };
 std::shared_ptr<PackedMatmul> packMatmul(Backend &b, const LinearWeight &w);
+/// Our own kernels for one weight at the backend's ISA level: gemv up to
+/// kGemvMaxRows rows, our GEMM tiles above (integer dots for i8/i4, the
+/// F32Tile for bf16), the gemv panels where no tile applies (linear.cpp).
+struct OwnKernels {
+  IntKernels ints{};
+  Bf16Panel bf16 = nullptr;
+  F32Tile f32Tile = nullptr;
+  bool intDot = false;
+};
+OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w);
+/// out = x · Wᵀ (+ bias) on them; parallel inside unless called from a
+/// parallel region (then on the calling thread alone).
+void runOwnLinear(const LinearWeight &w, const OwnKernels &k,
+                  const GemvArgs &a);
 /// Keeps oneDNN at or below `isa` (process-wide; before its first matmul).
 void capOneDnn(Isa isa);
 /// out = x · Wᵀ (+ bias), x f32 [M, K]. Returns false when the primitive

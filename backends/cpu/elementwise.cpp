@@ -95,12 +95,16 @@ Kernel makeGelu(const llmc_op_desc &op) {
   };
 }
 
-// SWIGLU (i0 = 0) and GeGLU (i0 = 1, Gemma's tanh GELU).
+// SWIGLU (i0 = 0) and GeGLU (i0 = 1, Gemma's tanh GELU); i1 runs a row.
 Kernel makeSwiglu(const llmc_op_desc &op) {
   const bool geglu = op.i[0] == 1;
-  return [op, geglu](Step &step) {
+  const int64_t runs = common::gatedRuns(op);
+  return [op, geglu, runs](Step &step) {
     Matrix x = step.operand(op, 0), out = step.result(op, 0);
     expectRows(out, x.rows, "the result");
+    // One run of [2I] per chosen expert: the same op over rows * runs rows.
+    x = Matrix{x.data, x.rows * runs, x.cols / runs};
+    out = Matrix{out.data, out.rows * runs, out.cols / runs};
     int64_t I = out.cols;
     mapRows(
         x.rows, I,

@@ -22,6 +22,10 @@ Kernel makeKernel(const llmc_op_desc &op, const Graph &g, Backend &b) {
     return makePrefillAttention(op, g, b);
   case LLMC_OP_DECODE_ATTENTION:
     return makeDecodeAttention(op, g, b);
+  case LLMC_OP_MOE_GATING:
+  case LLMC_OP_EXPERT_LINEAR:
+  case LLMC_OP_MOE_COMBINE:
+    return makeMoe(op, g, b);
   default:
     return makeElementwise(op, g, b);
   }

@@ -20,15 +20,21 @@ bool present(const llmc_op_desc &op, int s) {
          op.operands[s].kind != LLMC_OPERAND_NONE;
 }
 
-/// The small-row kernels the backend's ISA level has for one weight.
-struct Gemv {
-  IntKernels ints{};
-  Bf16Panel bf16 = nullptr;
-  F32Tile f32Tile = nullptr;
-  bool intDot = false;
-};
+bool mayExceed(const llmc_rows &r, int64_t rows) {
+  return r.t_coef > 0 || r.b_coef > 0 || r.constant > rows;
+}
 
-void gemv(const LinearWeight &w, const Gemv &k, const GemvArgs &a) {
+} // namespace
+
+OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w) {
+  const bool quantized = w.dtype == LLMC_I8 || w.dtype == LLMC_I4;
+  // With AMX, oneDNN's bf16 matmul is far ahead of any FMA tile.
+  return OwnKernels{b.ints, b.bf16, b.isa == Isa::Amx ? nullptr : b.f32Tile,
+                    quantized && intGemvApplies(w.K, w.group)};
+}
+
+void runOwnLinear(const LinearWeight &w, const OwnKernels &k,
+                  const GemvArgs &a) {
   if (k.intDot)
     return (a.rows > kGemvMaxRows ? gemmInt : gemvInt)(
         k.ints, w.dtype == LLMC_I4, a, w.data, w.scales, w.group);
@@ -49,12 +55,6 @@ void gemv(const LinearWeight &w, const Gemv &k, const GemvArgs &a) {
     return gemvQ4(a, static_cast<const uint8_t *>(w.data), w.scales, w.group);
   }
 }
-
-bool mayExceed(const llmc_rows &r, int64_t rows) {
-  return r.t_coef > 0 || r.b_coef > 0 || r.constant > rows;
-}
-
-} // namespace
 
 Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
   const llmc_weight_desc &wd = g.weights[op.operands[W].index];
@@ -85,9 +85,7 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
                  K,
                  quantized ? op.i[0] : 0};
 
-  // With AMX, oneDNN's bf16 matmul is far ahead of any FMA tile.
-  Gemv kernels{b.ints, b.bf16, b.isa == Isa::Amx ? nullptr : b.f32Tile,
-               quantized && intGemvApplies(K, w.group)};
+  OwnKernels kernels = ownKernelsFor(b, w);
   std::shared_ptr<PackedMatmul> packed;
   // i8/i4 weights on integer dots and bf16 ones on vdpbf16ps need no oneDNN
   // at any row count: our tiles beat it (on a dequantized bf16 copy, which
@@ -105,7 +103,7 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
     if (x.rows > kGemvMaxRows && packed &&
         runMatmul(*packed, x.data, x.rows, bp, out.data))
       return;
-    gemv(w, kernels, GemvArgs{x.data, x.rows, w.K, w.N, bp, out.data});
+    runOwnLinear(w, kernels, GemvArgs{x.data, x.rows, w.K, w.N, bp, out.data});
   };
 }
 

@@ -100,6 +100,23 @@ struct GemvArgs {
   float *out;
 };
 void launchGemv(cudaStream_t s, const GemvArgs &a);
+/// EXPERT_LINEAR: a.w stacks E experts of [a.N, a.K] (a.scales likewise);
+/// out [pairs, a.N] row p = x_p · W[experts[p]]ᵀ where x_p is row p / k of
+/// x (xCols apart), run p % k of it when perRun. a.rows is unused.
+struct ExpertArgs {
+  const int32_t *experts; // [pairs]
+  int64_t numExperts, k, xCols;
+  bool perRun;
+};
+void launchExpertGemv(cudaStream_t s, const GemvArgs &a, const ExpertArgs &e,
+                      int64_t pairs);
+/// MOE_GATING over rows of E logits (mode and renormalise as backend.h).
+void launchMoeGating(cudaStream_t s, const float *logits, float *weights,
+                     int32_t *experts, int64_t rows, int64_t E, int64_t k,
+                     bool renormalize, int64_t mode);
+/// out[t] = sum_j weights[t][j] * y[t][j * N ..].
+void launchMoeCombine(cudaStream_t s, const float *y, const float *weights,
+                      float *out, int64_t rows, int64_t k, int64_t N);
 /// i8/i4 [N, K] -> bf16 [N, K] (value * scale).
 void launchDequantBf16(cudaStream_t s, const void *w, uint32_t dtype,
                        const float *scales, int64_t group, int64_t N, int64_t K,

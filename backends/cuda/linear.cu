@@ -119,6 +119,48 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
 }
 
+// EXPERT_LINEAR: block (n-block, pair) computes row `pair` of the result,
+// out[pair][n] = x_pair · W[e * N + n] with e = experts[pair]; W stacks
+// the experts as one [E * N, K] weight, so load8/load1 read expert rows
+// unchanged. One pair per block row: an expert shared by several pairs is
+// read once per pair (a grouped kernel is future work).
+template <uint32_t DT>
+__global__ void __launch_bounds__(kWarps * 32)
+    expertGemvKernel(GemvArgs a, ExpertArgs e, bool vectorized) {
+  const int64_t n = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
+  const int64_t pair = blockIdx.y;
+  const int lane = threadIdx.x % 32;
+  if (n >= a.N)
+    return;
+  const int32_t expert = e.experts[pair];
+  float *out = a.out + pair * a.N + n;
+  if (expert < 0 || expert >= e.numExperts) { // our own gating wrote it
+    if (lane == 0)
+      *out = 0.0f;
+    return;
+  }
+  const int64_t t = pair / e.k, j = pair % e.k;
+  const float *x = a.x + t * e.xCols + (e.perRun ? j * a.K : 0);
+  const int64_t row = int64_t(expert) * a.N + n;
+  float acc = 0.0f;
+  if (vectorized) {
+    for (int64_t k0 = lane * 8; k0 < a.K; k0 += 32 * 8) {
+      float w[8];
+      load8<DT>(a, row, k0, w);
+      const float4 *xp = reinterpret_cast<const float4 *>(x + k0);
+      float4 u = xp[0], v = xp[1];
+      acc += w[0] * u.x + w[1] * u.y + w[2] * u.z + w[3] * u.w + w[4] * v.x +
+             w[5] * v.y + w[6] * v.z + w[7] * v.w;
+    }
+  } else {
+    for (int64_t k = lane; k < a.K; k += 32)
+      acc += load1<DT>(a, row, k) * x[k];
+  }
+  acc = warpSum(acc);
+  if (lane == 0)
+    *out = acc;
+}
+
 template <uint32_t DT>
 __global__ void dequantKernel(const void *w, const float *scales, int64_t group,
                               int64_t N, int64_t K, __nv_bfloat16 *out) {
@@ -155,6 +197,35 @@ void launchGemv(cudaStream_t s, const GemvArgs &a) {
     break;
   default:
     gemvKernel<LLMC_I4><<<blocks, kWarps * 32, 0, s>>>(a, vectorized);
+    break;
+  }
+}
+
+void launchExpertGemv(cudaStream_t s, const GemvArgs &a, const ExpertArgs &e,
+                      int64_t pairs) {
+  if (pairs <= 0 || a.N <= 0)
+    return;
+  bool quant = a.dtype == LLMC_I8 || a.dtype == LLMC_I4;
+  bool vectorized = a.K % 8 == 0 && e.xCols % 4 == 0 &&
+                    (!quant || a.group % 8 == 0) &&
+                    reinterpret_cast<uintptr_t>(a.x) % 16 == 0 &&
+                    reinterpret_cast<uintptr_t>(a.w) % 16 == 0;
+  dim3 grid(unsigned((a.N + kWarps - 1) / kWarps), unsigned(pairs));
+  switch (a.dtype) {
+  case LLMC_F32:
+    expertGemvKernel<LLMC_F32><<<grid, kWarps * 32, 0, s>>>(a, e, vectorized);
+    break;
+  case LLMC_BF16:
+    expertGemvKernel<LLMC_BF16><<<grid, kWarps * 32, 0, s>>>(a, e, vectorized);
+    break;
+  case LLMC_F16:
+    expertGemvKernel<LLMC_F16><<<grid, kWarps * 32, 0, s>>>(a, e, vectorized);
+    break;
+  case LLMC_I8:
+    expertGemvKernel<LLMC_I8><<<grid, kWarps * 32, 0, s>>>(a, e, vectorized);
+    break;
+  default:
+    expertGemvKernel<LLMC_I4><<<grid, kWarps * 32, 0, s>>>(a, e, vectorized);
     break;
   }
 }

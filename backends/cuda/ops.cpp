@@ -164,8 +164,11 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
   case LLMC_OP_SWIGLU: {
     uint32_t x = bufOf(0);
     bool geglu = op.i[0] == 1;
+    // One run of [2I] per chosen expert: rows * runs rows of [2I].
+    const int64_t runs = common::gatedRuns(op);
     kernel = [=](StepCtx &c) {
-      launchSwiglu(c.stream, c.buf[x], c.buf[r0], c.rows[x], cols, geglu);
+      launchSwiglu(c.stream, c.buf[x], c.buf[r0], c.rows[x] * runs, cols / runs,
+                   geglu);
     };
     check = sameRows(x, {r0});
     return;
@@ -281,6 +284,57 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
       expectRows(rows[q], decode ? a.num_seqs : a.num_tokens, "q");
       expectRows(rows[r0], rows[q], "the result");
     };
+    return;
+  }
+  case LLMC_OP_MOE_GATING: {
+    uint32_t x = bufOf(0), r1 = op.results[1];
+    const int64_t E = g.buffers[x].cols, k = op.i[0], mode = op.i[2];
+    const bool renormalize = op.i[1] == 1;
+    if (E > 512)
+      throw InvalidArgument("the cuda gating kernel takes at most 512 "
+                            "experts, not " +
+                            std::to_string(E));
+    kernel = [=](StepCtx &c) {
+      launchMoeGating(c.stream, c.buf[x], c.buf[r0],
+                      reinterpret_cast<int32_t *>(c.buf[r1]), c.rows[x], E, k,
+                      renormalize, mode);
+    };
+    check = sameRows(x, {r0, r1});
+    return;
+  }
+  case LLMC_OP_EXPERT_LINEAR: {
+    const common::ExpertShape s = common::expertShape(op, g);
+    const llmc_weight_desc &w = g.weights[bufOf(1)];
+    auto wd = uploadWeight(b, w);
+    p.weights.push_back(wd);
+    const float *scales = nullptr;
+    if (w.dtype == LLMC_I8 || w.dtype == LLMC_I4) {
+      auto sd = uploadWeight(b, g.weights[bufOf(2)]);
+      p.weights.push_back(sd);
+      scales = sd->as<float>();
+    }
+    const void *W = wd->get();
+    const uint32_t dtype = w.dtype, x = bufOf(0), ids = bufOf(3);
+    const int64_t xCols = g.buffers[x].cols;
+    kernel = [=](StepCtx &c) {
+      launchExpertGemv(c.stream,
+                       {c.buf[x], 0, s.K, s.N, W, dtype, scales, s.group,
+                        nullptr, c.buf[r0]},
+                       {reinterpret_cast<const int32_t *>(c.buf[ids]),
+                        s.experts, s.k, xCols, s.perRun},
+                       c.rows[x] * s.k);
+    };
+    check = sameRows(x, {ids, r0});
+    return;
+  }
+  case LLMC_OP_MOE_COMBINE: {
+    uint32_t y = bufOf(0), w = bufOf(1);
+    const int64_t k = op.i[0];
+    kernel = [=](StepCtx &c) {
+      launchMoeCombine(c.stream, c.buf[y], c.buf[w], c.buf[r0], c.rows[y], k,
+                       cols);
+    };
+    check = sameRows(y, {w, r0});
     return;
   }
   default:

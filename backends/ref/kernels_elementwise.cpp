@@ -59,15 +59,17 @@ void runGelu(const llmc_op_desc &op, Step &step) {
 }
 
 // SWIGLU: [rows, 2I] -> [rows, I], act(gate) * up with gate first; i0 = 1
-// takes the tanh GELU (GeGLU).
+// takes the tanh GELU (GeGLU); i1 = g runs of [2I] per row (one per expert).
 void runSwiglu(const llmc_op_desc &op, Step &step) {
   Matrix x = step.operand(op, 0), out = step.result(op, 0);
   expectRows(out, x.rows, "the result");
   const bool geglu = op.i[0] == 1;
-  for (int64_t r = 0; r < x.rows; ++r) {
-    const float *gate = x.row(r), *up = x.row(r) + out.cols;
-    for (int64_t c = 0; c < out.cols; ++c)
-      out.row(r)[c] = (geglu ? gelu(gate[c], true) : silu(gate[c])) * up[c];
+  const int64_t runs = common::gatedRuns(op), width = out.cols / runs;
+  for (int64_t r = 0; r < x.rows * runs; ++r) {
+    const float *gate = x.data + r * 2 * width, *up = gate + width;
+    float *y = out.data + r * width;
+    for (int64_t c = 0; c < width; ++c)
+      y[c] = (geglu ? gelu(gate[c], true) : silu(gate[c])) * up[c];
   }
 }
 

@@ -22,9 +22,11 @@ enum Slot {
   Bias = common::LinearBias
 };
 
+} // namespace
+
 // Row n of an i8 [N, K] or i4 [N, K/2] weight, dequantized.
-void dequantRow(const llmc_weight_desc &w, const float *scales, int64_t n,
-                int64_t K, int64_t group, float *out) {
+static void dequantRow(const llmc_weight_desc &w, const float *scales,
+                       int64_t n, int64_t K, int64_t group, float *out) {
   const auto *bytes = static_cast<const uint8_t *>(w.data);
   const float *scale = scales + n * (K / group);
   for (int64_t k = 0; k < K; ++k) {
@@ -41,14 +43,20 @@ void dequantRow(const llmc_weight_desc &w, const float *scales, int64_t n,
   }
 }
 
+void weightRow(const llmc_weight_desc &w, const float *scales, int64_t n,
+               int64_t K, int64_t group, float *out) {
+  if (w.dtype == LLMC_I8 || w.dtype == LLMC_I4)
+    dequantRow(w, scales, n, K, group, out);
+  else
+    loadWeight(w, n * K, K, out);
+}
+
 float dot(const float *a, const float *b, int64_t n) {
   float sum = 0.0f;
   for (int64_t i = 0; i < n; ++i)
     sum += a[i] * b[i];
   return sum;
 }
-
-} // namespace
 
 // LINEAR: [0] x [rows, K], [1] W [N, K], [2] scales (i8/i4) or NONE,
 // [3] bias [N] or NONE; i0 = group size. Trailing NONE slots may be left
@@ -72,10 +80,7 @@ void runLinear(const llmc_op_desc &op, Step &step) {
 
   std::vector<float> wrow(static_cast<size_t>(K));
   for (int64_t n = 0; n < N; ++n) {
-    if (quantized)
-      dequantRow(w, scales.data(), n, K, op.i[0], wrow.data());
-    else
-      loadWeight(w, n * K, K, wrow.data());
+    weightRow(w, scales.data(), n, K, op.i[0], wrow.data());
     for (int64_t r = 0; r < x.rows; ++r)
       out.row(r)[n] = dot(x.row(r), wrow.data(), K) + bias[size_t(n)];
   }

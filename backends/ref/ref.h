@@ -33,6 +33,12 @@ using common::loadWeight;
 using common::storeKvRow;
 using common::weightElements;
 
+/// Row n of W [N, K] (f32/bf16/f16, or i8/i4 with `scales`
+/// [N, K / group]) as f32 values; stacked experts are rows e * N + n.
+void weightRow(const llmc_weight_desc &w, const float *scales, int64_t n,
+               int64_t K, int64_t group, float *out);
+float dot(const float *a, const float *b, int64_t n);
+
 void runEmbedding(const llmc_op_desc &, Step &);
 void runRmsNorm(const llmc_op_desc &, Step &);
 void runAddRmsNorm(const llmc_op_desc &, Step &);
@@ -51,5 +57,8 @@ void runSoftcap(const llmc_op_desc &, Step &);
 void runKvWrite(const llmc_op_desc &, Step &);
 void runPrefillAttention(const llmc_op_desc &, Step &);
 void runDecodeAttention(const llmc_op_desc &, Step &);
+void runMoeGating(const llmc_op_desc &, Step &);
+void runExpertLinear(const llmc_op_desc &, Step &);
+void runMoeCombine(const llmc_op_desc &, Step &);
 
 } // namespace llmc::ref

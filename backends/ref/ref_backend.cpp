@@ -34,6 +34,9 @@ const RunFn kRun[LLMC_OP_COUNT] = {
     runTakeRows,
     runScale,
     runSoftcap,
+    runMoeGating,
+    runExpertLinear,
+    runMoeCombine,
 };
 
 struct Prepared : common::PreparedGraph {

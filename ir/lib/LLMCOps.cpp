@@ -224,6 +224,16 @@ LogicalResult ParamOp::verify() {
       return emitOpError()
              << "offset applies to a plain weight (no quant, no sources)";
   }
+  auto perExpert = [](StringRef n) { return n.contains("{e}"); };
+  bool expertNames = perExpert(getName());
+  if (auto sources = getSources())
+    expertNames = expertNames || llvm::any_of(*sources, [&](Attribute a) {
+                    return perExpert(cast<StringAttr>(a).getValue());
+                  });
+  if (expertNames && type.getRank() != 3)
+    return emitOpError() << "a weight named per expert ({e}) stacks the "
+                            "experts: it must be [experts, rows, cols], got "
+                         << type;
   if (auto h = getRopeUnpermuteHeads()) {
     std::optional<int64_t> heads = static_cast<int64_t>(*h);
     if (*heads <= 0 || type.getRank() < 1 || type.getDimSize(0) % *heads)
@@ -686,4 +696,140 @@ LogicalResult QuantizedLinearOp::verify() {
                          << "], got [" << dimStr(s.getDimSize(0)) << ", "
                          << dimStr(s.getDimSize(1)) << "]";
   return verifyLinearShapes(*this, getInput(), n, k, getBias(), getResult());
+}
+
+//===----------------------------------------------------------------------===//
+// Mixture of experts
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// experts [T, k] (i32) against the tokens and slots of `rows` [T, k, ...]
+/// or [T, ...]; returns k (dynamic if unknown) through `slots`.
+LogicalResult verifyExpertIds(Operation *op, Value experts, int64_t &slots) {
+  if (failed(expectRank(op, experts, 2, "experts")))
+    return failure();
+  slots = tensorType(experts).getDimSize(1);
+  return success();
+}
+
+/// The shared checks of expert_linear and quantized_expert_linear: W holds
+/// `numExperts` experts of [outDim, inDim].
+LogicalResult verifyExpertLinear(Operation *op, Value input, Value experts,
+                                 Value result, int64_t outDim, int64_t inDim) {
+  int64_t k;
+  if (failed(verifyExpertIds(op, experts, k)))
+    return failure();
+  auto in = tensorType(input), res = tensorType(result);
+  if (in.getRank() != 2 && in.getRank() != 3)
+    return op->emitOpError()
+           << "input must be [T, K] or [T, k, K], got rank " << in.getRank();
+  if (in.getRank() == 3 && !dimsMatch(in.getDimSize(1), k))
+    return op->emitOpError()
+           << "input slots (" << dimStr(in.getDimSize(1))
+           << ") must match the experts per token (" << dimStr(k) << ")";
+  if (!dimsMatch(in.getShape().back(), inDim))
+    return op->emitOpError()
+           << "input features (" << dimStr(in.getShape().back())
+           << ") must match the experts' input features (" << dimStr(inDim)
+           << ")";
+  if (failed(expectRank(op, result, 3, "result")))
+    return failure();
+  auto tokens = tensorType(experts).getDimSize(0);
+  if (!dimsMatch(in.getDimSize(0), tokens) ||
+      !dimsMatch(res.getDimSize(0), tokens))
+    return op->emitOpError() << "input, experts and result must have the same "
+                                "tokens (first dimension)";
+  if (!dimsMatch(res.getDimSize(1), k))
+    return op->emitOpError()
+           << "result slots (" << dimStr(res.getDimSize(1))
+           << ") must match the experts per token (" << dimStr(k) << ")";
+  if (!dimsMatch(res.getDimSize(2), outDim))
+    return op->emitOpError() << "result features (" << dimStr(res.getDimSize(2))
+                             << ") must match the experts' output features ("
+                             << dimStr(outDim) << ")";
+  return success();
+}
+
+} // namespace
+
+LogicalResult TopKGatingOp::verify() {
+  if (failed(expectRank(*this, getLogits(), 2, "logits")))
+    return failure();
+  int64_t experts = tensorType(getLogits()).getDimSize(1);
+  int64_t k = static_cast<int64_t>(getK());
+  if (k <= 0 || (known(experts) && k > experts))
+    return emitOpError() << "k (" << k << ") must be in 1.." << dimStr(experts)
+                         << " (the experts)";
+  if (getScoring() != "softmax_topk" && getScoring() != "topk_softmax")
+    return emitOpError()
+           << "scoring must be \"softmax_topk\" or \"topk_softmax\", got \""
+           << getScoring() << "\"";
+  if (getScoring() == "topk_softmax" && getNormalize())
+    return emitOpError() << "normalize is implied by topk_softmax (its "
+                            "weights already sum to 1)";
+  int64_t tokens = tensorType(getLogits()).getDimSize(0);
+  for (auto [v, what] : {std::pair<Value, StringRef>{getWeights(), "weights"},
+                         {getExperts(), "experts"}}) {
+    if (failed(expectRank(*this, v, 2, what)))
+      return failure();
+    auto t = tensorType(v);
+    if (!dimsMatch(t.getDimSize(0), tokens) || !dimsMatch(t.getDimSize(1), k))
+      return emitOpError() << what << " must be [" << dimStr(tokens) << ", "
+                           << k << "], got [" << dimStr(t.getDimSize(0)) << ", "
+                           << dimStr(t.getDimSize(1)) << "]";
+  }
+  if (!tensorType(getWeights()).getElementType().isF32())
+    return emitOpError() << "weights must be f32";
+  return success();
+}
+
+LogicalResult ExpertLinearOp::verify() {
+  if (failed(expectRank(*this, getWeight(), 3, "weight")))
+    return failure();
+  auto w = tensorType(getWeight());
+  return verifyExpertLinear(*this, getInput(), getExperts(), getResult(),
+                            w.getDimSize(1), w.getDimSize(2));
+}
+
+LogicalResult QuantizedExpertLinearOp::verify() {
+  if (failed(expectRank(*this, getWeight(), 3, "weight")) ||
+      failed(expectRank(*this, getScales(), 3, "scales")))
+    return failure();
+  int64_t bits = static_cast<int64_t>(getBits()),
+          group = static_cast<int64_t>(getGroupSize());
+  if (bits != 8 && bits != 4)
+    return emitOpError() << "bits must be 8 or 4, got " << bits;
+  auto w = tensorType(getWeight()), s = tensorType(getScales());
+  int64_t e = w.getDimSize(0), n = w.getDimSize(1);
+  int64_t k = bits == 4 ? w.getDimSize(2) * 2 : w.getDimSize(2);
+  if (group <= 0 || k % group)
+    return emitOpError() << "group_size (" << group
+                         << ") must divide the input features (" << k << ")";
+  if (!dimsMatch(s.getDimSize(0), e) || !dimsMatch(s.getDimSize(1), n) ||
+      !dimsMatch(s.getDimSize(2), k / group))
+    return emitOpError() << "scales must be [" << e << ", " << n << ", "
+                         << k / group << "], got [" << dimStr(s.getDimSize(0))
+                         << ", " << dimStr(s.getDimSize(1)) << ", "
+                         << dimStr(s.getDimSize(2)) << "]";
+  return verifyExpertLinear(*this, getInput(), getExperts(), getResult(), n, k);
+}
+
+LogicalResult MoECombineOp::verify() {
+  if (failed(expectRank(*this, getInput(), 3, "input")) ||
+      failed(expectRank(*this, getWeights(), 2, "weights")) ||
+      failed(expectRank(*this, getResult(), 2, "result")))
+    return failure();
+  auto in = tensorType(getInput()), w = tensorType(getWeights()),
+       res = tensorType(getResult());
+  if (!dimsMatch(in.getDimSize(0), w.getDimSize(0)) ||
+      !dimsMatch(in.getDimSize(0), res.getDimSize(0)))
+    return emitOpError() << "input, weights and result must have the same "
+                            "tokens (first dimension)";
+  if (!dimsMatch(in.getDimSize(1), w.getDimSize(1)))
+    return emitOpError() << "input slots (" << dimStr(in.getDimSize(1))
+                         << ") must match the weights' ("
+                         << dimStr(w.getDimSize(1)) << ")";
+  return expectLastDim(*this, getResult(), in.getDimSize(2), "result",
+                       "input features");
 }

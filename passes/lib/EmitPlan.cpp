@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 namespace mlir::llmc {
@@ -108,6 +109,38 @@ private:
   size_t capacity_ = 0;
 };
 
+/// The checkpoint tensors whose rows, in order, make a spec's values: its
+/// sources, or for stacked experts each source's rows of expert 0, then of
+/// expert 1, ... (a source is one tensor per expert, "{e}" in its name, or
+/// one tensor stacking them, cut here into per-expert views).
+std::vector<::llmc::weights::TensorRef> parts(const Source &src,
+                                              const WeightSpec &w) {
+  std::vector<::llmc::weights::TensorRef> out;
+  if (w.experts == 0) {
+    for (const std::string &name : w.sources)
+      out.push_back(src.tensor(name));
+    return out;
+  }
+  for (int64_t e = 0; e < w.experts; ++e)
+    for (const std::string &name : w.sources) {
+      if (size_t at = name.find("{e}"); at != std::string::npos) {
+        std::string one = name;
+        out.push_back(src.tensor(one.replace(at, 3, std::to_string(e))));
+        continue;
+      }
+      ::llmc::weights::TensorRef t = src.tensor(name);
+      if (t.shape.size() != 3 || t.shape[0] != w.experts)
+        throw Error("checkpoint tensor '" + name + "' does not stack " +
+                    std::to_string(w.experts) + " experts");
+      const int64_t per = t.shape[1] * t.shape[2];
+      t.shape = {t.shape[1], t.shape[2]};
+      t.data += ::llmc::weights::dtypeBytes(t.dtype, e * per);
+      t.nbytes = ::llmc::weights::dtypeBytes(t.dtype, per);
+      out.push_back(t);
+    }
+  return out;
+}
+
 /// A spec's logical [rows, cols] f32 values, sources stacked: the mapped
 /// checkpoint itself when it holds them as they are (one aligned F32
 /// source), else converted into `buffer`. The sources' pages are dropped
@@ -115,14 +148,15 @@ private:
 class LogicalValues {
 public:
   LogicalValues(const Source &src, const WeightSpec &w, FloatBuffer &buffer,
-                FloatBuffer &tmp) {
+                FloatBuffer &tmp)
+      : parts_(parts(src, w)) {
     if (w.transposed && w.ropeUnpermuteHeads > 0)
       throw Error("weight '" + w.name +
                   "': both transposed and rope-permuted (no importer makes "
                   "such a weight)");
-    for (const std::string &name : w.sources) {
-      sources_.push_back(&src.tensor(name));
-      size_ += static_cast<size_t>(sources_.back()->numElements());
+    for (const ::llmc::weights::TensorRef &t : parts_) {
+      sources_.push_back(&t);
+      size_ += static_cast<size_t>(t.numElements());
     }
     const bool transformed = w.transposed || w.ropeUnpermuteHeads > 0;
     const bool offset = w.offset != 0;
@@ -168,6 +202,7 @@ public:
   size_t size() const { return size_; }
 
 private:
+  std::vector<::llmc::weights::TensorRef> parts_;
   std::vector<const ::llmc::weights::TensorRef *> sources_;
   const float *data_ = nullptr;
   size_t size_ = 0;
@@ -248,7 +283,11 @@ public:
       return;
     }
     LogicalValues v(*src_, w, values_, tmp_);
-    int64_t n = w.shape[0];
+    // Rows: every dimension but the last (stacked experts' rows follow one
+    // another).
+    int64_t n = 1;
+    for (size_t d = 0; d + 1 < w.shape.size(); ++d)
+      n *= w.shape[d];
     // The logical width: a scales spec's own shape is [n, k / group].
     int64_t k = static_cast<int64_t>(v.size()) / n;
     if (!w.quant.empty()) {
@@ -347,6 +386,29 @@ llmc_dtype kvDtypeOf(ModuleOp module) {
   return dtype;
 }
 
+/// The checkpoint values behind the plan's weights, each counted once
+/// (a tied table, or a weight kept in two formats, is one set of values):
+/// a stacked expert weight counts k / experts of its values as active.
+void countParameters(const LoweredModule &lowered, ::llmc::PlanConfig &p) {
+  std::set<std::string> seen;
+  for (const WeightSpec &w : lowered.weights) {
+    if (!w.data.empty() || w.quantScales)
+      continue; // compiler tables and quantization scales are not parameters
+    std::string key;
+    for (const std::string &s : w.sources)
+      key += s + "|";
+    if (!seen.insert(key).second)
+      continue;
+    int64_t n = 1;
+    for (int64_t d : w.shape)
+      n *= d;
+    p.totalParameters += n;
+    p.activeParameters += w.experts > 0 && p.numExperts > 0
+                              ? n / w.experts * p.expertsPerToken
+                              : n;
+  }
+}
+
 ::llmc::PlanConfig planConfig(ModuleOp module, const LoweredModule &lowered,
                               const EmitOptions &o) {
   auto c = module->getAttrOfType<DictionaryAttr>("llmc.config");
@@ -366,6 +428,11 @@ llmc_dtype kvDtypeOf(ModuleOp module) {
     p.bosTokenId = i64(c, "bos_token_id");
   if (auto eos = c.getAs<DenseI64ArrayAttr>("eos_token_ids"))
     p.eosTokenIds.assign(eos.asArrayRef().begin(), eos.asArrayRef().end());
+  p.numExperts = i64(c, "num_experts");
+  p.expertsPerToken = i64(c, "experts_per_token");
+  p.expertIntermediateSize = i64(c, "expert_intermediate_size");
+  p.moeLayers = i64(c, "moe_layers");
+  countParameters(lowered, p);
   p.target = o.target;
   p.computeDtype = o.dtype;
   p.quantization = o.quant == "ggml" ? ggmlQuantization(lowered) : o.quant;

@@ -6,6 +6,8 @@
 //       =>  swiglu(linear(x, [Wg; Wu]))
 //   mul(gelu{tanh}(linear(x, Wg)), linear(x, Wu))
 //       =>  geglu(linear(x, [Wg; Wu]))
+//   mul(silu(expert_linear(x, Wg, e)), expert_linear(x, Wu, e))
+//       =>  swiglu(expert_linear(x, [Wg; Wu] per expert, e))
 //   linear(x, Wq), linear(x, Wk), linear(x, Wv)
 //       =>  slice x3 (linear(x, [Wq; Wk; Wv]))
 //
@@ -74,18 +76,21 @@ bool sameGgmlKind(ParamOp a, ParamOp b) {
   return a.getGgmlTypeAttr() == b.getGgmlTypeAttr() || (block(a) && block(b));
 }
 
-/// A param whose rows are the given params' rows, in order.
+/// A param whose rows are the given params' rows, in order (for stacked
+/// experts [E, N, K]: each expert's rows are the parts' rows of that
+/// expert).
 Value packParams(OpBuilder &b, Location loc, ArrayRef<ParamOp> parts) {
+  ParamOp front = parts.front();
+  auto first = front.getType();
+  const int64_t rowDim = first.getRank() - 2 >= 0 ? first.getRank() - 2 : 0;
   int64_t rows = 0;
   SmallVector<StringRef> names;
   for (ParamOp p : parts) {
-    rows += p.getType().getDimSize(0);
+    rows += p.getType().getDimSize(rowDim);
     names.push_back(p.getName());
   }
-  ParamOp front = parts.front();
-  auto first = front.getType();
   SmallVector<int64_t> shape(first.getShape());
-  shape[0] = rows;
+  shape[rowDim] = rows;
   std::string name = llvm::join(names, "+");
   // GGUF block formats may differ between parts (llama.cpp's Q4_K_M keeps
   // some attn_v in Q6_K): the pack takes the one kept with the most bits.
@@ -182,6 +187,44 @@ struct FuseGateUp : OpRewritePattern<MulOp> {
   }
 };
 
+/// The experts' gate and up projections of the same tokens, as the dense
+/// MLP's: mul(silu(expert_linear(x, Wg, e)), expert_linear(x, Wu, e))
+///   => swiglu(expert_linear(x, [Wg; Wu] per expert, e)).
+struct FuseExpertGateUp : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MulOp mul,
+                                PatternRewriter &rewriter) const override {
+    GateActivation act = gateActivation(mul.getLhs());
+    if (!act.op || !act.op->hasOneUse())
+      return failure();
+    auto gate = act.op->getOperand(0).getDefiningOp<ExpertLinearOp>();
+    auto up = mul.getRhs().getDefiningOp<ExpertLinearOp>();
+    if (!gate || !up || !gate->hasOneUse() || !up->hasOneUse() ||
+        gate.getInput() != up.getInput() ||
+        gate.getExperts() != up.getExperts() || gate.getType() != up.getType())
+      return failure();
+    ParamOp wg = packableParam(gate.getWeight()),
+            wu = packableParam(up.getWeight());
+    if (!wg || !wu || !sameGgmlKind(wg, wu))
+      return failure();
+    Operation *first = gate->isBeforeInBlock(up) ? gate : up;
+    rewriter.setInsertionPoint(first);
+    Value w = packParams(rewriter, gate.getLoc(), {wg, wu});
+    auto type = cast<RankedTensorType>(gate.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape.back() *= 2;
+    auto packed = rewriter.create<ExpertLinearOp>(
+        gate.getLoc(), RankedTensorType::get(shape, type.getElementType()),
+        gate.getInput(), w, gate.getExperts());
+    rewriter.setInsertionPoint(mul);
+    if (act.gelu)
+      rewriter.replaceOpWithNewOp<GeGLUOp>(mul, mul.getType(), packed);
+    else
+      rewriter.replaceOpWithNewOp<SwiGLUOp>(mul, mul.getType(), packed);
+    return success();
+  }
+};
+
 /// Packs the three projections (Q, K, V) of every value that has exactly
 /// three packable linear users.
 void fuseQKV(Operation *root) {
@@ -219,7 +262,7 @@ struct FusePass : impl::FuseBase<FusePass> {
   void runOnOperation() override {
     fuseQKV(getOperation());
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseAddRMSNorm, FuseGateUp>(&getContext());
+    patterns.add<FuseAddRMSNorm, FuseGateUp, FuseExpertGateUp>(&getContext());
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

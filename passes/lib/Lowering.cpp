@@ -92,7 +92,7 @@ private:
     d.cols = 1;
     for (int64_t dim : t.getShape().drop_front())
       d.cols *= dim;
-    d.dtype = LLMC_F32;
+    d.dtype = t.getElementType().isInteger(32) ? LLMC_I32 : LLMC_F32;
     int64_t rowBytes = d.cols * 4;
     if (!planned_) {
       offsetPerToken = unplannedEnd_;
@@ -128,7 +128,7 @@ private:
       w.dtype =
           w.quantScales ? LLMC_F32 : (w.quant == "int4" ? LLMC_I4 : LLMC_I8);
       if (w.quant == "int4" && !w.quantScales)
-        w.shape[1] *= 2; // the logical [N, K]; I4 packs two per byte
+        w.shape.back() *= 2; // the logical [.., N, K]; I4 packs two per byte
     } else {
       w.dtype = elt.isBF16() ? LLMC_BF16 : elt.isF16() ? LLMC_F16 : LLMC_F32;
     }
@@ -137,6 +137,8 @@ private:
         w.sources.push_back(cast<StringAttr>(s).str());
     else
       w.sources.push_back(w.name);
+    if (type.getRank() == 3)
+      w.experts = type.getDimSize(0);
     w.transposed = p.getTransposed();
     if (auto t = p.getGgmlType())
       w.ggmlType = t->str();
@@ -202,6 +204,16 @@ private:
     return success();
   }
 
+  /// SWIGLU's i1: the gate/up runs in each row ([T, k, 2I]: k, one per
+  /// chosen expert; [T, 2I]: 0, the row is one run).
+  static int64_t gatedRuns(Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    return t.getRank() == 3 ? t.getDimSize(1) : 0;
+  }
+  /// k of an MoE value [T, k, ...].
+  static int64_t slots(Value v) {
+    return cast<RankedTensorType>(v.getType()).getDimSize(1);
+  }
   static int64_t heads(Value v) {
     return cast<RankedTensorType>(v.getType()).getDimSize(1);
   }
@@ -282,10 +294,32 @@ private:
                       {o.getApproximate() == "tanh" ? 1 : 0});
         })
         .Case([&](SwiGLUOp o) {
-          return emit(op, LLMC_OP_SWIGLU, {o.getInput()}, {0});
+          return emit(op, LLMC_OP_SWIGLU, {o.getInput()},
+                      {0, gatedRuns(o.getInput())});
         })
         .Case([&](GeGLUOp o) {
-          return emit(op, LLMC_OP_SWIGLU, {o.getInput()}, {1});
+          return emit(op, LLMC_OP_SWIGLU, {o.getInput()},
+                      {1, gatedRuns(o.getInput())});
+        })
+        .Case([&](TopKGatingOp o) {
+          return emit(op, LLMC_OP_MOE_GATING, {o.getLogits()},
+                      {static_cast<int64_t>(o.getK()), o.getNormalize() ? 1 : 0,
+                       o.getScoring() == "topk_softmax" ? 1 : 0});
+        })
+        .Case([&](ExpertLinearOp o) {
+          return emit(op, LLMC_OP_EXPERT_LINEAR,
+                      {o.getInput(), o.getWeight(), Value(), o.getExperts()},
+                      {0, slots(o.getExperts())});
+        })
+        .Case([&](QuantizedExpertLinearOp o) {
+          return emit(
+              op, LLMC_OP_EXPERT_LINEAR,
+              {o.getInput(), o.getWeight(), o.getScales(), o.getExperts()},
+              {static_cast<int64_t>(o.getGroupSize()), slots(o.getExperts())});
+        })
+        .Case([&](MoECombineOp o) {
+          return emit(op, LLMC_OP_MOE_COMBINE, {o.getInput(), o.getWeights()},
+                      {slots(o.getWeights())});
         })
         .Case([&](ScaleOp o) {
           return emit(op, LLMC_OP_SCALE, {o.getInput()}, {},

@@ -6,6 +6,10 @@
 //   => int8/int4: llmc.quantized_linear %x, %wq, %scales
 //        %wq     = llmc.param {quant, quant_part = "weight", group_size}
 //        %scales = llmc.param {quant, quant_part = "scales", group_size}
+//   llmc.expert_linear %x, %w, %e : f32 experts [E, N, K]
+//   => the same per expert: bf16/f16 experts, or
+//      llmc.quantized_expert_linear %x, %wq, %scales, %e
+//   (a router's llmc.linear stays f32)
 //   => ggml: each weight a GGUF stores in a block format takes int8 or int4
 //        with groups of 32 (ggmlKeptBits), F16 and BF16 ones stay so, the
 //        others (F32) take `otherwise`.
@@ -46,6 +50,11 @@ constexpr int64_t kGgmlGroup = 32;
 bool usedByEmbedding(ParamOp p) {
   return llvm::any_of(p->getUsers(),
                       [](Operation *u) { return isa<EmbeddingOp>(u); });
+}
+
+bool isRouter(LinearOp l) {
+  return llvm::any_of(l->getUsers(),
+                      [](Operation *u) { return isa<TopKGatingOp>(u); });
 }
 
 bool isHead(LinearOp l) {
@@ -104,6 +113,11 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       auto w = l.getWeight().getDefiningOp<ParamOp>();
       if (!w || w.getQuant() || !w.getType().getElementType().isF32())
         continue;
+      // A router stays f32, as llama.cpp's quantizer keeps ffn_gate_inp: it
+      // is [experts, hidden], tiny, and a rounded router swaps near-tied
+      // experts. A GGUF's stored type is kept as it is (exact).
+      if (isRouter(l) && !(mode == "ggml" && w.getGgmlType()))
+        continue;
       bool head = isHead(l);
       if (!quantizeHead && head)
         continue;
@@ -114,9 +128,21 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
         continue;
       std::string m = modeFor(w);
       if (m == "bf16" || m == "f16")
-        convertFloat(l, w, m);
+        convertFloat(l.getWeightMutable(), w, m);
       else if (m == "int8" || m == "int4")
         quantizeLinear(l, w, m);
+    }
+    SmallVector<ExpertLinearOp> experts;
+    getOperation().walk([&](ExpertLinearOp l) { experts.push_back(l); });
+    for (ExpertLinearOp l : experts) {
+      auto w = l.getWeight().getDefiningOp<ParamOp>();
+      if (!w || w.getQuant() || !w.getType().getElementType().isF32())
+        continue;
+      std::string m = modeFor(w);
+      if (m == "bf16" || m == "f16")
+        convertFloat(l.getWeightMutable(), w, m);
+      else if (m == "int8" || m == "int4")
+        quantizeExperts(l, w, m);
     }
     if (quantizeEmbedding) {
       SmallVector<EmbeddingOp> lookups;
@@ -185,7 +211,7 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     e.getTableMutable().assign(copy);
   }
 
-  void convertFloat(LinearOp l, ParamOp w, StringRef m) {
+  void convertFloat(OpOperand &use, ParamOp w, StringRef m) {
     OpBuilder b(w);
     Type elt = m == "bf16" ? Type(b.getBF16Type()) : Type(b.getF16Type());
     auto shape = w.getType().getShape();
@@ -195,11 +221,13 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     }
     auto copy = cast<ParamOp>(b.clone(*w));
     copy.getResult().setType(RankedTensorType::get(shape, elt));
-    l.getWeightMutable().assign(copy);
+    use.assign(copy);
   }
 
-  void quantizeLinear(LinearOp l, ParamOp w, StringRef m) {
-    int64_t n = w.getType().getDimSize(0), k = w.getType().getDimSize(1);
+  /// The group of a weight of `k` input columns quantized to `m`, and
+  /// whether it is int4 after all (a k no int4 group divides takes int8).
+  std::pair<bool, int64_t> groupFor(Operation *user, ParamOp w, StringRef m,
+                                    int64_t k) {
     bool int4 = m == "int4";
     // A GGUF weight keeps its blocks' scales: groups of 32 in int8 too.
     bool ggml = w.getGgmlType() && ggmlKeptBits(*w.getGgmlType()) <= 8 &&
@@ -208,12 +236,42 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     if (int4 && k % g) {
       // Like llama.cpp, fall back to the next wider type rather than to f32:
       // the layer keeps most of the saving and the user is told.
-      l.emitWarning() << "llmc-quantize: '" << w.getName() << "' has " << k
-                      << " input columns, not a multiple of the int4 group "
-                      << g << "; quantized to int8 per row instead";
+      user->emitWarning() << "llmc-quantize: '" << w.getName() << "' has " << k
+                          << " input columns, not a multiple of the int4 group "
+                          << g << "; quantized to int8 per row instead";
       int4 = false;
       g = k;
     }
+    return {int4, g};
+  }
+
+  /// expert_linear over f32 experts => quantized_expert_linear, each expert
+  /// quantized as one linear's weight.
+  void quantizeExperts(ExpertLinearOp l, ParamOp w, StringRef m) {
+    auto shape = w.getType().getShape();
+    int64_t e = shape[0], n = shape[1], k = shape[2];
+    auto [int4, g] = groupFor(l, w, m, k);
+    StringRef kind = int4 ? "int4" : "int8";
+    OpBuilder b(l);
+    ParamOp wq = cloneParam(
+        b, w,
+        RankedTensorType::get({e, n, int4 ? k / 2 : k}, b.getIntegerType(8)),
+        kind, "weight", g);
+    ParamOp scales =
+        cloneParam(b, w, RankedTensorType::get({e, n, k / g}, b.getF32Type()),
+                   kind, "scales", g);
+    auto q = b.create<QuantizedExpertLinearOp>(
+        l.getLoc(), l.getType(), l.getInput(), wq, scales, l.getExperts(),
+        b.getI64IntegerAttr(int4 ? 4 : 8), b.getI64IntegerAttr(g));
+    l.replaceAllUsesWith(q.getResult());
+    l.erase();
+    if (w->use_empty())
+      w.erase();
+  }
+
+  void quantizeLinear(LinearOp l, ParamOp w, StringRef m) {
+    int64_t n = w.getType().getDimSize(0), k = w.getType().getDimSize(1);
+    auto [int4, g] = groupFor(l, w, m, k);
     StringRef kind = int4 ? "int4" : "int8";
     OpBuilder b(l);
     auto i8 = b.getIntegerType(8);

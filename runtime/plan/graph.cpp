@@ -41,6 +41,12 @@ const char *opKindName(llmc_op_kind kind) {
     return "scale";
   case LLMC_OP_SOFTCAP:
     return "softcap";
+  case LLMC_OP_MOE_GATING:
+    return "moe_gating";
+  case LLMC_OP_EXPERT_LINEAR:
+    return "expert_linear";
+  case LLMC_OP_MOE_COMBINE:
+    return "moe_combine";
   case LLMC_OP_COUNT:
     break;
   }
@@ -60,9 +66,16 @@ AbiNeed abiNeeded(const llmc_op_desc &op) {
       return {1, "RMS_NORM over each head (i0)"};
     break;
   case LLMC_OP_SWIGLU:
+    if (op.i[1] > 1)
+      return {4, "SWIGLU over one run per expert (i1)"};
     if (op.i[0] != 0)
       return {2, "SWIGLU with the GELU activation (i0)"};
     break;
+  case LLMC_OP_MOE_GATING:
+  case LLMC_OP_EXPERT_LINEAR:
+  case LLMC_OP_MOE_COMBINE:
+    return {4, std::string("mixture of experts (op ") +
+                   opKindName(llmc_op_kind(op.kind)) + ")"};
   case LLMC_OP_PREFILL_ATTENTION:
   case LLMC_OP_DECODE_ATTENTION:
     if (op.f[1] != 0)

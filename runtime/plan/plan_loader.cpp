@@ -146,7 +146,11 @@ void Plan::parse(const PlanLoadOptions &options) {
       {"num_kv_heads", c->num_kv_heads()},
       {"head_dim", c->head_dim()},
       {"intermediate_size", c->intermediate_size()},
-      {"context_length", c->context_length()}};
+      {"context_length", c->context_length()},
+      {"num_experts", c->num_experts()},
+      {"experts_per_token", c->experts_per_token()},
+      {"expert_intermediate_size", c->expert_intermediate_size()},
+      {"moe_layers", c->moe_layers()}};
   for (const auto &[name, value] : sizes)
     if (value < 0 || value > kMaxConfigValue)
       throw corrupt(std::string("config ") + name + " = " +
@@ -159,6 +163,23 @@ void Plan::parse(const PlanLoadOptions &options) {
   config_.headDim = c->head_dim();
   config_.intermediateSize = c->intermediate_size();
   config_.contextLength = c->context_length();
+  config_.numExperts = c->num_experts();
+  config_.expertsPerToken = c->experts_per_token();
+  config_.expertIntermediateSize = c->expert_intermediate_size();
+  config_.moeLayers = c->moe_layers();
+  if (config_.expertsPerToken > config_.numExperts ||
+      config_.moeLayers > config_.numLayers ||
+      (config_.numExperts > 0) != (config_.expertsPerToken > 0))
+    throw corrupt("config: " + std::to_string(config_.expertsPerToken) +
+                  " experts per token of " +
+                  std::to_string(config_.numExperts) + " in " +
+                  std::to_string(config_.moeLayers) + " of " +
+                  std::to_string(config_.numLayers) + " layers");
+  if (c->total_parameters() < 0 || c->active_parameters() < 0 ||
+      c->active_parameters() > c->total_parameters())
+    throw corrupt("config: parameter counts out of range");
+  config_.totalParameters = c->total_parameters();
+  config_.activeParameters = c->active_parameters();
   if (c->bos_token_id())
     config_.bosTokenId = *c->bos_token_id();
   if (!aligned8(c->eos_token_ids()))

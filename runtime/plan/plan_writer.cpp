@@ -240,6 +240,12 @@ void PlanWriter::write(const std::string &path,
   cb.add_compute_dtype(compute);
   cb.add_quantization(quant);
   cb.add_kv_dtype(c.kvDtype);
+  cb.add_num_experts(c.numExperts);
+  cb.add_experts_per_token(c.expertsPerToken);
+  cb.add_expert_intermediate_size(c.expertIntermediateSize);
+  cb.add_moe_layers(c.moeLayers);
+  cb.add_total_parameters(c.totalParameters);
+  cb.add_active_parameters(c.activeParameters);
   auto config = cb.Finish();
 
   const PlanTokenizer &t = tokenizer_;

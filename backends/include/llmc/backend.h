@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define LLMC_BACKEND_ABI_MAJOR 1
-#define LLMC_BACKEND_ABI_MINOR 3
+#define LLMC_BACKEND_ABI_MINOR 4
 
 #if defined(__SANITIZE_ADDRESS__)
 #define LLMC_BACKEND_BUILD_FLAVOR "asan"
@@ -99,7 +99,9 @@ typedef enum llmc_op_kind {
   /* i0 = 1 for the tanh approximation (gelu_new), 0 for erf. */
   LLMC_OP_GELU = 9,
   /* [rows, 2I] -> [rows, I]: act(x[:, :I]) * x[:, I:]; i0 = the
-   * activation: 0 silu (SwiGLU), 1 tanh GELU (GeGLU, Gemma; ABI 1.2). */
+   * activation: 0 silu (SwiGLU), 1 tanh GELU (GeGLU, Gemma; ABI 1.2).
+   * i1 = g > 1: each row is g runs of [2I] (gate then up), the result g
+   * runs of [I]: one per chosen expert (ABI 1.4); 0 or 1: one run. */
   LLMC_OP_SWIGLU = 10,
   /* out = x[:, i0 : i0 + out.cols]. */
   LLMC_OP_SLICE = 11,
@@ -121,7 +123,26 @@ typedef enum llmc_op_kind {
   LLMC_OP_SCALE = 16,
   /* out = f0 * tanh(x / f0), f0 > 0 (final-logit soft-capping; ABI 1.2). */
   LLMC_OP_SOFTCAP = 17,
-  LLMC_OP_COUNT = 18
+  /* Mixture of experts (ABI 1.4). Top-k routing of router logits
+   * [rows, E]: out0 = weights [rows, k] (f32), out1 = experts [rows, k]
+   * (an I32 buffer), in descending order, ties to the lower expert index.
+   * i0 = k (1..E). i2 = 0: softmax over all E, then the k largest
+   * probabilities, divided by their sum when i1 = 1; i2 = 1 (gpt-oss): the
+   * k largest logits, then a softmax over those k (i1 must be 0). Computed
+   * in f32. */
+  LLMC_OP_MOE_GATING = 18,
+  /* out [rows, k*N]: run j of row t = x_j · W[e]ᵀ, e = experts[t][j].
+   * Operand slots: [0] x [rows, K] (every run reads the row) or [rows, k*K]
+   * (run j reads run j), [1] W [E, N, K] stacked experts (f32/bf16/f16, or
+   * i8 [E, N, K] / i4 [E, N, K/2] bytes), [2] scales (f32 [E, N, K/group]
+   * for i8/i4, else NONE), [3] experts (I32 buffer [rows, k]).
+   * i0 = group (as LINEAR's), i1 = k. An expert id outside [0, E) fails the
+   * step (LLMC_INVALID_ARGUMENT). Only the chosen experts' rows are read. */
+  LLMC_OP_EXPERT_LINEAR = 19,
+  /* out [rows, N] = sum_j weights[t][j] * y[t, run j], y [rows, k*N],
+   * weights [rows, k]. in: y, weights. i0 = k. */
+  LLMC_OP_MOE_COMBINE = 20,
+  LLMC_OP_COUNT = 21
 } llmc_op_kind;
 
 /* Clarifications (as the ref backend implements them; every backend agrees):
@@ -137,7 +158,9 @@ typedef enum llmc_op_kind {
  *   buffer has: num_logits rows are written, the rest are unspecified.
  * - DECODE_ATTENTION reads row b as sequence b; query_start may be NULL in a
  *   graph without PREFILL_ATTENTION.
- * - slot_mapping has no padding value: every slot must be in the pool. */
+ * - slot_mapping has no padding value: every slot must be in the pool.
+ * - Activations are f32 buffers; the one exception is MOE_GATING's
+ *   experts result, an I32 buffer read by EXPERT_LINEAR (ABI 1.4). */
 
 typedef enum llmc_operand_kind {
   LLMC_OPERAND_BUFFER = 0, /* index into graph buffers */

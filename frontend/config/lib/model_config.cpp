@@ -82,8 +82,8 @@ void readDecoderSizes(const JsonObject &cfg, ModelConfig &c,
   c.numHeads = cfg.integer("num_attention_heads");
   c.numKVHeads = cfg.integer("num_key_value_heads", c.numHeads);
   c.headDim = cfg.integer(
-      "head_dim", headDim.value_or(c.numHeads > 0 ? c.hiddenSize / c.numHeads
-                                                  : 0));
+      "head_dim",
+      headDim.value_or(c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0));
   c.intermediateSize = cfg.integer("intermediate_size");
   c.maxPositions = cfg.integer("max_position_embeddings", maxPositions);
   c.normEps = cfg.number("rms_norm_eps", 1e-6);
@@ -104,10 +104,12 @@ ModelConfig readLlamaLike(const JsonObject &cfg, const std::string &arch) {
                 "' for " + arch + " (supported: silu)");
   c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
                          0);
-  if (arch == "Qwen2ForCausalLM" || arch == "Qwen3ForCausalLM") {
+  const bool qwen3 =
+      arch == "Qwen3ForCausalLM" || arch == "Qwen3MoeForCausalLM";
+  if (arch == "Qwen2ForCausalLM" || qwen3) {
     c.qkvBias =
         arch == "Qwen2ForCausalLM" || cfg.boolean("attention_bias", false);
-    c.qkNorm = arch == "Qwen3ForCausalLM";
+    c.qkNorm = qwen3;
     // HF Qwen2 applies the window only when use_sliding_window is set, and
     // then only to layers at or past max_window_layers.
     if (cfg.boolean("use_sliding_window", false) &&
@@ -121,11 +123,92 @@ ModelConfig readLlamaLike(const JsonObject &cfg, const std::string &arch) {
     c.qkvBias = cfg.boolean("attention_bias", false);
     c.outputBias = c.qkvBias;
     c.mlpBias = cfg.boolean("mlp_bias", false);
-    if (arch == "MistralForCausalLM" && !cfg.isNull("sliding_window"))
+    if ((arch == "MistralForCausalLM" || arch == "MixtralForCausalLM") &&
+        !cfg.isNull("sliding_window"))
       std::fill(c.slidingWindow.begin(), c.slidingWindow.end(),
                 cfg.integer("sliding_window"));
   }
   return c;
+}
+
+/// MoE variants whose routing or experts llmc does not build yet, refused
+/// by the config key that asks for them rather than run without it.
+void refuseUnsupportedMoe(const JsonObject &cfg, const std::string &arch) {
+  auto refuse = [&](const std::string &key, const std::string &what) {
+    throw Error(cfg.file() + ": " + key + " (" + what + ", " + arch +
+                ") is not supported yet; llmc runs MoE models whose experts "
+                "are all routed (MixtralForCausalLM, Qwen3MoeForCausalLM)");
+  };
+  for (const char *key :
+       {"shared_expert_intermediate_size", "n_shared_experts"})
+    if (!cfg.isNull(key) && cfg.raw().at(key).is_number() &&
+        cfg.raw().at(key).get<double>() > 0)
+      refuse(key, "a shared expert beside the routed ones");
+  for (const char *key : {"n_group", "topk_group"})
+    if (!cfg.isNull(key) && cfg.raw().at(key).is_number() &&
+        cfg.raw().at(key).get<double>() > 1)
+      refuse(key, "grouped routing, as DeepSeek's");
+  if (!cfg.isNull("topk_method") &&
+      cfg.string("topk_method", "greedy") != "greedy")
+    refuse("topk_method", "'" + cfg.string("topk_method") + "' routing");
+  if (!cfg.isNull("scoring_func") &&
+      cfg.string("scoring_func", "softmax") != "softmax")
+    refuse("scoring_func",
+           "'" + cfg.string("scoring_func") + "' router scores");
+}
+
+/// The experts of Mixtral (num_local_experts, every layer sparse, always
+/// renormalised) and Qwen3-MoE (num_experts, moe_intermediate_size,
+/// norm_topk_prob, dense layers from mlp_only_layers and
+/// decoder_sparse_step).
+MoeConfig readMoe(const JsonObject &cfg, const std::string &arch,
+                  int64_t layers) {
+  refuseUnsupportedMoe(cfg, arch);
+  MoeConfig m;
+  const bool mixtral = arch == "MixtralForCausalLM";
+  const char *countKey = mixtral ? "num_local_experts" : "num_experts";
+  m.numExperts = cfg.integer(countKey);
+  m.expertsPerToken = cfg.integer("num_experts_per_tok");
+  if (m.numExperts <= 0)
+    throw Error(cfg.file() + ": " + countKey + " must be positive, got " +
+                std::to_string(m.numExperts));
+  if (m.expertsPerToken <= 0 || m.expertsPerToken > m.numExperts)
+    throw Error(cfg.file() + ": num_experts_per_tok must be in 1.." +
+                std::to_string(m.numExperts) + " (" + countKey + "), got " +
+                std::to_string(m.expertsPerToken));
+  m.expertIntermediate =
+      cfg.integer(mixtral ? "intermediate_size" : "moe_intermediate_size");
+  if (m.expertIntermediate <= 0)
+    throw Error(cfg.file() + ": " +
+                (mixtral ? "intermediate_size" : "moe_intermediate_size") +
+                " must be positive, got " +
+                std::to_string(m.expertIntermediate));
+  // HF's Qwen3MoeConfig defaults norm_topk_prob to false.
+  m.normalizeTopK = mixtral || cfg.boolean("norm_topk_prob", false);
+  m.sparseLayers.assign(static_cast<size_t>(std::max<int64_t>(layers, 0)),
+                        true);
+  if (mixtral)
+    return m;
+  const int64_t step = cfg.integer("decoder_sparse_step", 1);
+  if (step <= 0)
+    throw Error(cfg.file() + ": decoder_sparse_step must be positive, got " +
+                std::to_string(step));
+  for (int64_t i = 0; i < layers; ++i)
+    m.sparseLayers[static_cast<size_t>(i)] = (i + 1) % step == 0;
+  if (!cfg.isNull("mlp_only_layers")) {
+    const auto &dense = cfg.raw().at("mlp_only_layers");
+    if (!dense.is_array())
+      throw Error(cfg.file() + ": mlp_only_layers must be a list of layer "
+                               "indices");
+    for (const auto &v : dense) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
+          v.get<int64_t>() >= layers)
+        throw Error(cfg.file() + ": mlp_only_layers holds " + v.dump() +
+                    ", not a layer index in 0.." + std::to_string(layers - 1));
+      m.sparseLayers[v.get<size_t>()] = false;
+    }
+  }
+  return m;
 }
 
 /// A soft-cap key of Gemma 2: HF's default when absent, null = none.
@@ -226,8 +309,9 @@ void setGemma2Windows(ModelConfig &c, int64_t window) {
 
 const std::vector<std::string> &supportedArchitectures() {
   static const std::vector<std::string> archs = {
-      "GPT2LMHeadModel",    "Gemma2ForCausalLM", "LlamaForCausalLM",
-      "MistralForCausalLM", "Qwen2ForCausalLM",  "Qwen3ForCausalLM"};
+      "GPT2LMHeadModel",    "Gemma2ForCausalLM",  "LlamaForCausalLM",
+      "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
+      "Qwen3ForCausalLM",   "Qwen3MoeForCausalLM"};
   return archs;
 }
 
@@ -263,6 +347,16 @@ void validate(const ModelConfig &c, const std::string &source) {
   for (int64_t w : c.slidingWindow)
     if (w < 0)
       throw Error(source + ": sliding_window must be >= 0");
+  if (c.moe.enabled()) {
+    const MoeConfig &m = c.moe;
+    positive(m.expertIntermediate, "expert intermediate size");
+    if (m.expertsPerToken <= 0 || m.expertsPerToken > m.numExperts)
+      throw Error(source + ": experts per token (" +
+                  std::to_string(m.expertsPerToken) + ") must be in 1.." +
+                  std::to_string(m.numExperts) + " (the expert count)");
+    if (int64_t(m.sparseLayers.size()) != c.numLayers)
+      throw Error(source + ": the MoE layer list must name every layer");
+  }
 }
 
 ModelConfig readHFConfig(const std::string &configPath) {
@@ -281,11 +375,20 @@ ModelConfig readHFConfig(const std::string &configPath) {
   if (arch == "LlamaForCausalLM" || arch == "MistralForCausalLM" ||
       arch == "Qwen2ForCausalLM" || arch == "Qwen3ForCausalLM")
     c = readLlamaLike(cfg, arch);
-  else if (arch == "GPT2LMHeadModel")
+  else if (arch == "MixtralForCausalLM" || arch == "Qwen3MoeForCausalLM") {
+    c = readLlamaLike(cfg, arch);
+    c.moe = readMoe(cfg, arch, c.numLayers);
+  } else if (arch == "Qwen2MoeForCausalLM")
+    refuseUnsupportedMoe(cfg, arch);
+  else if (arch == "DeepseekV2ForCausalLM" || arch == "DeepseekV3ForCausalLM") {
+    refuseUnsupportedMoe(cfg, arch);
+    throw Error(configPath + ": " + arch +
+                " (multi-head latent attention) is not supported yet");
+  } else if (arch == "GPT2LMHeadModel")
     c = readGPT2(cfg, arch);
   else if (arch == "Gemma2ForCausalLM")
     c = readGemma2(cfg, arch);
-  else
+  if (c.architecture.empty())
     throw Error(configPath + ": unsupported architecture '" + arch +
                 "' (supported: " + join(supportedArchitectures()) + ")");
   if (!cfg.isNull("bos_token_id"))

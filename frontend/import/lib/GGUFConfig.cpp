@@ -109,6 +109,49 @@ RopeScaling freqFactors(const weights::GGUFFile &f, const weights::TensorRef &t,
   return s;
 }
 
+/// llama.cpp's MoE keys: expert_count and expert_used_count; qwen3moe's
+/// expert width is expert_feed_forward_length (feed_forward_length is the
+/// dense MLP's), llama's (Mixtral's) is feed_forward_length. llama.cpp
+/// renormalises the chosen experts' weights of both, and makes every layer
+/// sparse.
+MoeConfig moeFromGGUF(const weights::GGUFFile &f, const std::string &arch,
+                      const ModelConfig &c) {
+  MoeConfig m;
+  auto key = [&](const char *k) { return arch + "." + k; };
+  const std::optional<int64_t> experts = f.findInt(key("expert_count"));
+  if (!experts || *experts == 0) {
+    if (arch == "qwen3moe")
+      throw Error(f.fileName() + ": " + key("expert_count") +
+                  " is missing or 0 (a qwen3moe GGUF has experts)");
+    return m;
+  }
+  m.numExperts = *experts;
+  const std::optional<int64_t> used = f.findInt(key("expert_used_count"));
+  m.expertsPerToken = used.value_or(0);
+  if (m.numExperts < 0 || m.expertsPerToken <= 0 ||
+      m.expertsPerToken > m.numExperts)
+    throw Error(f.fileName() + ": " + key("expert_used_count") + " (" +
+                (used ? std::to_string(*used) : std::string("missing")) +
+                ") must be in 1.." + std::to_string(m.numExperts) + " (" +
+                key("expert_count") + ")");
+  m.expertIntermediate =
+      arch == "qwen3moe"
+          ? f.findInt(key("expert_feed_forward_length")).value_or(0)
+          : c.intermediateSize;
+  if (m.expertIntermediate <= 0)
+    throw Error(f.fileName() + ": " + key("expert_feed_forward_length") +
+                " must be positive");
+  for (const char *unsupported :
+       {"expert_shared_count", "expert_shared_feed_forward_length"})
+    if (f.findInt(key(unsupported)).value_or(0) > 0)
+      throw Error(f.fileName() + ": " + key(unsupported) +
+                  " (shared experts) is not supported yet");
+  m.normalizeTopK = true;
+  m.sparseLayers.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
+                        true);
+  return m;
+}
+
 } // namespace
 
 ModelConfig configFromGGUF(const weights::GGUFFile &f) {
@@ -118,13 +161,15 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
     c = gpt2FromGGUF(f);
   } else if (arch == "gemma2") {
     c = gemma2FromGGUF(f);
-  } else if (arch == "llama" || arch == "qwen2" || arch == "qwen3") {
-    // llama.cpp writes Mistral checkpoints as "llama" too.
-    c.architecture = arch == "llama"   ? "LlamaForCausalLM"
-                     : arch == "qwen2" ? "Qwen2ForCausalLM"
-                                       : "Qwen3ForCausalLM";
+  } else if (arch == "llama" || arch == "qwen2" || arch == "qwen3" ||
+             arch == "qwen3moe") {
+    // llama.cpp writes Mistral and Mixtral checkpoints as "llama" too.
+    c.architecture = arch == "llama"      ? "LlamaForCausalLM"
+                     : arch == "qwen2"    ? "Qwen2ForCausalLM"
+                     : arch == "qwen3moe" ? "Qwen3MoeForCausalLM"
+                                          : "Qwen3ForCausalLM";
     c.qkvBias = arch == "qwen2";
-    c.qkNorm = arch == "qwen3";
+    c.qkNorm = arch == "qwen3" || arch == "qwen3moe";
     c.family = ArchFamily::Llama;
     auto key = [&](const char *k) { return arch + "." + k; };
     c.numLayers = f.getInt(key("block_count"));
@@ -143,6 +188,9 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
     c.rotaryDim = f.findInt(key("rope.dimension_count")).value_or(c.headDim);
     if (auto v = f.findInt(key("vocab_size")))
       c.vocabSize = *v;
+    c.moe = moeFromGGUF(f, arch, c);
+    if (arch == "llama" && c.moe.enabled())
+      c.architecture = "MixtralForCausalLM";
     if (auto scalingType = f.findString(key("rope.scaling.type"));
         scalingType && *scalingType != "none") {
       RopeScaling s;
@@ -154,7 +202,7 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
     }
   } else {
     throw Error(f.fileName() + ": unsupported GGUF architecture '" + arch +
-                "' (supported: gemma2, gpt2, llama, qwen2, qwen3)");
+                "' (supported: gemma2, gpt2, llama, qwen2, qwen3, qwen3moe)");
   }
   if (const auto *t = f.find("rope_freqs.weight"))
     c.ropeScaling = freqFactors(f, *t, c.rotaryDim);

@@ -1,6 +1,7 @@
 #include "GraphBuilder.h"
 
 #include "llmc/IR/LLMCOps.h"
+#include "llmc/support/error.h"
 
 #include <cmath>
 
@@ -42,6 +43,44 @@ Value GraphBuilder::param(const std::string &name, std::vector<int64_t> shape,
       keptAsStored(stores) ? b_.getStringAttr(weights::dtypeName(stores))
                            : StringAttr(),
       offset != 0 ? b_.getF64FloatAttr(offset) : FloatAttr());
+}
+
+namespace {
+std::string expertName(const std::string &pattern, int64_t e) {
+  std::string name = pattern;
+  name.replace(name.find("{e}"), 3, std::to_string(e));
+  return name;
+}
+} // namespace
+
+Value GraphBuilder::expertParam(const std::string &name, int64_t experts,
+                                int64_t rows, int64_t cols) {
+  weights::DType stores;
+  if (name.find("{e}") != std::string::npos) {
+    stores = weights_.require(expertName(name, 0), {rows, cols}).dtype;
+    for (int64_t e = 1; e < experts; ++e)
+      weights_.require(expertName(name, e), {rows, cols});
+    if (weights_.contains(expertName(name, experts)))
+      throw Error("tensor '" + expertName(name, experts) + "' in " +
+                  weights_.location() +
+                  ": the checkpoint holds more than the " +
+                  std::to_string(experts) + " experts its config names");
+  } else {
+    if (const weights::TensorRef *t = weights_.find(name);
+        t && t->shape.size() == 3 && t->shape[0] != experts)
+      throw Error("tensor '" + name + "' in " + t->file + " stacks " +
+                  std::to_string(t->shape[0]) +
+                  " experts, but the config "
+                  "names " +
+                  std::to_string(experts));
+    stores = weights_.require(name, {experts, rows, cols}).dtype;
+  }
+  return b_.create<mlir::llmc::ParamOp>(
+      loc(), tensor({experts, rows, cols}), b_.getStringAttr(name), UnitAttr(),
+      IntegerAttr(), ArrayAttr(), StringAttr(), StringAttr(), IntegerAttr(),
+      keptAsStored(stores) ? b_.getStringAttr(weights::dtypeName(stores))
+                           : StringAttr(),
+      FloatAttr());
 }
 
 Value GraphBuilder::optionalParam(const std::string &name,
@@ -152,6 +191,28 @@ Value GraphBuilder::rope(Value x, Value positions) {
                                        b_.getF64FloatAttr(config_.ropeTheta),
                                        b_.getI64IntegerAttr(config_.rotaryDim),
                                        b_.getStringAttr("half"), scaling);
+}
+
+Value GraphBuilder::moe(Value x, const Experts &e) {
+  auto ids = RankedTensorType::get({kDyn, e.perToken}, b_.getI32Type());
+  Value logits = linear(x, e.router);
+  auto gating = b_.create<mlir::llmc::TopKGatingOp>(
+      loc(), tensor({kDyn, e.perToken}), ids, logits,
+      b_.getI64IntegerAttr(e.perToken),
+      e.normalize ? b_.getUnitAttr() : UnitAttr(),
+      b_.getStringAttr("softmax_topk"));
+  auto expertLinear = [&](Value in, Value w) -> Value {
+    int64_t out = cast<RankedTensorType>(w.getType()).getDimSize(1);
+    return b_.create<mlir::llmc::ExpertLinearOp>(
+        loc(), tensor({kDyn, e.perToken, out}), in, w, gating.getExperts());
+  };
+  Value gate = expertLinear(x, e.gate);
+  Value up = expertLinear(x, e.up);
+  Value act = mul(silu(gate), up);
+  Value down = expertLinear(act, e.down);
+  return b_.create<mlir::llmc::MoECombineOp>(
+      loc(), tensor({kDyn, typeOf(down).getDimSize(2)}), down,
+      gating.getWeights());
 }
 
 Value GraphBuilder::transpose(Value x, ArrayRef<int64_t> perm) {

@@ -34,6 +34,13 @@ public:
     return weights_.contains(name);
   }
 
+  /// Stacked experts [experts, rows, cols]: `name` holds "{e}" (one
+  /// tensor per expert, as Hugging Face stores them) or names a tensor that
+  /// already stacks them (GGUF's *_exps). Errors say when the checkpoint's
+  /// expert count is not the config's.
+  mlir::Value expertParam(const std::string &name, int64_t experts,
+                          int64_t rows, int64_t cols);
+
   mlir::Value embedding(mlir::Value table, mlir::Value ids);
   mlir::Value rmsNorm(mlir::Value x, mlir::Value w);
   mlir::Value layerNorm(mlir::Value x, mlir::Value w, mlir::Value b);
@@ -56,6 +63,15 @@ public:
   /// the mask.
   mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v,
                         int64_t window, double scale = 0, double softcap = 0);
+
+  /// An MoE block over x [T, H]: router logits, top-k gating, the SwiGLU
+  /// experts of each token's choice, and their weighted sum [T, H].
+  struct Experts {
+    mlir::Value router, gate, up, down; // [E, H], [E, I, H] x2, [E, H, I]
+    int64_t perToken;
+    bool normalize;
+  };
+  mlir::Value moe(mlir::Value x, const Experts &e);
 
   mlir::RankedTensorType tensor(llvm::ArrayRef<int64_t> shape) const;
 

@@ -104,6 +104,14 @@ DictionaryAttr configAttr(Builder &b, const ModelConfig &c) {
   f64IfSet("attention_scale", c.attentionScale);
   f64IfSet("attn_logit_softcap", c.attnLogitSoftcap);
   f64IfSet("final_logit_softcap", c.finalLogitSoftcap);
+  if (c.moe.enabled()) {
+    i64("num_experts", c.moe.numExperts);
+    i64("experts_per_token", c.moe.expertsPerToken);
+    i64("expert_intermediate_size", c.moe.expertIntermediate);
+    i64("moe_layers", llvm::count(c.moe.sparseLayers, true));
+    e.push_back(
+        b.getNamedAttr("normalize_topk", b.getBoolAttr(c.moe.normalizeTopK)));
+  }
   if (c.bosTokenId)
     i64("bos_token_id", *c.bosTokenId);
   e.push_back(

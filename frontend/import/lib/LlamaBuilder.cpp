@@ -1,4 +1,4 @@
-//===- LlamaBuilder.cpp - Llama, Mistral, Qwen2 and Qwen3 graphs ----------===//
+//===- LlamaBuilder.cpp - Llama, Mistral, Qwen2/3 and their MoE graphs ----===//
 //
 // Mirrors transformers' LlamaDecoderLayer:
 //   h = x + o_proj(attn(rope(q_proj(n)), rope(k_proj(n)), v_proj(n))),
@@ -6,12 +6,58 @@
 //   y = h + down_proj(silu(gate_proj(m)) * up_proj(m)),  m = rms_norm(h)
 // Qwen3 normalizes each query and key head before RoPE:
 //   rope(q_norm(split_heads(q_proj(n)))), and the same for k.
+// Mixtral and Qwen3-MoE replace the MLP with a mixture of experts:
+//   y = h + sum_j w_j * expert_{e_j}(m), (w, e) = top-k(softmax(gate(m)))
 //
 //===----------------------------------------------------------------------===//
 
 #include "Architectures.h"
 
 namespace llmc::import {
+
+namespace {
+
+/// The MoE block of layer i: Mixtral's block_sparse_moe (w1 gate, w3 up,
+/// w2 down), Qwen3-MoE's mlp, or llama.cpp's stacked ffn_*_exps (its older
+/// files: one ffn_*.{e} tensor per expert).
+GraphBuilder::Experts experts(GraphBuilder &g, const ModelConfig &c,
+                              const DecoderNames &n, int64_t i) {
+  const MoeConfig &m = c.moe;
+  const int64_t h = c.hiddenSize, ff = m.expertIntermediate, e = m.numExperts;
+  const bool mixtral = c.architecture == "MixtralForCausalLM";
+  auto gguf = [&](const char *stacked, const char *perExpert) {
+    std::string name = n.layer(i, "", stacked);
+    return g.hasWeight(name) ? name : n.layer(i, "", perExpert);
+  };
+  auto hf = [&](const char *mixtralName, const char *qwenName) {
+    return n.layer(i, mixtral ? mixtralName : qwenName, "");
+  };
+  const bool isGGUF = n.naming == TensorNaming::GGUF;
+  GraphBuilder::Experts x;
+  x.router =
+      g.param(isGGUF ? n.layer(i, "", "ffn_gate_inp.weight")
+                     : hf("block_sparse_moe.gate.weight", "mlp.gate.weight"),
+              {e, h});
+  x.gate =
+      g.expertParam(isGGUF ? gguf("ffn_gate_exps.weight", "ffn_gate.{e}.weight")
+                           : hf("block_sparse_moe.experts.{e}.w1.weight",
+                                "mlp.experts.{e}.gate_proj.weight"),
+                    e, ff, h);
+  x.up = g.expertParam(isGGUF ? gguf("ffn_up_exps.weight", "ffn_up.{e}.weight")
+                              : hf("block_sparse_moe.experts.{e}.w3.weight",
+                                   "mlp.experts.{e}.up_proj.weight"),
+                       e, ff, h);
+  x.down =
+      g.expertParam(isGGUF ? gguf("ffn_down_exps.weight", "ffn_down.{e}.weight")
+                           : hf("block_sparse_moe.experts.{e}.w2.weight",
+                                "mlp.experts.{e}.down_proj.weight"),
+                    e, h, ff);
+  x.perToken = m.expertsPerToken;
+  x.normalize = m.normalizeTopK;
+  return x;
+}
+
+} // namespace
 
 mlir::Value buildLlama(GraphBuilder &g, const ModelConfig &c,
                        TensorNaming naming, mlir::Value ids,
@@ -22,7 +68,8 @@ mlir::Value buildLlama(GraphBuilder &g, const ModelConfig &c,
   // GGUF stores llama's Q/K rows permuted for llama.cpp's rope; the plan
   // writer undoes it so every source shares one graph. Qwen2 is not permuted.
   const bool unpermute =
-      naming == TensorNaming::GGUF && c.architecture == "LlamaForCausalLM";
+      naming == TensorNaming::GGUF && (c.architecture == "LlamaForCausalLM" ||
+                                       c.architecture == "MixtralForCausalLM");
 
   mlir::Value embed =
       g.param(n.top("model.embed_tokens.weight", "token_embd.weight"),
@@ -78,6 +125,10 @@ mlir::Value buildLlama(GraphBuilder &g, const ModelConfig &c,
 
     mlir::Value m = g.rmsNorm(
         x, w("post_attention_layernorm.weight", "ffn_norm.weight", {h}));
+    if (c.moe.sparse(i)) {
+      x = g.add(x, g.moe(m, experts(g, c, n, i)));
+      continue;
+    }
     const int64_t ff = c.intermediateSize;
     mlir::Value wg = w("mlp.gate_proj.weight", "ffn_gate.weight", {ff, h});
     mlir::Value bg = bias(c.mlpBias, "mlp.gate_proj.bias", "ffn_gate.bias", ff);

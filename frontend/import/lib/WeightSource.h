@@ -21,6 +21,8 @@ public:
   bool isGGUF() const { return gguf_ != nullptr; }
   const std::string &location() const { return location_; }
   bool contains(const std::string &name) const;
+  /// The tensor `name`, or null; not marked used.
+  const weights::TensorRef *find(const std::string &name) const;
 
   /// The tensor `name`, checked to exist with `shape` (as stored) and a dtype
   /// the compiler can convert; errors name the tensor and the file.
@@ -33,7 +35,6 @@ public:
                     bool (*ignorable)(const std::string &)) const;
 
 private:
-  const weights::TensorRef *find(const std::string &name) const;
   std::vector<std::string> names() const;
 
   std::optional<weights::Checkpoint> checkpoint_;

@@ -38,14 +38,20 @@ def LLMC_ParamOp : LLMC_Op<"param", [Pure]> {
     the exact dequantization, and `llmc-quantize` in mode "ggml" maps it onto
     the nearest llmc format. `offset` is added to every value: Gemma's
     RMSNorm scales by `1 + w`, so its norms are stored as `w` and used as
-    `w + 1`. The plan writer applies all of this once, at compile time, so
-    no graph ever pays for it.
+    `w + 1`. A rank-3 weight [E, N, K] stacks the experts of an MoE layer:
+    a name (or source) holding `{e}` names one tensor per expert (Hugging
+    Face's `experts.{e}.w1.weight`), any other names a tensor that already
+    stacks them (GGUF's `ffn_gate_exps.weight`); with several `sources`,
+    expert e's rows are each source's rows of expert e, in order. The plan
+    writer applies all of this once, at compile time, so no graph ever pays
+    for it.
 
     ```mlir
     %w = llmc.param "model.layers.0.self_attn.q_proj.weight" : tensor<64x64xf32>
     %qkv = llmc.param "model.layers.0.self_attn.qkv_proj.weight" {sources = ["q", "k", "v"]} : tensor<128x64xf32>
     %o = llmc.param "blk.0.attn_output.weight" {ggml_type = "Q4_K"} : tensor<256x256xf32>
     %n = llmc.param "model.layers.0.input_layernorm.weight" {offset = 1.0 : f64} : tensor<64xf32>
+    %e = llmc.param "model.layers.0.mlp.experts.{e}.gate_proj.weight" : tensor<8x48x64xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name, UnitAttr:$transposed,
@@ -290,6 +296,68 @@ def LLMC_TakeLastOp : LLMC_Op<"take_last", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Mixture of experts (importer output; expert weights are stacked)
+//===----------------------------------------------------------------------===//
+
+def LLMC_TopKGatingOp : LLMC_Op<"topk_gating", [Pure]> {
+  let summary = "The k experts each token is routed to, and their weights";
+  let description = [{
+    Router logits [T, E] -> weights [T, k] (f32) and experts [T, k] (i32),
+    computed in f32. `scoring = "softmax_topk"` (Mixtral, Qwen3-MoE): a
+    softmax over all E logits, then the k largest probabilities, renormalised
+    to sum 1 when `normalize` is set. `"topk_softmax"` (gpt-oss): the k
+    largest logits, then a softmax over those k. Either way the k are in
+    descending order and ties go to the lower expert index.
+
+    ```mlir
+    %w, %e = llmc.topk_gating %logits {k = 2 : i64, normalize}
+        : (tensor<?x8xf32>) -> (tensor<?x2xf32>, tensor<?x2xi32>)
+    ```
+  }];
+  let arguments = (ins LLMC_FloatTensor:$logits, I64Attr:$k, UnitAttr:$normalize,
+                       DefaultValuedAttr<StrAttr, "\"softmax_topk\"">:$scoring);
+  let results = (outs LLMC_FloatTensor:$weights, RankedTensorOf<[I32]>:$experts);
+  let assemblyFormat = "$logits attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_ExpertLinearOp : LLMC_Op<"expert_linear", [Pure]> {
+  let summary = "x · W[e]ᵀ for each of a token's chosen experts e";
+  let description = [{
+    W [E, N, K] stacks the experts' [N, K] weights (torch.nn.Linear's
+    layout). `experts` [T, k] names each token's experts; the result
+    [T, k, N] holds, at [t, j], the input row times expert experts[t, j]'s
+    weight. The input is [T, K] (every chosen expert reads the token's row)
+    or [T, k, K] (slot j reads its own row: the down projection).
+
+    ```mlir
+    %h = llmc.expert_linear %x, %w, %e : (tensor<?x64xf32>, tensor<8x96x64xf32>, tensor<?x2xi32>) -> tensor<?x2x96xf32>
+    ```
+  }];
+  let arguments = (ins LLMC_FloatTensor:$input, LLMC_FloatTensor:$weight,
+                       RankedTensorOf<[I32]>:$experts);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_MoECombineOp : LLMC_Op<"moe_combine", [Pure]> {
+  let summary = "The routing-weighted sum of each token's expert outputs";
+  let description = [{
+    result[t] = sum over j of weights[t, j] * input[t, j], input [T, k, N],
+    weights [T, k].
+
+    ```mlir
+    %y = llmc.moe_combine %h, %w : (tensor<?x2x64xf32>, tensor<?x2xf32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins LLMC_FloatTensor:$input, LLMC_FloatTensor:$weights);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Fused, cached and quantized ops (pass output)
 //===----------------------------------------------------------------------===//
 
@@ -399,6 +467,22 @@ def LLMC_QuantizedLinearOp : LLMC_Op<"quantized_linear", [Pure]> {
                        I64Attr:$bits, I64Attr:$group_size);
   let results = (outs LLMC_FloatTensor:$result);
   let assemblyFormat = "$input `,` $weight `,` $scales (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_QuantizedExpertLinearOp : LLMC_Op<"quantized_expert_linear", [Pure]> {
+  let summary = "llmc.expert_linear over weight-only int8 or int4 experts";
+  let description = [{
+    The stacked weight is i8 [E, N, K] (`bits = 8`) or [E, N, K/2]
+    (`bits = 4`, two signed nibbles per byte, low first) with scales
+    [E, N, K/group_size]: each expert is quantized as
+    `llmc.quantized_linear` quantizes one weight.
+  }];
+  let arguments = (ins LLMC_FloatTensor:$input, RankedTensorOf<[I8]>:$weight,
+                       LLMC_FloatTensor:$scales, RankedTensorOf<[I32]>:$experts,
+                       I64Attr:$bits, I64Attr:$group_size);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $weight `,` $scales `,` $experts attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

@@ -22,6 +22,10 @@ struct WeightSpec {
   llmc_dtype dtype = LLMC_F32;
   std::vector<int64_t> shape;
   std::vector<std::string> sources; // checkpoint tensors stacked row-wise
+  /// > 0: [experts, N, K] stacked experts; each source is per expert
+  /// ("{e}" in its name) or stacks them, and expert e's rows are every
+  /// source's rows of expert e.
+  int64_t experts = 0;
   bool transposed = false;
   int64_t ropeUnpermuteHeads = 0;
   float offset = 0;         // added to every value (Gemma's 1 + w norms)

@@ -23,7 +23,8 @@ namespace llmc {
 class MappedFile;
 
 constexpr uint32_t kPlanFormatMajor = 1;
-constexpr uint32_t kPlanFormatMinor = 1; // 1.1: the metadata checksum
+// 1.1: the metadata checksum; 1.2: the MoE and parameter counts of Config.
+constexpr uint32_t kPlanFormatMinor = 2;
 
 /// Everything the runtime needs to know about the model, without a
 /// checkpoint.
@@ -38,6 +39,13 @@ struct PlanConfig {
   std::string quantization;      // none | int8 | int4
   llmc_dtype kvDtype = LLMC_F32; // the default; a run may choose another
   std::string compilerVersion;
+  /// Mixture of experts: 0 experts = dense. moeLayers of numLayers are
+  /// sparse (the others have a dense MLP of intermediateSize).
+  int64_t numExperts = 0, expertsPerToken = 0, expertIntermediateSize = 0,
+          moeLayers = 0;
+  /// Logical weight values, and those one token's forward pass uses (0 in a
+  /// plan older than format 1.2).
+  int64_t totalParameters = 0, activeParameters = 0;
 };
 
 /// Bytes of K and V one token takes over every layer with the cache in

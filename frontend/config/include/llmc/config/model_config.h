@@ -31,6 +31,24 @@ struct RopeScaling {
   std::vector<double> freqFactors;
 };
 
+/// A mixture-of-experts MLP (Mixtral, Qwen3-MoE): a router picks
+/// `expertsPerToken` of `numExperts` SwiGLU experts of width
+/// `expertIntermediate` per token. softmax over all experts in f32, the top
+/// k kept (ties to the lower index), renormalised to sum 1 when
+/// `normalizeTopK`.
+struct MoeConfig {
+  int64_t numExperts = 0, expertsPerToken = 0, expertIntermediate = 0;
+  bool normalizeTopK = true;
+  /// Per layer: whether its MLP is the MoE block (Qwen3-MoE's dense layers:
+  /// mlp_only_layers and decoder_sparse_step).
+  std::vector<bool> sparseLayers;
+
+  bool enabled() const { return numExperts > 0; }
+  bool sparse(int64_t layer) const {
+    return enabled() && sparseLayers.at(static_cast<size_t>(layer));
+  }
+};
+
 struct ModelConfig {
   std::string architecture; // as in config.json, e.g. "LlamaForCausalLM"
   ArchFamily family = ArchFamily::Llama;
@@ -55,6 +73,7 @@ struct ModelConfig {
   /// Gemma 2's soft-capping c * tanh(x / c) of attention scores and of the
   /// final logits; 0 = none.
   double attnLogitSoftcap = 0, finalLogitSoftcap = 0;
+  MoeConfig moe;
   std::string hiddenAct = "silu"; // silu | gelu_new | gelu |
                                   // gelu_pytorch_tanh
   std::optional<int64_t> bosTokenId;
