@@ -54,6 +54,18 @@ std::vector<std::string> models() {
   return out;
 }
 
+/// An MoE checkpoint's routing sensitivity, measured by an implementation
+/// independent of llmc (test/data/models/moe_sensitivity.py): what an exact
+/// bf16 / quantized / quantized-KV run does to its routing and logits. Null
+/// for a dense checkpoint. A router is a discontinuity: where an expert
+/// swaps in the simulation, llmc's run must land where the simulation does,
+/// not inside the bounds of a dense model.
+json moeSensitivity(const std::string &model) {
+  const std::string path =
+      kData + "/models/" + model + "/reference/moe_sensitivity.json";
+  return fs::exists(path) ? readJson(path) : json();
+}
+
 struct RunResult {
   json out;
   std::vector<float> lastLogits, allLogits;
@@ -195,13 +207,28 @@ TEST_P(Reference, Bf16PlanStaysCloseToReference) {
   std::string dir = kData + "/models/" + model + "/reference/";
   json ref = readJson(dir + "reference.json");
   std::string p = compilePlan(model, "--dtype bf16");
+  const json moe = moeSensitivity(model);
   for (const json &prompt : ref["prompts"]) {
-    SCOPED_TRACE(model + " " + backend + " " +
-                 prompt["name"].get<std::string>());
+    const std::string name = prompt["name"].get<std::string>();
+    SCOPED_TRACE(model + " " + backend + " " + name);
     RunResult r = run(p, backend, prompt, false);
     std::vector<float> expected =
         readFloats(dir + prompt["last_logits"]["file"].get<std::string>());
     double diff = maxAbsDiff(r.lastLogits, expected);
+    // Where an exact bf16 run swaps an expert (a near-tied router), the
+    // logits move by what the simulation measured; the 0.1 bound holds
+    // around that.
+    const json *flipped =
+        moe.is_null() ? nullptr : &moe["prompts"][name]["bf16_weights"];
+    if (flipped && (*flipped)["routing_changes"].get<int>() > 0) {
+      const double simulated = (*flipped)["last_logits_max_diff"].get<double>();
+      std::printf("[ routing   ] %s %s %s: bf16 swaps %d experts in the "
+                  "simulation (its max |diff| %.3f), llmc %.3f\n",
+                  model.c_str(), backend.c_str(), name.c_str(),
+                  (*flipped)["routing_changes"].get<int>(), simulated, diff);
+      EXPECT_LT(std::fabs(diff - simulated), 0.1);
+      continue;
+    }
     EXPECT_LT(diff, 0.1);
     if (prompt["greedy"]["min_top2_margin"].get<double>() > 0.2) {
       EXPECT_EQ(r.out["output_ids"], prompt["greedy"]["output_ids"]);
@@ -244,8 +271,16 @@ TEST_P(Reference, QuantizedPlansAgreeWithF32) {
   size_t vocab = ref["vocab_size"].get<size_t>();
   RunResult f32 =
       run(compilePlan(model, "--dtype f32"), backend, *longest, true);
+  const json moe = moeSensitivity(model);
   for (auto [quant, floor] :
        {std::pair{"int8", 0.8}, std::pair{"int4", 0.25}}) {
+    if (!moe.is_null())
+      std::printf(
+          "[ routing   ] %s %s: the exact simulation swaps %d "
+          "experts, top-1 agreement %.3f\n",
+          model.c_str(), quant,
+          moe["len40"]["weights"][quant]["routing_changes"].get<int>(),
+          moe["len40"]["weights"][quant]["top1_agreement"].get<double>());
     RunResult q = run(compilePlan(model, std::string("--quant ") + quant),
                       backend, *longest, true);
     ASSERT_EQ(q.allLogits.size(), f32.allLogits.size());
@@ -274,8 +309,15 @@ TEST_P(Reference, KvDtypesAgreeWithF32Kv) {
   RunResult f32 = run(plan, backend, *longest, true);
   // The plan's own cache is f32: the same tokens as the reference.
   EXPECT_EQ(f32.out["output_ids"], (*longest)["greedy"]["output_ids"]);
+  const json moe = moeSensitivity(model);
   for (auto [kv, floor] : {std::pair{"bf16", 0.9}, std::pair{"f16", 0.95},
                            std::pair{"int8", 0.9}, std::pair{"fp8", 0.8}}) {
+    // An 8-bit cache that swaps experts in the exact simulation agrees as
+    // often as the simulation does (mixtral-moe fp8: 31/40, 4 swaps).
+    if (!moe.is_null() && moe["len40"]["kv"].contains(kv) &&
+        moe["len40"]["kv"][kv]["routing_changes"].get<int>() > 0)
+      floor = std::min(
+          floor, moe["len40"]["kv"][kv]["top1_agreement"].get<double>() - 0.05);
     RunResult q = run(plan + " --kv-dtype " + kv, backend, *longest, true);
     ASSERT_EQ(q.allLogits.size(), f32.allLogits.size());
     const size_t rows = f32.allLogits.size() / vocab;

@@ -9,12 +9,15 @@
 
 namespace llmc::make_gguf {
 
-/// Architecture keys and tensors of a LlamaForCausalLM / Qwen2ForCausalLM
-/// checkpoint in `dir`. 2-D weights are stored as `type` (falling back to F16
-/// when a row is not a whole number of quantization blocks, as
-/// convert_hf_to_gguf.py does); 1-D tensors stay F32.
+/// Architecture keys and tensors of a checkpoint in `dir`, as
+/// convert_hf_to_gguf.py writes them. 2-D weights (and stacked experts) are
+/// stored as `type` (falling back to F16 when a row is not a whole number
+/// of quantization blocks); 1-D tensors and routers stay F32. `perExpert`
+/// writes an MoE's experts one tensor each (llama.cpp's older layout)
+/// rather than stacked.
 void convertModel(const std::string &dir, const nlohmann::json &config,
-                  weights::DType type, weights::GGUFWriter &out);
+                  weights::DType type, bool perExpert,
+                  weights::GGUFWriter &out);
 
 /// tokenizer.ggml.* keys from tokenizer.json (BPE) or tokenizer.model
 /// (SentencePiece), plus tokenizer.chat_template if the config has one.

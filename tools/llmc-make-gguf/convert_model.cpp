@@ -23,6 +23,9 @@ struct Arch {
   bool permuteQK;   // llama's Q/K row order for ggml's RoPE
   bool gpt2 = false;
   bool gemma2 = false; // norms stored as 1 + w, llama.cpp's gemma2 names
+  /// Mixtral ("block_sparse_moe.", w1/w3/w2) or Qwen3-MoE ("mlp.",
+  /// gate/up/down_proj) experts; "" for a dense model.
+  std::string moePrefix;
 };
 
 Arch archOf(const json &config) {
@@ -32,19 +35,24 @@ Arch archOf(const json &config) {
                       ? (*it)[0].get<std::string>()
                       : "";
   if (a == "LlamaForCausalLM")
-    return {"llama", true};
+    return {"llama", true, false, false, ""};
   if (a == "Qwen2ForCausalLM")
-    return {"qwen2", false};
+    return {"qwen2", false, false, false, ""};
   if (a == "Qwen3ForCausalLM")
-    return {"qwen3", false};
+    return {"qwen3", false, false, false, ""};
+  // convert_hf_to_gguf.py writes Mixtral as llama with stacked experts.
+  if (a == "MixtralForCausalLM")
+    return {"llama", true, false, false, "block_sparse_moe."};
+  if (a == "Qwen3MoeForCausalLM")
+    return {"qwen3moe", false, false, false, "mlp."};
   if (a == "GPT2LMHeadModel")
-    return {"gpt2", false, true};
+    return {"gpt2", false, true, false, ""};
   if (a == "Gemma2ForCausalLM")
-    return {"gemma2", false, false, true};
+    return {"gemma2", false, false, true, ""};
   throw Error("config.json: architecture '" + a +
               "' is not supported by llmc-make-gguf (Gemma2ForCausalLM, "
-              "GPT2LMHeadModel, LlamaForCausalLM, Qwen2ForCausalLM, "
-              "Qwen3ForCausalLM)");
+              "GPT2LMHeadModel, LlamaForCausalLM, MixtralForCausalLM, "
+              "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM)");
 }
 
 int64_t intKey(const json &config, const char *key) {
@@ -100,6 +108,8 @@ std::string ggufName(const std::string &hf, bool gemma2) {
       {"mlp.up_proj.weight", "ffn_up.weight"},
       {"mlp.down_proj.weight", "ffn_down.weight"},
       {"self_attn.rotary_emb.inv_freq", ""},
+      {"block_sparse_moe.gate.weight", "ffn_gate_inp.weight"},
+      {"mlp.gate.weight", "ffn_gate_inp.weight"},
   };
   static const std::map<std::string, std::string> gemma2PerLayer = [] {
     auto m = perLayer;
@@ -337,6 +347,102 @@ void llamaMetadata(const json &config, const std::string &p,
   ropeScalingMetadata(config, p, out);
 }
 
+/// `type`, or F16 where a row is not a whole number of its blocks (as
+/// convert_hf_to_gguf.py falls back), with a note on stderr. 1-D tensors
+/// and routers (ffn_gate_inp) stay F32, as that converter keeps them.
+DType storageFor(const std::string &gg, const std::vector<int64_t> &shape,
+                 DType type) {
+  if (shape.size() == 1 || gg.find("ffn_gate_inp") != std::string::npos)
+    return DType::F32;
+  int64_t block = weights::dtypeBlockSize(type);
+  if (block > 1 && shape.back() % block != 0) {
+    std::cerr << "llmc-make-gguf: " << gg << ": rows of " << shape.back()
+              << " are not whole " << weights::dtypeName(type)
+              << " blocks; storing F16\n";
+    return DType::F16;
+  }
+  return type;
+}
+
+/// An expert's tensor "model.layers.L.<prefix>experts.E.<proj>.weight".
+bool isExpertTensor(const std::string &hf, const Arch &arch) {
+  return !arch.moePrefix.empty() &&
+         hf.find("." + arch.moePrefix + "experts.") != std::string::npos;
+}
+
+/// The keys convert_hf_to_gguf.py adds for experts: expert_count and
+/// expert_used_count; Qwen3-MoE's expert width is
+/// expert_feed_forward_length (feed_forward_length stays the dense one).
+/// llama.cpp renormalises the chosen experts and makes every layer sparse,
+/// so a checkpoint that does otherwise cannot be written.
+void moeMetadata(const json &config, const Arch &arch,
+                 weights::GGUFWriter &out) {
+  const bool mixtral = arch.name == "llama";
+  const int64_t experts =
+      intKey(config, mixtral ? "num_local_experts" : "num_experts");
+  out.addU32(arch.name + ".expert_count", static_cast<uint32_t>(experts));
+  out.addU32(arch.name + ".expert_used_count",
+             static_cast<uint32_t>(intKey(config, "num_experts_per_tok")));
+  if (mixtral)
+    return;
+  out.addU32(arch.name + ".expert_feed_forward_length",
+             static_cast<uint32_t>(intKey(config, "moe_intermediate_size")));
+  if (!config.value("norm_topk_prob", false))
+    throw Error("config.json: norm_topk_prob is false, but llama.cpp's "
+                "qwen3moe always renormalises the chosen experts' weights; "
+                "a GGUF cannot carry it");
+  auto dense = config.find("mlp_only_layers");
+  if ((dense != config.end() && dense->is_array() && !dense->empty()) ||
+      config.value("decoder_sparse_step", 1) != 1)
+    throw Error("config.json: mlp_only_layers / decoder_sparse_step make some "
+                "layers dense, but llama.cpp's qwen3moe makes every layer "
+                "sparse; a GGUF cannot carry it");
+}
+
+/// Per layer, the experts' gate, up and down projections stacked
+/// [experts, rows, cols] as llama.cpp's ffn_{gate,up,down}_exps, or with
+/// `perExpert` as its older one tensor per expert, ffn_{gate,up,down}.E.
+void convertExperts(const weights::Checkpoint &ck, const json &config,
+                    const Arch &arch, DType type, bool perExpert,
+                    weights::GGUFWriter &out) {
+  const bool mixtral = arch.name == "llama";
+  const int64_t experts =
+      intKey(config, mixtral ? "num_local_experts" : "num_experts");
+  const int64_t layers = intKey(config, "num_hidden_layers");
+  const std::pair<const char *, const char *> projs[] = {
+      {mixtral ? "w1" : "gate_proj", "ffn_gate"},
+      {mixtral ? "w3" : "up_proj", "ffn_up"},
+      {mixtral ? "w2" : "down_proj", "ffn_down"}};
+  for (int64_t l = 0; l < layers; ++l)
+    for (const auto &[hf, gg] : projs) {
+      std::vector<float> stacked;
+      std::vector<int64_t> shape;
+      const std::string blk = "blk." + std::to_string(l) + ".";
+      for (int64_t e = 0; e < experts; ++e) {
+        const std::string name = "model.layers." + std::to_string(l) + "." +
+                                 arch.moePrefix + "experts." +
+                                 std::to_string(e) + "." + hf + ".weight";
+        const weights::TensorRef *t = ck.find(name);
+        if (!t)
+          throw Error("missing tensor '" + name + "'");
+        std::vector<float> data(static_cast<size_t>(t->numElements()));
+        weights::toFloat32(*t, data.data());
+        if (perExpert) {
+          const std::string one =
+              blk + gg + "." + std::to_string(e) + ".weight";
+          out.addTensor(one, t->shape, data.data(),
+                        storageFor(one, t->shape, type));
+          continue;
+        }
+        shape = {experts, t->shape[0], t->shape[1]};
+        stacked.insert(stacked.end(), data.begin(), data.end());
+      }
+      if (!perExpert)
+        out.addTensor(blk + gg + "_exps.weight", shape, stacked.data(),
+                      storageFor(blk + gg + "_exps.weight", shape, type));
+    }
+}
+
 } // namespace
 
 json readJson(const std::string &dir, const std::string &name) {
@@ -349,7 +455,7 @@ json readJson(const std::string &dir, const std::string &name) {
 }
 
 void convertModel(const std::string &dir, const json &config, DType type,
-                  weights::GGUFWriter &out) {
+                  bool perExpert, weights::GGUFWriter &out) {
   Arch arch = archOf(config);
   const std::string &p = arch.name;
   std::string name = fs::path(dir).filename().string();
@@ -363,6 +469,10 @@ void convertModel(const std::string &dir, const json &config, DType type,
     gemma2Metadata(config, out);
   else
     llamaMetadata(config, p, out);
+  if (!arch.moePrefix.empty())
+    moeMetadata(config, arch, out);
+  else if (perExpert)
+    throw Error("--per-expert: config.json's model has no experts");
   out.addU32("general.file_type", static_cast<uint32_t>(fileType(type)));
   if (type == DType::Q8_0 || type == DType::Q4_0)
     out.addU32("general.quantization_version", 2);
@@ -373,6 +483,8 @@ void convertModel(const std::string &dir, const json &config, DType type,
 
   auto ck = weights::Checkpoint::open(dir);
   for (const std::string &hfName : ck.names()) {
+    if (isExpertTensor(hfName, arch))
+      continue; // stacked below
     std::string gg =
         arch.gpt2 ? gpt2GgufName(hfName) : ggufName(hfName, arch.gemma2);
     if (gg.empty())
@@ -404,16 +516,10 @@ void convertModel(const std::string &dir, const json &config, DType type,
                                isQ ? nHead : nKv);
       data.swap(permuted);
     }
-    DType store = shape.size() == 1 ? DType::F32 : type;
-    int64_t block = weights::dtypeBlockSize(store);
-    if (block > 1 && shape.back() % block != 0) {
-      std::cerr << "llmc-make-gguf: " << gg << ": rows of " << shape.back()
-                << " are not whole " << weights::dtypeName(store)
-                << " blocks; storing F16\n";
-      store = DType::F16;
-    }
-    out.addTensor(gg, shape, data.data(), store);
+    out.addTensor(gg, shape, data.data(), storageFor(gg, shape, type));
   }
+  if (!arch.moePrefix.empty())
+    convertExperts(ck, config, arch, type, perExpert, out);
   if (!arch.gpt2 && !arch.gemma2) {
     std::vector<float> freqs = llamaRopeFreqs(config, headDimOf(config));
     if (!freqs.empty())

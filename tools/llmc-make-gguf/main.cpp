@@ -1,4 +1,5 @@
 // llmc-make-gguf MODEL_DIR -o OUT.gguf [--type f32|f16|bf16|q8_0|q4_0]
+//                [--per-expert]
 #include "convert.h"
 
 #include "llmc/support/error.h"
@@ -27,11 +28,15 @@ int main(int argc, char **argv) {
       {"q4_0", weights::DType::Q4_0}};
   app.add_option("--type", type, "storage type of 2-D weights")
       ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0", "q4_0"}));
+  bool perExpert = false;
+  app.add_flag("--per-expert", perExpert,
+               "write an MoE's experts one tensor each (ffn_gate.E.weight, "
+               "llama.cpp's older layout) instead of stacked (*_exps)");
   CLI11_PARSE(app, argc, argv);
   try {
     nlohmann::json config = make_gguf::readJson(dir, "config.json");
     weights::GGUFWriter writer;
-    make_gguf::convertModel(dir, config, types.at(type), writer);
+    make_gguf::convertModel(dir, config, types.at(type), perExpert, writer);
     make_gguf::convertTokenizer(dir, config, writer);
     writer.write(out);
   } catch (const Error &e) {
