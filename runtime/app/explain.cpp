@@ -2,6 +2,7 @@
 //-----------===//
 
 #include "llmc/runtime/explain.h"
+#include "llmc/runtime/weight_traffic.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -180,6 +181,17 @@ std::string explainSummaryText(const GenerateResult &r, const Engine &e) {
          " head dim in " + llmc_kv_dtype_name(kv) +
          (scaled ? " + a 4-byte scale" : "") + ") x " + std::to_string(tokens) +
          " tokens = " + std::to_string(m.kvBytesUsed) + "\n";
+  const WeightTraffic w = weightTraffic(e.plan());
+  out +=
+      "  weights read per decode token: " + std::to_string(w.decodeBytes(1)) +
+      " bytes of " + std::to_string(w.planBytes);
+  if (c.numExperts > 0)
+    out += " (" + std::to_string(c.expertsPerToken) + " of " +
+           std::to_string(c.numExperts) + " experts per token in " +
+           std::to_string(c.moeLayers) + " of " + std::to_string(c.numLayers) +
+           " layers: " + std::to_string(c.activeParameters) + " of " +
+           std::to_string(c.totalParameters) + " parameters active)";
+  out += "\n";
   return out;
 }
 
@@ -208,6 +220,14 @@ std::string explainSummaryJson(const GenerateResult &r, const Engine &e) {
         {"bytes_per_token", m.kvBytesPerToken},
         {"tokens", m.kvBytesPerToken ? m.kvBytesUsed / m.kvBytesPerToken : 0},
         {"bytes", m.kvBytesUsed}}}};
+  const WeightTraffic w = weightTraffic(e.plan());
+  j["weights"] = {{"decode_bytes_per_token", w.decodeBytes(1)},
+                  {"plan_bytes", w.planBytes},
+                  {"total_parameters", c.totalParameters},
+                  {"active_parameters", c.activeParameters},
+                  {"num_experts", c.numExperts},
+                  {"experts_per_token", c.expertsPerToken},
+                  {"moe_layers", c.moeLayers}};
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -1,4 +1,5 @@
 #include "llmc/runtime/plan_info.h"
+#include "llmc/runtime/weight_traffic.h"
 
 #include "llmc/support/error.h"
 #include "llmc/support/half.h"
@@ -60,6 +61,12 @@ ordered_json describeConfig(const PlanConfig &c) {
   j["compute_dtype"] = c.computeDtype;
   j["quantization"] = c.quantization;
   j["kv_dtype"] = llmc_kv_dtype_name(c.kvDtype);
+  j["num_experts"] = c.numExperts;
+  j["experts_per_token"] = c.expertsPerToken;
+  j["expert_intermediate_size"] = c.expertIntermediateSize;
+  j["moe_layers"] = c.moeLayers;
+  j["total_parameters"] = c.totalParameters;
+  j["active_parameters"] = c.activeParameters;
   j["bos_token_id"] = c.bosTokenId ? ordered_json(*c.bosTokenId) : nullptr;
   j["eos_token_ids"] = c.eosTokenIds;
   return j;
@@ -100,9 +107,14 @@ ordered_json describeWeights(const Plan &plan) {
     ++entry.first;
     entry.second += w.nbytes;
   }
+  const WeightTraffic traffic = weightTraffic(plan);
   ordered_json j;
   j["count"] = plan.weights().size();
   j["bytes"] = total;
+  // What one decode step reads: the dense weights, a row of the embedding
+  // table, and k of E experts per MoE layer.
+  j["decode_bytes_per_token"] = traffic.decodeBytes(1);
+  j["expert_bytes"] = traffic.expertBytes;
   ordered_json d = ordered_json::object();
   for (const auto &[name, entry] : byDtype)
     d[name] = {{"count", entry.first}, {"bytes", entry.second}};
@@ -193,6 +205,13 @@ ordered_json describeJson(const Plan &plan, const DescribeOptions &o) {
   return j;
 }
 
+/// 549.66M
+std::string millions(const ordered_json &v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fM", double(v.get<int64_t>()) / 1e6);
+  return buf;
+}
+
 std::string orNone(const ordered_json &v) {
   return v.is_null() ? "none" : v.dump();
 }
@@ -223,6 +242,14 @@ std::string renderText(const ordered_json &j) {
        ", layers " + num(c["num_layers"]) + ", heads " + num(c["num_heads"]) +
        ", kv heads " + num(c["num_kv_heads"]) + ", head dim " +
        num(c["head_dim"]) + ", intermediate " + num(c["intermediate_size"]));
+  if (c["num_experts"].get<int64_t>() > 0)
+    line("  experts: " + num(c["num_experts"]) + ", " +
+         num(c["experts_per_token"]) + " per token, width " +
+         num(c["expert_intermediate_size"]) + ", in " + num(c["moe_layers"]) +
+         " of " + num(c["num_layers"]) + " layers");
+  if (c["total_parameters"].get<int64_t>() > 0)
+    line("  parameters: " + millions(c["total_parameters"]) + ", " +
+         millions(c["active_parameters"]) + " active per token");
   line("  context length: " + num(c["context_length"]));
   line("  target: " + str(c["target"]) + ", compute dtype " +
        str(c["compute_dtype"]) + ", quantization " + str(c["quantization"]) +
@@ -281,6 +308,11 @@ std::string renderText(const ordered_json &j) {
 
   const auto &w = j["weights"];
   line("weights: " + num(w["count"]) + ", " + bytesText(w["bytes"]));
+  line("  a decode step reads " + bytesText(w["decode_bytes_per_token"]) +
+       (w["expert_bytes"].get<uint64_t>() > 0
+            ? " (the chosen experts only: " + num(c["experts_per_token"]) +
+                  " of " + num(c["num_experts"]) + " per layer)"
+            : std::string()));
   for (const auto &[dtype, e] : w["by_dtype"].items())
     line("  " + dtype + ": " + num(e["count"]) + ", " + bytesText(e["bytes"]));
 

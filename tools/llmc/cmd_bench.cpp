@@ -16,6 +16,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "llmc/runtime/engine.h"
+#include "llmc/runtime/weight_traffic.h"
 #include "llmc/support/error.h"
 #include "llmc/support/memory.h"
 
@@ -46,38 +47,6 @@ int32_t argmax(const float *row, int64_t n) {
   return static_cast<int32_t>(std::max_element(row, row + n) - row);
 }
 
-/// Bytes of plan weights one decode step reads: every weight the decode
-/// graph uses, except that an embedding table used only for the lookup
-/// costs one row per token (a tied table that is also the LM head is read
-/// in full). Activations and the KV cache are not counted.
-uint64_t decodeWeightBytes(const Plan &plan) {
-  const Graph *g = plan.graph("decode");
-  if (!g)
-    throw Error(plan.path() + ": the plan has no 'decode' graph");
-  std::set<uint32_t> full, lookupOnly;
-  for (const llmc_op_desc &op : g->ops)
-    for (uint32_t i = 0; i < op.num_operands; ++i) {
-      if (op.operands[i].kind != LLMC_OPERAND_WEIGHT)
-        continue;
-      if (op.kind == LLMC_OP_EMBEDDING && i == 0)
-        lookupOnly.insert(op.operands[i].index);
-      else
-        full.insert(op.operands[i].index);
-    }
-  const auto &weights = plan.weights();
-  uint64_t bytes = 0;
-  for (uint32_t w : full)
-    bytes += weights.at(w).nbytes;
-  for (uint32_t w : lookupOnly) {
-    if (full.count(w))
-      continue;
-    const WeightInfo &info = weights.at(w);
-    int64_t rows = info.shape.empty() ? 1 : std::max<int64_t>(1, info.shape[0]);
-    bytes += info.nbytes / static_cast<uint64_t>(rows);
-  }
-  return bytes;
-}
-
 int64_t rowsAt(const llmc_rows &r, int64_t t, int64_t b) {
   return r.t_coef * t + r.b_coef * b + r.constant;
 }
@@ -97,6 +66,14 @@ double prefillFlopsPerToken(const Plan &plan, int64_t tokens) {
       const llmc_buffer_desc &y = g->buffers.at(op.results[0]);
       flops += 2.0 * static_cast<double>(rowsAt(x.rows, tokens, 1)) *
                static_cast<double>(x.cols) * static_cast<double>(y.cols);
+    } else if (op.kind == LLMC_OP_EXPERT_LINEAR) {
+      // k runs per row, each [K] x [N, K] of its expert: the active FLOPs.
+      const llmc_buffer_desc &x = g->buffers.at(op.operands[0].index);
+      const llmc_buffer_desc &y = g->buffers.at(op.results[0]);
+      const WeightInfo &w = plan.weights().at(op.operands[1].index);
+      flops += 2.0 * static_cast<double>(rowsAt(x.rows, tokens, 1)) *
+               static_cast<double>(y.cols) *
+               static_cast<double>(w.shape.back() > 0 ? w.shape.back() : 0);
     } else if (op.kind == LLMC_OP_PREFILL_ATTENTION) {
       double heads = static_cast<double>(op.i[1]),
              hd = static_cast<double>(op.i[3]);
@@ -269,16 +246,16 @@ Action addBench(CLI::App &app) {
       results.push_back(std::move(r));
     }
 
-    uint64_t weightBytes = 0;
-    for (const WeightInfo &w : plan->weights())
-      weightBytes += w.nbytes;
-    uint64_t decodeBytes = decodeWeightBytes(*plan);
+    const WeightTraffic traffic = weightTraffic(*plan);
+    const uint64_t weightBytes = traffic.planBytes;
+    const uint64_t decodeBytes = traffic.decodeBytes(1);
     double flopsPerToken = prefillFlopsPerToken(*plan, o->promptLen);
     int64_t rss = peakRssBytes();
-    // Every decode step streams the weights once for all B sequences.
+    // Every decode step streams the weights once for all B sequences (with
+    // experts, those the batch's tokens chose: weight_traffic.h).
     auto impliedGBs = [&](const BatchResult &r) {
-      return median(r.decodeTokS) / r.batch * static_cast<double>(decodeBytes) /
-             1e9;
+      return median(r.decodeTokS) / r.batch *
+             static_cast<double>(traffic.decodeBytes(r.batch)) / 1e9;
     };
 
     if (o->json) {
@@ -304,6 +281,10 @@ Action addBench(CLI::App &app) {
                           {"seed", o->seed},
                           {"weight_bytes", weightBytes},
                           {"decode_weight_bytes_per_token", decodeBytes},
+                          {"total_parameters", cfg.totalParameters},
+                          {"active_parameters", cfg.activeParameters},
+                          {"num_experts", cfg.numExperts},
+                          {"experts_per_token", cfg.expertsPerToken},
                           {"prefill_flops_per_token", flopsPerToken},
                           {"kv_dtype", llmc_kv_dtype_name(engine.kvDtype())},
                           {"kv_bytes_per_token", engine.kvBytesPerToken()},
@@ -329,6 +310,17 @@ Action addBench(CLI::App &app) {
         static_cast<long long>(o->genLen - 1), o->reps,
         static_cast<double>(weightBytes) / (1 << 20),
         static_cast<double>(decodeBytes) / (1 << 20), flopsPerToken / 1e9);
+    if (cfg.numExperts > 0)
+      std::printf("experts: %lld of %lld per token in %lld of %lld layers; "
+                  "%.1fM of %.1fM parameters active; a batch of B reads the "
+                  "experts its tokens chose once (weight GB/s below assumes "
+                  "uniform routing)\n\n",
+                  static_cast<long long>(cfg.expertsPerToken),
+                  static_cast<long long>(cfg.numExperts),
+                  static_cast<long long>(cfg.moeLayers),
+                  static_cast<long long>(cfg.numLayers),
+                  static_cast<double>(cfg.activeParameters) / 1e6,
+                  static_cast<double>(cfg.totalParameters) / 1e6);
     std::printf("%5s  %14s  %10s  %13s  %9s  %12s\n", "batch", "prefill tok/s",
                 "TTFT ms", "decode tok/s", "TPOT ms", "weight GB/s");
     for (const BatchResult &r : results)

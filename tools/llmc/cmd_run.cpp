@@ -6,6 +6,7 @@
 #include "llmc/runtime/beam.h"
 #include "llmc/runtime/explain.h"
 #include "llmc/runtime/generate.h"
+#include "llmc/runtime/weight_traffic.h"
 #include "llmc/support/error.h"
 #include "prompts_file.h"
 
@@ -15,9 +16,9 @@
 namespace llmc::cli {
 namespace {
 
-nlohmann::json statsJson(const GenerationMetrics &m, const std::string &backend,
+nlohmann::json statsJson(const GenerationMetrics &m, const Engine &engine,
                          const spec::SpeculativeOptions &spec) {
-  nlohmann::json j = {{"backend", backend},
+  nlohmann::json j = {{"backend", engine.backendName()},
                       {"prompt_tokens", m.promptTokens},
                       {"generated_tokens", m.generatedTokens},
                       {"ttft_ms", m.ttftSeconds * 1e3},
@@ -28,6 +29,15 @@ nlohmann::json statsJson(const GenerationMetrics &m, const std::string &backend,
                       {"kv_bytes_per_token", m.kvBytesPerToken},
                       {"kv_bytes_used", m.kvBytesUsed},
                       {"dropped_prompt_tokens", m.droppedPromptTokens}};
+  const PlanConfig &c = engine.config();
+  const WeightTraffic traffic = weightTraffic(engine.plan());
+  j["decode_weight_bytes_per_token"] = traffic.decodeBytes(1);
+  j["total_parameters"] = c.totalParameters;
+  j["active_parameters"] = c.activeParameters;
+  if (c.numExperts > 0)
+    j["experts"] = {{"num_experts", c.numExperts},
+                    {"experts_per_token", c.expertsPerToken},
+                    {"moe_layers", c.moeLayers}};
   if (spec.enabled())
     j["speculative"] = speculativeStatsJson(m.speculative, spec);
   return j;
@@ -61,6 +71,23 @@ void printStats(const GenerationMetrics &m, const Engine &engine,
                static_cast<long long>(engine.numBlocks()) * engine.blockSize(),
                static_cast<double>(engine.kvPoolBytes()) / (1 << 20),
                engine.kvPoolOrigin().c_str());
+  const PlanConfig &c = engine.config();
+  if (c.numExperts > 0)
+    std::fprintf(stderr,
+                 "experts           %lld of %lld per token in %lld of %lld "
+                 "layers; %.2fM of %.2fM parameters active\n",
+                 static_cast<long long>(c.expertsPerToken),
+                 static_cast<long long>(c.numExperts),
+                 static_cast<long long>(c.moeLayers),
+                 static_cast<long long>(c.numLayers),
+                 static_cast<double>(c.activeParameters) / 1e6,
+                 static_cast<double>(c.totalParameters) / 1e6);
+  const WeightTraffic traffic = weightTraffic(engine.plan());
+  std::fprintf(stderr,
+               "weights read      %.2f MiB per decode token (of %.2f MiB in "
+               "the plan)\n",
+               static_cast<double>(traffic.decodeBytes(1)) / (1 << 20),
+               static_cast<double>(traffic.planBytes) / (1 << 20));
   if (spec.enabled())
     std::fputs(speculativeStatsText(m.speculative, spec).c_str(), stderr);
 }
@@ -141,13 +168,12 @@ int runMany(const ManyOptions &m, const ManyRun &r, Engine &engine,
     metrics = b.metrics;
   }
   if (r.json) {
-    nlohmann::json j = {
-        {"prompt_ids", r.prompt},
-        {"output_ids", outputs[0]["output_ids"]},
-        {"text", outputs[0]["text"]},
-        {"finish_reason", outputs[0]["finish_reason"]},
-        {"outputs", outputs},
-        {"stats", statsJson(metrics, engine.backendName(), r.spec.options)}};
+    nlohmann::json j = {{"prompt_ids", r.prompt},
+                        {"output_ids", outputs[0]["output_ids"]},
+                        {"text", outputs[0]["text"]},
+                        {"finish_reason", outputs[0]["finish_reason"]},
+                        {"outputs", outputs},
+                        {"stats", statsJson(metrics, engine, r.spec.options)}};
     std::printf("%s\n", j.dump().c_str());
   } else {
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -359,7 +385,7 @@ Action addRun(CLI::App &app) {
           {"output_ids", r.outputIds},
           {"text", r.text},
           {"finish_reason", finishReasonName(r.finishReason)},
-          {"stats", statsJson(r.metrics, engine.backendName(), spec.options)}};
+          {"stats", statsJson(r.metrics, engine, spec.options)}};
       std::printf("%s\n", j.dump().c_str());
     } else if (!explain) {
       std::printf("\n");

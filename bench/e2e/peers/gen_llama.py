@@ -40,6 +40,12 @@ SIZES = {
     "small": dict(hidden=768, layers=12, heads=12, kv_heads=4, ff=2048),
     # TinyLlama-1.1B shapes with the GPT-2 vocab
     "1b": dict(hidden=2048, layers=22, heads=32, kv_heads=4, ff=5632),
+    # Qwen3-30B-A3B's shape scaled down (qwen3moe: q/k head norms, every layer an MoE of 64 experts, top 8,
+    # renormalised): ~560M parameters in all, ~115M read per token
+    "moe-tiny": dict(arch="qwen3moe", hidden=256, layers=2, heads=4, kv_heads=2, head_dim=64, ff=512,
+                     experts=8, top_k=2, moe_ff=64),
+    "moe-small": dict(arch="qwen3moe", hidden=768, layers=12, heads=12, kv_heads=4, head_dim=64, ff=2048,
+                      experts=64, top_k=8, moe_ff=256),
 }
 VOCAB = 50257
 EOT = 50256
@@ -60,8 +66,30 @@ T_UINT8, T_INT8, T_UINT16, T_INT16, T_UINT32, T_INT32, T_FLOAT32, T_BOOL, T_STRI
 def tensor_list(cfg):
     """[(hf_name, gguf_name, hf_shape, permute_heads or None)] in file order."""
     H, L, nh, nkv, F = cfg["hidden"], cfg["layers"], cfg["heads"], cfg["kv_heads"], cfg["ff"]
-    hd = H // nh
+    hd = cfg.get("head_dim", H // nh)
     out = [("model.embed_tokens.weight", "token_embd.weight", (VOCAB, H), None)]
+    if cfg.get("arch") == "qwen3moe":
+        # expert tensors are stacked [E, out, in] in GGUF; "*" in the HF name is the expert index
+        E, Fe = cfg["experts"], cfg["moe_ff"]
+        for i in range(L):
+            p, g = f"model.layers.{i}.", f"blk.{i}."
+            out += [
+                (p + "input_layernorm.weight", g + "attn_norm.weight", (H,), None),
+                (p + "self_attn.q_proj.weight", g + "attn_q.weight", (nh * hd, H), None),
+                (p + "self_attn.k_proj.weight", g + "attn_k.weight", (nkv * hd, H), None),
+                (p + "self_attn.v_proj.weight", g + "attn_v.weight", (nkv * hd, H), None),
+                (p + "self_attn.o_proj.weight", g + "attn_output.weight", (H, nh * hd), None),
+                (p + "self_attn.q_norm.weight", g + "attn_q_norm.weight", (hd,), None),
+                (p + "self_attn.k_norm.weight", g + "attn_k_norm.weight", (hd,), None),
+                (p + "post_attention_layernorm.weight", g + "ffn_norm.weight", (H,), None),
+                (p + "mlp.gate.weight", g + "ffn_gate_inp.weight", (E, H), None),
+                (p + "mlp.experts.*.gate_proj.weight", g + "ffn_gate_exps.weight", (E, Fe, H), None),
+                (p + "mlp.experts.*.up_proj.weight", g + "ffn_up_exps.weight", (E, Fe, H), None),
+                (p + "mlp.experts.*.down_proj.weight", g + "ffn_down_exps.weight", (E, H, Fe), None),
+            ]
+        out += [("model.norm.weight", "output_norm.weight", (H,), None),
+                ("lm_head.weight", "output.weight", (VOCAB, H), None)]
+        return out
     for i in range(L):
         p, g = f"model.layers.{i}.", f"blk.{i}."
         out += [
@@ -227,21 +255,31 @@ class GGUFOut:
         self.path, self.dtype, self.tensors = path, dtype, tensors
         H, nh = cfg["hidden"], cfg["heads"]
         _, tokens, merges = tok
+        A = cfg.get("arch", "llama")
+        hd = cfg.get("head_dim", H // nh)
         kvs = [
-            g_kv("general.architecture", T_STRING, "llama"),
+            g_kv("general.architecture", T_STRING, A),
             g_kv("general.name", T_STRING, f"llmc-random-llama-{size}"),
             g_kv("general.alignment", T_UINT32, self.ALIGN),
             g_kv("general.file_type", T_UINT32, FTYPE[dtype]),
-            g_kv("llama.vocab_size", T_UINT32, VOCAB),
-            g_kv("llama.context_length", T_UINT32, CTX),
-            g_kv("llama.embedding_length", T_UINT32, H),
-            g_kv("llama.block_count", T_UINT32, cfg["layers"]),
-            g_kv("llama.feed_forward_length", T_UINT32, cfg["ff"]),
-            g_kv("llama.attention.head_count", T_UINT32, nh),
-            g_kv("llama.attention.head_count_kv", T_UINT32, cfg["kv_heads"]),
-            g_kv("llama.rope.dimension_count", T_UINT32, H // nh),
-            g_kv("llama.rope.freq_base", T_FLOAT32, ROPE_THETA),
-            g_kv("llama.attention.layer_norm_rms_epsilon", T_FLOAT32, RMS_EPS),
+            g_kv(f"{A}.vocab_size", T_UINT32, VOCAB),
+            g_kv(f"{A}.context_length", T_UINT32, CTX),
+            g_kv(f"{A}.embedding_length", T_UINT32, H),
+            g_kv(f"{A}.block_count", T_UINT32, cfg["layers"]),
+            g_kv(f"{A}.feed_forward_length", T_UINT32, cfg["ff"]),
+            g_kv(f"{A}.attention.head_count", T_UINT32, nh),
+            g_kv(f"{A}.attention.head_count_kv", T_UINT32, cfg["kv_heads"]),
+            g_kv(f"{A}.rope.dimension_count", T_UINT32, hd),
+            g_kv(f"{A}.rope.freq_base", T_FLOAT32, ROPE_THETA),
+            g_kv(f"{A}.attention.layer_norm_rms_epsilon", T_FLOAT32, RMS_EPS),
+        ]
+        if A == "qwen3moe":
+            kvs += [g_kv(f"{A}.attention.key_length", T_UINT32, hd),
+                    g_kv(f"{A}.attention.value_length", T_UINT32, hd),
+                    g_kv(f"{A}.expert_count", T_UINT32, cfg["experts"]),
+                    g_kv(f"{A}.expert_used_count", T_UINT32, cfg["top_k"]),
+                    g_kv(f"{A}.expert_feed_forward_length", T_UINT32, cfg["moe_ff"])]
+        kvs += [
             g_kv("tokenizer.ggml.model", T_STRING, "gpt2"),
             g_kv("tokenizer.ggml.pre", T_STRING, "gpt-2"),
             g_arr("tokenizer.ggml.tokens", T_STRING, tokens),
@@ -294,11 +332,12 @@ class HFOut:
         self.d, self.dtype, self.tensors = d, dtype, tensors
         os.makedirs(d, exist_ok=True)
         H, nh = cfg["hidden"], cfg["heads"]
+        hd = cfg.get("head_dim", H // nh)
         config = {
             "architectures": ["LlamaForCausalLM"], "model_type": "llama",
             "vocab_size": VOCAB, "hidden_size": H, "intermediate_size": cfg["ff"],
             "num_hidden_layers": cfg["layers"], "num_attention_heads": nh,
-            "num_key_value_heads": cfg["kv_heads"], "head_dim": H // nh,
+            "num_key_value_heads": cfg["kv_heads"], "head_dim": hd,
             "hidden_act": "silu", "max_position_embeddings": CTX,
             "rms_norm_eps": RMS_EPS, "rope_theta": ROPE_THETA, "rope_scaling": None,
             "attention_bias": False, "attention_dropout": 0.0, "mlp_bias": False,
@@ -308,6 +347,15 @@ class HFOut:
             "transformers_version": "4.40.0",
             "_llmc_note": f"random weights, llmc gen_llama.py size={size}; NOT a trained model",
         }
+        if cfg.get("arch") == "qwen3moe":
+            for k in ("mlp_bias", "pretraining_tp"):
+                del config[k]
+            config.update({"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
+                           "num_experts": cfg["experts"], "num_experts_per_tok": cfg["top_k"],
+                           "moe_intermediate_size": cfg["moe_ff"], "norm_topk_prob": True,
+                           "decoder_sparse_step": 1, "mlp_only_layers": [], "output_router_logits": False,
+                           "router_aux_loss_coef": 0.001, "use_sliding_window": False, "sliding_window": None,
+                           "max_window_layers": cfg["layers"]})
         with open(os.path.join(d, "config.json"), "w") as f:
             json.dump(config, f, indent=2)
         with open(os.path.join(d, "generation_config.json"), "w") as f:
@@ -316,9 +364,12 @@ class HFOut:
         st_name, _, esz = ST_DT[dtype]
         header, off = {"__metadata__": {"format": "pt"}}, 0
         for hf_name, _, shape, _ in tensors:
-            n = int(np.prod(shape)) * esz
-            header[hf_name] = {"dtype": st_name, "shape": list(shape), "data_offsets": [off, off + n]}
-            off += n
+            names, shp = ([hf_name.replace("*", str(e)) for e in range(shape[0])], shape[1:]) if "*" in hf_name \
+                else ([hf_name], shape)
+            for nm in names:
+                n = int(np.prod(shp)) * esz
+                header[nm] = {"dtype": st_name, "shape": list(shp), "data_offsets": [off, off + n]}
+                off += n
         hb = json.dumps(header, separators=(",", ":")).encode()
         hb += b" " * (pad_to(len(hb), 8) - len(hb))
         self.path = os.path.join(d, "model.safetensors")

