@@ -437,6 +437,13 @@ void convertExperts(const weights::Checkpoint &ck, const json &config,
         shape = {experts, t->shape[0], t->shape[1]};
         stacked.insert(stacked.end(), data.begin(), data.end());
       }
+      const std::string beyond = "model.layers." + std::to_string(l) + "." +
+                                 arch.moePrefix + "experts." +
+                                 std::to_string(experts) + "." + hf + ".weight";
+      if (ck.find(beyond))
+        throw Error("tensor '" + beyond + "': the checkpoint holds more than "
+                    "the " + std::to_string(experts) +
+                    " experts config.json names");
       if (!perExpert)
         out.addTensor(blk + gg + "_exps.weight", shape, stacked.data(),
                       storageFor(blk + gg + "_exps.weight", shape, type));

@@ -83,6 +83,17 @@ Value GraphBuilder::expertParam(const std::string &name, int64_t experts,
       FloatAttr());
 }
 
+Value GraphBuilder::routerParam(const std::string &name, int64_t experts,
+                                int64_t hidden) {
+  if (const weights::TensorRef *t = weights_.find(name);
+      t && t->shape.size() == 2 && t->shape[1] == hidden &&
+      t->shape[0] != experts)
+    throw Error("tensor '" + name + "' in " + t->file + " routes to " +
+                std::to_string(t->shape[0]) + " experts, but the config "
+                "names " + std::to_string(experts));
+  return param(name, {experts, hidden});
+}
+
 Value GraphBuilder::optionalParam(const std::string &name,
                                   std::vector<int64_t> shape, bool transposed) {
   if (!weights_.contains(name))

@@ -40,6 +40,10 @@ public:
   /// expert count is not the config's.
   mlir::Value expertParam(const std::string &name, int64_t experts,
                           int64_t rows, int64_t cols);
+  /// A router [experts, hidden]; a checkpoint with another expert count is
+  /// told so.
+  mlir::Value routerParam(const std::string &name, int64_t experts,
+                          int64_t hidden);
 
   mlir::Value embedding(mlir::Value table, mlir::Value ids);
   mlir::Value rmsNorm(mlir::Value x, mlir::Value w);

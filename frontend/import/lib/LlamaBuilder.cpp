@@ -34,10 +34,10 @@ GraphBuilder::Experts experts(GraphBuilder &g, const ModelConfig &c,
   };
   const bool isGGUF = n.naming == TensorNaming::GGUF;
   GraphBuilder::Experts x;
-  x.router =
-      g.param(isGGUF ? n.layer(i, "", "ffn_gate_inp.weight")
-                     : hf("block_sparse_moe.gate.weight", "mlp.gate.weight"),
-              {e, h});
+  x.router = g.routerParam(
+      isGGUF ? n.layer(i, "", "ffn_gate_inp.weight")
+             : hf("block_sparse_moe.gate.weight", "mlp.gate.weight"),
+      e, h);
   x.gate =
       g.expertParam(isGGUF ? gguf("ffn_gate_exps.weight", "ffn_gate.{e}.weight")
                            : hf("block_sparse_moe.experts.{e}.w1.weight",

@@ -997,3 +997,132 @@ func.func @param_offset_quantized() {
   %0 = llmc.param "w" {offset = 1.0 : f64, quant = "int8", quant_part = "weight", group_size = 4 : i64} : tensor<4x4xi8>
   return
 }
+
+// -----
+
+func.func @topk_k_too_large(%l: tensor<?x4xf32>) {
+  // expected-error @+1 {{'llmc.topk_gating' op k (5) must be in 1..4 (the experts)}}
+  %w, %e = llmc.topk_gating %l {k = 5 : i64} : (tensor<?x4xf32>) -> (tensor<?x5xf32>, tensor<?x5xi32>)
+  return
+}
+
+// -----
+
+func.func @topk_k_zero(%l: tensor<?x4xf32>) {
+  // expected-error @+1 {{'llmc.topk_gating' op k (0) must be in 1..4 (the experts)}}
+  %w, %e = llmc.topk_gating %l {k = 0 : i64} : (tensor<?x4xf32>) -> (tensor<?x0xf32>, tensor<?x0xi32>)
+  return
+}
+
+// -----
+
+func.func @topk_scoring(%l: tensor<?x4xf32>) {
+  // expected-error @+1 {{'llmc.topk_gating' op scoring must be "softmax_topk" or "topk_softmax", got "sigmoid"}}
+  %w, %e = llmc.topk_gating %l {k = 2 : i64, scoring = "sigmoid"} : (tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<?x2xi32>)
+  return
+}
+
+// -----
+
+func.func @topk_softmax_normalize(%l: tensor<?x4xf32>) {
+  // expected-error @+1 {{'llmc.topk_gating' op normalize is implied by topk_softmax (its weights already sum to 1)}}
+  %w, %e = llmc.topk_gating %l {k = 2 : i64, normalize, scoring = "topk_softmax"} : (tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<?x2xi32>)
+  return
+}
+
+// -----
+
+func.func @topk_result_shape(%l: tensor<?x4xf32>) {
+  // expected-error @+1 {{'llmc.topk_gating' op experts must be [?, 2], got [?, 3]}}
+  %w, %e = llmc.topk_gating %l {k = 2 : i64} : (tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<?x3xi32>)
+  return
+}
+
+// -----
+
+func.func @expert_linear_weight_rank(%x: tensor<?x64xf32>, %e: tensor<?x2xi32>) {
+  %w = llmc.param "w" : tensor<96x64xf32>
+  // expected-error @+1 {{'llmc.expert_linear' op weight must have rank 3, got rank 2}}
+  %h = llmc.expert_linear %x, %w, %e : (tensor<?x64xf32>, tensor<96x64xf32>, tensor<?x2xi32>) -> tensor<?x2x96xf32>
+  return
+}
+
+// -----
+
+func.func @expert_linear_features(%x: tensor<?x32xf32>, %e: tensor<?x2xi32>) {
+  %w = llmc.param "w" : tensor<4x96x64xf32>
+  // expected-error @+1 {{'llmc.expert_linear' op input features (32) must match the experts' input features (64)}}
+  %h = llmc.expert_linear %x, %w, %e : (tensor<?x32xf32>, tensor<4x96x64xf32>, tensor<?x2xi32>) -> tensor<?x2x96xf32>
+  return
+}
+
+// -----
+
+func.func @expert_linear_slots(%x: tensor<?x3x64xf32>, %e: tensor<?x2xi32>) {
+  %w = llmc.param "w" : tensor<4x96x64xf32>
+  // expected-error @+1 {{'llmc.expert_linear' op input slots (3) must match the experts per token (2)}}
+  %h = llmc.expert_linear %x, %w, %e : (tensor<?x3x64xf32>, tensor<4x96x64xf32>, tensor<?x2xi32>) -> tensor<?x2x96xf32>
+  return
+}
+
+// -----
+
+func.func @expert_linear_result(%x: tensor<?x64xf32>, %e: tensor<?x2xi32>) {
+  %w = llmc.param "w" : tensor<4x96x64xf32>
+  // expected-error @+1 {{'llmc.expert_linear' op result features (48) must match the experts' output features (96)}}
+  %h = llmc.expert_linear %x, %w, %e : (tensor<?x64xf32>, tensor<4x96x64xf32>, tensor<?x2xi32>) -> tensor<?x2x48xf32>
+  return
+}
+
+// -----
+
+func.func @expert_linear_ids(%x: tensor<?x64xf32>, %e: tensor<?xi32>) {
+  %w = llmc.param "w" : tensor<4x96x64xf32>
+  // expected-error @+1 {{'llmc.expert_linear' op experts must have rank 2, got rank 1}}
+  %h = llmc.expert_linear %x, %w, %e : (tensor<?x64xf32>, tensor<4x96x64xf32>, tensor<?xi32>) -> tensor<?x2x96xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_expert_scales(%x: tensor<?x64xf32>, %e: tensor<?x2xi32>) {
+  %q = llmc.param "q" : tensor<4x96x32xi8>
+  %s = llmc.param "s" : tensor<4x96x1xf32>
+  // expected-error @+1 {{'llmc.quantized_expert_linear' op scales must be [4, 96, 2], got [4, 96, 1]}}
+  %h = llmc.quantized_expert_linear %x, %q, %s, %e {bits = 4 : i64, group_size = 32 : i64} : (tensor<?x64xf32>, tensor<4x96x32xi8>, tensor<4x96x1xf32>, tensor<?x2xi32>) -> tensor<?x2x96xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_expert_bits(%x: tensor<?x64xf32>, %e: tensor<?x2xi32>) {
+  %q = llmc.param "q" : tensor<4x96x64xi8>
+  %s = llmc.param "s" : tensor<4x96x1xf32>
+  // expected-error @+1 {{'llmc.quantized_expert_linear' op bits must be 8 or 4, got 2}}
+  %h = llmc.quantized_expert_linear %x, %q, %s, %e {bits = 2 : i64, group_size = 64 : i64} : (tensor<?x64xf32>, tensor<4x96x64xi8>, tensor<4x96x1xf32>, tensor<?x2xi32>) -> tensor<?x2x96xf32>
+  return
+}
+
+// -----
+
+func.func @moe_combine_slots(%y: tensor<?x2x64xf32>, %w: tensor<?x3xf32>) {
+  // expected-error @+1 {{'llmc.moe_combine' op input slots (2) must match the weights' (3)}}
+  %o = llmc.moe_combine %y, %w : (tensor<?x2x64xf32>, tensor<?x3xf32>) -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @moe_combine_width(%y: tensor<?x2x64xf32>, %w: tensor<?x2xf32>) {
+  // expected-error @+1 {{'llmc.moe_combine' op result last dimension (32) must match input features (64)}}
+  %o = llmc.moe_combine %y, %w : (tensor<?x2x64xf32>, tensor<?x2xf32>) -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @param_per_expert_rank() {
+  // expected-error @+1 {{'llmc.param' op a weight named per expert ({e}) stacks the experts: it must be [experts, rows, cols], got 'tensor<96x64xf32>'}}
+  %0 = llmc.param "experts.{e}.w1.weight" : tensor<96x64xf32>
+  return
+}

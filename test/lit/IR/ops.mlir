@@ -146,3 +146,27 @@ func.func @scaled_caches(%c8: !llmc.kv_cache<layers = 1, kv_heads = 2, head_dim 
   %c1 = llmc.kv_write %c8, %k, %k, %slots {layer = 0 : i64} : (!llmc.kv_cache<layers = 1, kv_heads = 2, head_dim = 16, dtype = i8>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<?xi32>) -> !llmc.kv_cache<layers = 1, kv_heads = 2, head_dim = 16, dtype = i8>
   return %c1 : !llmc.kv_cache<layers = 1, kv_heads = 2, head_dim = 16, dtype = i8>
 }
+
+// A mixture-of-experts block: routing, the chosen experts of each token
+// (stacked [experts, out, in] weights, f32 or quantized), the weighted sum.
+// CHECK-LABEL: func.func @moe
+// CHECK: %[[W:.*]], %[[E:.*]] = llmc.topk_gating %{{.*}} {k = 2 : i64, normalize} : (tensor<?x8xf32>) -> (tensor<?x2xf32>, tensor<?x2xi32>)
+// CHECK: llmc.topk_gating %{{.*}} {k = 2 : i64, scoring = "topk_softmax"}
+// CHECK: %[[H:.*]] = llmc.expert_linear %{{.*}}, %{{.*}}, %[[E]] : (tensor<?x64xf32>, tensor<8x96x64xf32>, tensor<?x2xi32>) -> tensor<?x2x96xf32>
+// CHECK: llmc.swiglu %[[H]] : (tensor<?x2x96xf32>) -> tensor<?x2x48xf32>
+// CHECK: llmc.quantized_expert_linear %{{.*}}, %{{.*}}, %{{.*}}, %[[E]] {bits = 4 : i64, group_size = 48 : i64} : (tensor<?x2x48xf32>, tensor<8x64x24xi8>, tensor<8x64x1xf32>, tensor<?x2xi32>) -> tensor<?x2x64xf32>
+// CHECK: llmc.moe_combine %{{.*}}, %[[W]] : (tensor<?x2x64xf32>, tensor<?x2xf32>) -> tensor<?x64xf32>
+func.func @moe(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %r = llmc.param "router" : tensor<8x64xf32>
+  %gu = llmc.param "experts.{e}.gate_up" : tensor<8x96x64xf32>
+  %dq = llmc.param "down.q" : tensor<8x64x24xi8>
+  %ds = llmc.param "down.s" : tensor<8x64x1xf32>
+  %l = llmc.linear %x, %r : (tensor<?x64xf32>, tensor<8x64xf32>) -> tensor<?x8xf32>
+  %w, %e = llmc.topk_gating %l {k = 2 : i64, normalize} : (tensor<?x8xf32>) -> (tensor<?x2xf32>, tensor<?x2xi32>)
+  %w2, %e2 = llmc.topk_gating %l {k = 2 : i64, scoring = "topk_softmax"} : (tensor<?x8xf32>) -> (tensor<?x2xf32>, tensor<?x2xi32>)
+  %h = llmc.expert_linear %x, %gu, %e : (tensor<?x64xf32>, tensor<8x96x64xf32>, tensor<?x2xi32>) -> tensor<?x2x96xf32>
+  %a = llmc.swiglu %h : (tensor<?x2x96xf32>) -> tensor<?x2x48xf32>
+  %d = llmc.quantized_expert_linear %a, %dq, %ds, %e {bits = 4 : i64, group_size = 48 : i64} : (tensor<?x2x48xf32>, tensor<8x64x24xi8>, tensor<8x64x1xf32>, tensor<?x2xi32>) -> tensor<?x2x64xf32>
+  %y = llmc.moe_combine %d, %w : (tensor<?x2x64xf32>, tensor<?x2xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}

@@ -253,3 +253,44 @@ func.func @post_norms(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %out = llmc.add %h, %q : tensor<?x8xf32>
   return %out : tensor<?x8xf32>
 }
+
+// -----
+
+// Tests that the experts' gate and up projections of the same tokens and
+// routing pack into one stacked weight whose expert e holds gate rows then
+// up rows of expert e (sources, each naming all experts), followed by a
+// SwiGLU over each chosen expert's run.
+
+// CHECK-LABEL: func.func @expert_gate_up
+// CHECK: %[[W:.*]] = llmc.param "experts.{e}.w1+experts.{e}.w3" {sources = ["experts.{e}.w1", "experts.{e}.w3"]} : tensor<4x32x64xf32>
+// CHECK: %[[H:.*]] = llmc.expert_linear %{{.*}}, %[[W]], %{{.*}} : (tensor<?x64xf32>, tensor<4x32x64xf32>, tensor<?x2xi32>) -> tensor<?x2x32xf32>
+// CHECK: %[[A:.*]] = llmc.swiglu %[[H]] : (tensor<?x2x32xf32>) -> tensor<?x2x16xf32>
+// CHECK-NOT: llmc.silu
+// CHECK: llmc.expert_linear %[[A]]
+func.func @expert_gate_up(%x: tensor<?x64xf32>, %e: tensor<?x2xi32>) -> tensor<?x2x64xf32> {
+  %g = llmc.param "experts.{e}.w1" : tensor<4x16x64xf32>
+  %u = llmc.param "experts.{e}.w3" : tensor<4x16x64xf32>
+  %d = llmc.param "experts.{e}.w2" : tensor<4x64x16xf32>
+  %gx = llmc.expert_linear %x, %g, %e : (tensor<?x64xf32>, tensor<4x16x64xf32>, tensor<?x2xi32>) -> tensor<?x2x16xf32>
+  %ux = llmc.expert_linear %x, %u, %e : (tensor<?x64xf32>, tensor<4x16x64xf32>, tensor<?x2xi32>) -> tensor<?x2x16xf32>
+  %s = llmc.silu %gx : tensor<?x2x16xf32>
+  %a = llmc.mul %s, %ux : tensor<?x2x16xf32>
+  %y = llmc.expert_linear %a, %d, %e : (tensor<?x2x16xf32>, tensor<4x64x16xf32>, tensor<?x2xi32>) -> tensor<?x2x64xf32>
+  return %y : tensor<?x2x64xf32>
+}
+
+// -----
+
+// Tests that gate and up routed by different gatings do not pack.
+
+// CHECK-LABEL: func.func @expert_gate_up_other_routing
+// CHECK-NOT: llmc.swiglu
+func.func @expert_gate_up_other_routing(%x: tensor<?x64xf32>, %e: tensor<?x2xi32>, %f: tensor<?x2xi32>) -> tensor<?x2x16xf32> {
+  %g = llmc.param "experts.{e}.w1" : tensor<4x16x64xf32>
+  %u = llmc.param "experts.{e}.w3" : tensor<4x16x64xf32>
+  %gx = llmc.expert_linear %x, %g, %e : (tensor<?x64xf32>, tensor<4x16x64xf32>, tensor<?x2xi32>) -> tensor<?x2x16xf32>
+  %ux = llmc.expert_linear %x, %u, %f : (tensor<?x64xf32>, tensor<4x16x64xf32>, tensor<?x2xi32>) -> tensor<?x2x16xf32>
+  %s = llmc.silu %gx : tensor<?x2x16xf32>
+  %a = llmc.mul %s, %ux : tensor<?x2x16xf32>
+  return %a : tensor<?x2x16xf32>
+}

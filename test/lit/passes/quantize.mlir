@@ -148,3 +148,32 @@ func.func @shared_and_converted(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %o = llmc.silu %c : tensor<?x64xf32>
   return %o : tensor<?x64xf32>
 }
+
+// -----
+
+// Tests that stacked experts are quantized per expert like a linear's
+// weight (int4 groups of 32 over K = 64; int8 one scale per row) into
+// llmc.quantized_expert_linear, converted to bf16 in mode bf16, and that
+// the router stays f32 in every mode (llama.cpp keeps ffn_gate_inp F32).
+
+// CHECK-LABEL: func.func @experts
+// CHECK: %[[R:.*]] = llmc.param "router" : tensor<4x64xf32>
+// CHECK: llmc.linear %{{.*}}, %[[R]] : (tensor<?x64xf32>, tensor<4x64xf32>) -> tensor<?x4xf32>
+// INT4: %[[Q:.*]] = llmc.param "experts.{e}.up" {group_size = 32 : i64, quant = "int4", quant_part = "weight"} : tensor<4x16x32xi8>
+// INT4: %[[S:.*]] = llmc.param "experts.{e}.up" {group_size = 32 : i64, quant = "int4", quant_part = "scales"} : tensor<4x16x2xf32>
+// INT4: llmc.quantized_expert_linear %{{.*}}, %[[Q]], %[[S]], %{{.*}} {bits = 4 : i64, group_size = 32 : i64} : (tensor<?x64xf32>, tensor<4x16x32xi8>, tensor<4x16x2xf32>, tensor<?x2xi32>) -> tensor<?x2x16xf32>
+// INT8: %[[Q:.*]] = llmc.param "experts.{e}.up" {group_size = 64 : i64, quant = "int8", quant_part = "weight"} : tensor<4x16x64xi8>
+// INT8: %[[S:.*]] = llmc.param "experts.{e}.up" {group_size = 64 : i64, quant = "int8", quant_part = "scales"} : tensor<4x16x1xf32>
+// INT8: llmc.quantized_expert_linear %{{.*}}, %[[Q]], %[[S]], %{{.*}} {bits = 8 : i64, group_size = 64 : i64}
+// BF16: %[[W:.*]] = llmc.param "experts.{e}.up" : tensor<4x16x64xbf16>
+// BF16: llmc.expert_linear %{{.*}}, %[[W]], %{{.*}} : (tensor<?x64xf32>, tensor<4x16x64xbf16>, tensor<?x2xi32>) -> tensor<?x2x16xf32>
+// CHECK-NOT: llmc.param "router" {{.*}}bf16
+func.func @experts(%x: tensor<?x64xf32>) -> tensor<?x2x16xf32> {
+  %r = llmc.param "router" : tensor<4x64xf32>
+  %l = llmc.linear %x, %r : (tensor<?x64xf32>, tensor<4x64xf32>) -> tensor<?x4xf32>
+  %w, %e = llmc.topk_gating %l {k = 2 : i64, normalize} : (tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<?x2xi32>)
+  %u = llmc.param "experts.{e}.up" : tensor<4x16x64xf32>
+  %h = llmc.expert_linear %x, %u, %e : (tensor<?x64xf32>, tensor<4x16x64xf32>, tensor<?x2xi32>) -> tensor<?x2x16xf32>
+  %s = llmc.silu %h : tensor<?x2x16xf32>
+  return %s : tensor<?x2x16xf32>
+}
