@@ -5,7 +5,7 @@
 #   2. llmc_cuda_test (every op vs ref, end to end, graph capture) and the
 #      conformance suite (KV_WRITE and both attentions with the cache in f32,
 #      bf16, f16, int8 and fp8 among it), which must say "comparing: cuda vs
-#      ref"
+#      ref; the MoE gating, expert linears and combine too)
 #   3. every test/data/models checkpoint: llmc compile --target cuda, then
 #      llmc run --backend cuda --prompt-ids ... --dump-logits for each
 #      reference prompt: f32 logits within 2e-4 and the exact greedy tokens;

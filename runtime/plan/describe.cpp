@@ -107,14 +107,18 @@ ordered_json describeWeights(const Plan &plan) {
     ++entry.first;
     entry.second += w.nbytes;
   }
-  const WeightTraffic traffic = weightTraffic(plan);
   ordered_json j;
   j["count"] = plan.weights().size();
   j["bytes"] = total;
   // What one decode step reads: the dense weights, a row of the embedding
-  // table, and k of E experts per MoE layer.
-  j["decode_bytes_per_token"] = traffic.decodeBytes(1);
-  j["expert_bytes"] = traffic.expertBytes;
+  // table, and k of E experts per MoE layer (null without a decode graph).
+  j["decode_bytes_per_token"] = nullptr;
+  j["expert_bytes"] = 0;
+  if (plan.graph("decode")) {
+    const WeightTraffic traffic = weightTraffic(plan);
+    j["decode_bytes_per_token"] = traffic.decodeBytes(1);
+    j["expert_bytes"] = traffic.expertBytes;
+  }
   ordered_json d = ordered_json::object();
   for (const auto &[name, entry] : byDtype)
     d[name] = {{"count", entry.first}, {"bytes", entry.second}};
@@ -308,11 +312,12 @@ std::string renderText(const ordered_json &j) {
 
   const auto &w = j["weights"];
   line("weights: " + num(w["count"]) + ", " + bytesText(w["bytes"]));
-  line("  a decode step reads " + bytesText(w["decode_bytes_per_token"]) +
-       (w["expert_bytes"].get<uint64_t>() > 0
-            ? " (the chosen experts only: " + num(c["experts_per_token"]) +
-                  " of " + num(c["num_experts"]) + " per layer)"
-            : std::string()));
+  if (!w["decode_bytes_per_token"].is_null())
+    line("  a decode step reads " + bytesText(w["decode_bytes_per_token"]) +
+         (w["expert_bytes"].get<uint64_t>() > 0
+              ? " (the chosen experts only: " + num(c["experts_per_token"]) +
+                    " of " + num(c["num_experts"]) + " per layer)"
+              : std::string()));
   for (const auto &[dtype, e] : w["by_dtype"].items())
     line("  " + dtype + ": " + num(e["count"]) + ", " + bytesText(e["bytes"]));
 

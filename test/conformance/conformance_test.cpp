@@ -232,15 +232,19 @@ void addPointwiseCases(std::vector<Case> &cases) {
             return out;
           },
           8.0f));
-    for (int64_t act : {0, 1}) // silu (SwiGLU), tanh GELU (GeGLU)
-      cases.push_back(simple(
-          cat(act ? "geglu/" : "swiglu/", shape), kExact, rows, {2 * cols},
-          [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &) {
-            uint32_t out = g.buffer(rowsT(), cols);
-            g.add(makeOp(LLMC_OP_SWIGLU, {buf(in[0])}, {out}, {act}));
-            return out;
-          },
-          6.0f));
+    // silu (SwiGLU), tanh GELU (GeGLU); one run per row, or four (one per
+    // chosen expert, i1).
+    for (int64_t act : {0, 1})
+      for (int64_t runs : {0, 4})
+        cases.push_back(simple(
+            cat(act ? "geglu/" : "swiglu/", runs ? "runs4/" : "", shape),
+            kExact, rows, {2 * cols},
+            [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &) {
+              uint32_t out = g.buffer(rowsT(), cols);
+              g.add(makeOp(LLMC_OP_SWIGLU, {buf(in[0])}, {out}, {act, runs}));
+              return out;
+            },
+            6.0f));
     // Gemma's embedding scale and final-logit soft-cap.
     for (auto [name, kind, f] : {std::tuple{"scale/", LLMC_OP_SCALE, 8.0},
                                  {"softcap/", LLMC_OP_SOFTCAP, 3.0}})
@@ -468,6 +472,140 @@ void addAttentionCases(std::vector<Case> &cases) {
   }
 }
 
+/// The experts [E, N, K] of `dtype` as one stacked weight (each expert
+/// quantized as a linear's weight: group K for i8).
+uint32_t stackedExperts(OpGraph &g, llmc_dtype dtype, int64_t E, int64_t N,
+                        int64_t K, int64_t group, std::mt19937 &rng,
+                        llmc_operand &scales) {
+  auto w = randomVector(rng, size_t(E * N * K));
+  scales = none();
+  if (dtype != LLMC_I8 && dtype != LLMC_I4)
+    return g.weight(dtype, {E, N, K}, w);
+  // Quantizing [E * N, K] row by row is quantizing each expert.
+  Quantized q = quantize(dtype, w, E * N, K, group);
+  scales = wt(g.weight(LLMC_F32, {E, N, K / group}, q.scales));
+  return g.weight(dtype, {E, N, K}, q.bytes);
+}
+
+// Mixture of experts: routing alone (the weights), then the whole block as
+// a graph computes it (router linear, gating, gate/up experts, one SwiGLU
+// run per chosen expert, down experts, weighted sum), whose output is wrong
+// unless every expert id, the grouping of rows by expert and each expert's
+// rows are. Rows 1 (decode), 5 (a batch) and 40 (a prefill: several rows
+// per expert, uneven groups).
+void addMoeCases(std::vector<Case> &cases) {
+  for (auto [E, k, mode, renorm] :
+       {std::tuple{8, 2, 0, 1}, {64, 8, 0, 1}, {8, 2, 0, 0}, {32, 4, 1, 0}})
+    for (int rows : {1, 13}) {
+      const char *scoring = mode     ? "topk_softmax"
+                            : renorm ? "renorm"
+                                     : "softmax";
+      cases.push_back(simple(
+          cat("moe/gating/", scoring, "/e", E, "k", k, "/", rows), kExact, rows,
+          {E},
+          [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &) {
+            uint32_t w = g.buffer(rowsT(), k);
+            uint32_t ids = g.buffer(rowsT(), k);
+            g.bufferDesc(ids).dtype = LLMC_I32;
+            g.add(makeOp(LLMC_OP_MOE_GATING, {buf(in[0])}, {w, ids},
+                         {k, renorm, mode}));
+            return w;
+          },
+          4.0f));
+    }
+  struct M {
+    llmc_dtype dtype;
+    int64_t group; // i4; i8 takes K
+    int64_t E, k, H, I;
+  };
+  // One EXPERT_LINEAR, as LINEAR's cases: each row's runs read x (shared)
+  // or their own run of x (per run), times the expert the gating chose.
+  for (M m : {M{LLMC_F32, 0, 8, 2, 64, 96}, M{LLMC_BF16, 0, 8, 2, 64, 96},
+              M{LLMC_F16, 0, 8, 2, 64, 96}, M{LLMC_I8, 0, 8, 2, 64, 96},
+              M{LLMC_I4, 32, 8, 2, 64, 96}, M{LLMC_I4, 32, 64, 8, 256, 40}})
+    for (int rows : {1, 5, 40})
+      for (bool perRun : {false, true}) {
+        const bool integer = m.dtype == LLMC_I8 || m.dtype == LLMC_I4;
+        const double bound = m.dtype == LLMC_F32 ? kExact
+                             : integer           ? kInt8Activations
+                                                 : kLowPrecision;
+        const int64_t xCols = perRun ? m.k * m.H : m.H;
+        cases.push_back(
+            simple(cat("moe/expert_linear/", dtypeName(m.dtype),
+                       m.group ? cat("g", m.group) : "", "/e", m.E, "k", m.k,
+                       "/", rows, "x", m.H, "x", m.I, perRun ? "/per_run" : ""),
+                   bound, rows, {xCols, m.E},
+                   [=](OpGraph &g, const std::vector<uint32_t> &in,
+                       std::mt19937 &rng) {
+                     uint32_t w = g.buffer(rowsT(), m.k);
+                     uint32_t ids = g.buffer(rowsT(), m.k);
+                     g.bufferDesc(ids).dtype = LLMC_I32;
+                     g.add(makeOp(LLMC_OP_MOE_GATING, {buf(in[1])}, {w, ids},
+                                  {m.k, 1, 0}));
+                     const int64_t group = m.dtype == LLMC_I4 ? m.group : m.H;
+                     llmc_operand scales;
+                     uint32_t wi = stackedExperts(g, m.dtype, m.E, m.I, m.H,
+                                                  group, rng, scales);
+                     uint32_t out = g.buffer(rowsT(), m.k * m.I);
+                     g.add(makeOp(LLMC_OP_EXPERT_LINEAR,
+                                  {buf(in[0]), wt(wi), scales, buf(ids)}, {out},
+                                  {group, m.k}));
+                     return out;
+                   }));
+      }
+  // The whole block chains two expert linears around SwiGLU, and each may
+  // round its activations (to bf16, or to int8 per block of 32), so
+  // low-precision experts get four times one linear's room (measured: up to
+  // 1.5e-5 bf16 and 1.5e-4 i4 at one row, where no row group averages the
+  // rounding out). The single-op cases above hold the per-op bounds.
+  for (M m : {M{LLMC_F32, 0, 8, 2, 64, 96}, M{LLMC_BF16, 0, 8, 2, 64, 96},
+              M{LLMC_F16, 0, 8, 2, 64, 96}, M{LLMC_I8, 0, 8, 2, 64, 96},
+              M{LLMC_I4, 32, 8, 2, 64, 96}, M{LLMC_I8, 0, 16, 4, 128, 48},
+              M{LLMC_I4, 32, 64, 8, 128, 64}, M{LLMC_F32, 0, 64, 8, 128, 64}})
+    for (int rows : {1, 5, 40}) {
+      const bool integer = m.dtype == LLMC_I8 || m.dtype == LLMC_I4;
+      const double bound = m.dtype == LLMC_F32 ? kExact
+                           : integer           ? 4 * kInt8Activations
+                                               : 4 * kLowPrecision;
+      cases.push_back(simple(
+          cat("moe/block/", dtypeName(m.dtype),
+              m.group ? cat("g", m.group) : "", "/e", m.E, "k", m.k, "/", rows,
+              "x", m.H, "x", m.I),
+          bound, rows, {m.H},
+          [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &rng) {
+            uint32_t router = g.weight(LLMC_F32, {m.E, m.H},
+                                       randomVector(rng, size_t(m.E * m.H)));
+            uint32_t logits = g.buffer(rowsT(), m.E);
+            g.add(makeOp(LLMC_OP_LINEAR, {buf(in[0]), wt(router)}, {logits}));
+            uint32_t w = g.buffer(rowsT(), m.k);
+            uint32_t ids = g.buffer(rowsT(), m.k);
+            g.bufferDesc(ids).dtype = LLMC_I32;
+            g.add(makeOp(LLMC_OP_MOE_GATING, {buf(logits)}, {w, ids},
+                         {m.k, 1, 0}));
+            llmc_operand s1, s2;
+            auto group = [&](int64_t K) {
+              return m.dtype == LLMC_I4 ? m.group : K;
+            };
+            uint32_t gu = stackedExperts(g, m.dtype, m.E, 2 * m.I, m.H,
+                                         group(m.H), rng, s1);
+            uint32_t h = g.buffer(rowsT(), m.k * 2 * m.I);
+            g.add(makeOp(LLMC_OP_EXPERT_LINEAR,
+                         {buf(in[0]), wt(gu), s1, buf(ids)}, {h},
+                         {group(m.H), m.k}));
+            uint32_t a = g.buffer(rowsT(), m.k * m.I);
+            g.add(makeOp(LLMC_OP_SWIGLU, {buf(h)}, {a}, {0, m.k}));
+            uint32_t dn =
+                stackedExperts(g, m.dtype, m.E, m.H, m.I, group(m.I), rng, s2);
+            uint32_t y = g.buffer(rowsT(), m.k * m.H);
+            g.add(makeOp(LLMC_OP_EXPERT_LINEAR, {buf(a), wt(dn), s2, buf(ids)},
+                         {y}, {group(m.I), m.k}));
+            uint32_t out = g.buffer(rowsT(), m.H);
+            g.add(makeOp(LLMC_OP_MOE_COMBINE, {buf(y), buf(w)}, {out}, {m.k}));
+            return out;
+          }));
+    }
+}
+
 std::vector<Case> allCases() {
   std::vector<Case> cases;
   addNormCases(cases);
@@ -475,6 +613,7 @@ std::vector<Case> allCases() {
   addPointwiseCases(cases);
   addTakeRowsCase(cases);
   addAttentionCases(cases);
+  addMoeCases(cases);
   return cases;
 }
 
@@ -572,7 +711,7 @@ const std::vector<std::string> kFamilies = {
     "embedding", "rms_norm",  "add_rms_norm", "layer_norm", "linear",
     "rope",      "add",       "mul",          "silu",       "gelu_erf",
     "gelu_tanh", "swiglu",    "geglu",        "scale",      "softcap",
-    "slice",     "take_rows", "prefill",      "decode"};
+    "slice",     "take_rows", "prefill",      "decode",     "moe"};
 
 INSTANTIATE_TEST_SUITE_P(Ops, OpConformance, ::testing::ValuesIn(kFamilies));
 

@@ -210,6 +210,93 @@ TEST_F(RefErrors, BadGemmaAttributesAreRefused) {
   }
 }
 
+// MoE ops whose operands or attributes cannot work, refused at prepare
+// with what is wrong (and supports() agrees).
+TEST_F(RefErrors, BadMoeGraphsAreRefused) {
+  struct Case {
+    const char *what, *message;
+    std::function<void(OpGraph &, uint32_t x, uint32_t &out)> build;
+  } cases[] = {
+      {"k above the experts", "k (i0 = 9) must be in 1..8",
+       [](OpGraph &g, uint32_t x, uint32_t &out) {
+         out = g.buffer(rowsT(), 9);
+         uint32_t ids = g.buffer(rowsT(), 9);
+         g.bufferDesc(ids).dtype = LLMC_I32;
+         g.add(makeOp(LLMC_OP_MOE_GATING, {buf(x)}, {out, ids}, {9, 1, 0}));
+       }},
+      {"f32 expert ids", "result 1 must be an i32 buffer",
+       [](OpGraph &g, uint32_t x, uint32_t &out) {
+         out = g.buffer(rowsT(), 2);
+         uint32_t ids = g.buffer(rowsT(), 2);
+         g.add(makeOp(LLMC_OP_MOE_GATING, {buf(x)}, {out, ids}, {2, 1, 0}));
+       }},
+      {"top-k then softmax, renormalised",
+       "top-k then softmax (i2 = 1) takes no renormalisation",
+       [](OpGraph &g, uint32_t x, uint32_t &out) {
+         out = g.buffer(rowsT(), 2);
+         uint32_t ids = g.buffer(rowsT(), 2);
+         g.bufferDesc(ids).dtype = LLMC_I32;
+         g.add(makeOp(LLMC_OP_MOE_GATING, {buf(x)}, {out, ids}, {2, 1, 1}));
+       }},
+      {"2-D experts", "W must stack the experts: [E, N, K]",
+       [](OpGraph &g, uint32_t x, uint32_t &out) {
+         uint32_t w = g.buffer(rowsT(), 2), ids = g.buffer(rowsT(), 2);
+         g.bufferDesc(ids).dtype = LLMC_I32;
+         g.add(makeOp(LLMC_OP_MOE_GATING, {buf(x)}, {w, ids}, {2, 1, 0}));
+         uint32_t W = g.weight(LLMC_F32, {16, 8}, std::vector<float>(128));
+         out = g.buffer(rowsT(), 32);
+         g.add(makeOp(LLMC_OP_EXPERT_LINEAR, {buf(x), wt(W), none(), buf(ids)},
+                      {out}, {0, 2}));
+       }},
+      {"f32 ids operand", "operand 3 must be an i32 buffer",
+       [](OpGraph &g, uint32_t x, uint32_t &out) {
+         uint32_t w = g.buffer(rowsT(), 2), ids = g.buffer(rowsT(), 2);
+         g.bufferDesc(ids).dtype = LLMC_I32;
+         g.add(makeOp(LLMC_OP_MOE_GATING, {buf(x)}, {w, ids}, {2, 1, 0}));
+         uint32_t W = g.weight(LLMC_F32, {8, 4, 8}, std::vector<float>(256));
+         out = g.buffer(rowsT(), 8);
+         g.add(makeOp(LLMC_OP_EXPERT_LINEAR, {buf(x), wt(W), none(), buf(w)},
+                      {out}, {0, 2}));
+       }},
+      {"x of another width", "x has 8 columns, expected K = 6 or k * K = 12",
+       [](OpGraph &g, uint32_t x, uint32_t &out) {
+         uint32_t w = g.buffer(rowsT(), 2), ids = g.buffer(rowsT(), 2);
+         g.bufferDesc(ids).dtype = LLMC_I32;
+         g.add(makeOp(LLMC_OP_MOE_GATING, {buf(x)}, {w, ids}, {2, 1, 0}));
+         uint32_t W = g.weight(LLMC_F32, {8, 4, 6}, std::vector<float>(192));
+         out = g.buffer(rowsT(), 8);
+         g.add(makeOp(LLMC_OP_EXPERT_LINEAR, {buf(x), wt(W), none(), buf(ids)},
+                      {out}, {0, 2}));
+       }},
+      {"combine of another width", "y has 8 columns, expected 6",
+       [](OpGraph &g, uint32_t x, uint32_t &out) {
+         uint32_t w = g.buffer(rowsT(), 2), ids = g.buffer(rowsT(), 2);
+         g.bufferDesc(ids).dtype = LLMC_I32;
+         g.add(makeOp(LLMC_OP_MOE_GATING, {buf(x)}, {w, ids}, {2, 1, 0}));
+         out = g.buffer(rowsT(), 3);
+         g.add(makeOp(LLMC_OP_MOE_COMBINE, {buf(x), buf(w)}, {out}, {2}));
+       }},
+      {"swiglu runs", "the runs per row i1 (3) must divide the result's 4",
+       [](OpGraph &g, uint32_t x, uint32_t &out) {
+         out = g.buffer(rowsT(), 4);
+         g.add(makeOp(LLMC_OP_SWIGLU, {buf(x)}, {out}, {0, 3}));
+       }},
+  };
+  for (const Case &c : cases) {
+    OpGraph g;
+    uint32_t x = g.feed(table, 8), out = 0;
+    c.build(g, x, out);
+    llmc_graph_desc desc = g.desc(out);
+    llmc_prepared *prepared = nullptr;
+    EXPECT_EQ(backend.api().prepare(backend.get(), &desc, &prepared),
+              LLMC_INVALID_ARGUMENT)
+        << c.what;
+    EXPECT_THAT(backend.api().last_error(backend.get()), HasSubstr(c.message))
+        << c.what;
+    EXPECT_FALSE(backend.supports(desc.ops[desc.num_ops - 1], desc)) << c.what;
+  }
+}
+
 TEST_F(RefErrors, LinearShapeMismatchNamesTheWeight) {
   OpGraph g;
   uint32_t x = g.feed(table, 8), out = g.buffer(rowsT(), 4);

@@ -47,6 +47,28 @@ TEST(BackendAbi, EachNewAttributeNeedsItsMinorVersion) {
   }
   EXPECT_EQ(abiNeeded(op(LLMC_OP_SCALE)).minor, 2u);
   EXPECT_EQ(abiNeeded(op(LLMC_OP_SOFTCAP)).minor, 2u);
+  // Mixture of experts: three ops, and SWIGLU over one run per expert.
+  for (llmc_op_kind k :
+       {LLMC_OP_MOE_GATING, LLMC_OP_EXPERT_LINEAR, LLMC_OP_MOE_COMBINE}) {
+    EXPECT_EQ(abiNeeded(op(k)).minor, 4u);
+    EXPECT_NE(abiNeeded(op(k)).feature.find("mixture of experts"),
+              std::string::npos);
+  }
+  glu.i[1] = 8;
+  EXPECT_EQ(abiNeeded(glu).minor, 4u);
+}
+
+TEST(BackendAbi, AnMoePlanNeedsAbi14) {
+  try {
+    checkBackendAbi("moe.plan", graphWith(op(LLMC_OP_EXPERT_LINEAR)), "oldcpu",
+                    apiOfMinor(3));
+    FAIL() << "a 1.3 plugin was accepted for an MoE graph";
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(),
+                 "moe.plan: graph 'prefill' needs backend ABI 1.4 (mixture of "
+                 "experts (op expert_linear)); backend 'oldcpu' speaks 1.3: "
+                 "rebuild the plugin with this llmc");
+  }
 }
 
 TEST(BackendAbi, AnOlderPluginIsRefusedWithWhatItLacks) {

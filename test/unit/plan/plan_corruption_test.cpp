@@ -118,7 +118,8 @@ void patch64(std::string &b, size_t offset, uint64_t v) {
 TEST_F(PlanCorruptionTest, NewerMajorVersion) {
   std::string b = bytes_;
   patch32(b, detail::kMajorOffset, 2);
-  expectRefused(b, "plan format 2.1 is newer than this llmc supports (1.x): "
+  patch32(b, detail::kMinorOffset, 7);
+  expectRefused(b, "plan format 2.7 is newer than this llmc supports (1.x): "
                    "recompile the model with this llmc or upgrade llmc");
 }
 
@@ -247,7 +248,7 @@ TEST_F(PlanCorruptionTest, BadOpKind) {
       "corrupted plan metadata: graph 'decode' op 2: unknown op kind 99");
   expectWriterPlanRefused(
       [](std::vector<Graph> &g) { g[0].ops[0].kind = LLMC_OP_COUNT; },
-      "unknown op kind 18");
+      "unknown op kind " + std::to_string(LLMC_OP_COUNT));
 }
 
 TEST_F(PlanCorruptionTest, OperandOutOfRange) {
@@ -300,14 +301,25 @@ TEST_F(PlanCorruptionTest, WriterRefusesOverfullOps) {
 
 /// Writes a plan whose metadata the writer would never produce: one weight
 /// entry as given, over a weight section of `sectionBytes`.
+/// The MoE fields of a forged config (format 1.2).
+struct ForgedMoe {
+  int64_t experts = 0, perToken = 0, layers = 0, total = 0, active = 0;
+};
+
 void writeForgedPlan(const std::string &p, uint32_t dtype,
                      std::vector<int64_t> shape, uint64_t offset,
                      uint64_t nbytes, uint64_t sectionBytes,
-                     uint32_t kvDtype = LLMC_F32, int64_t layers = 2) {
+                     uint32_t kvDtype = LLMC_F32, int64_t layers = 2,
+                     ForgedMoe moe = {}) {
   flatbuffers::FlatBufferBuilder fbb;
   fb::ConfigBuilder cb(fbb);
   cb.add_num_layers(layers);
   cb.add_kv_dtype(kvDtype);
+  cb.add_num_experts(moe.experts);
+  cb.add_experts_per_token(moe.perToken);
+  cb.add_moe_layers(moe.layers);
+  cb.add_total_parameters(moe.total);
+  cb.add_active_parameters(moe.active);
   auto config = cb.Finish();
   auto weight = fb::CreateWeight(fbb, fbb.CreateString("w"), dtype,
                                  fbb.CreateVector(shape), offset, nbytes);
@@ -355,6 +367,19 @@ TEST_F(PlanCorruptionTest, ForgedWeightEntries) {
   }
   writeForgedPlan(p, LLMC_F32, {4}, 0, 16, 16, LLMC_F32, -2);
   refused("config num_layers = -2 is out of range");
+  // MoE counts that no compiler writes.
+  writeForgedPlan(p, LLMC_F32, {4}, 0, 16, 16, LLMC_F32, 2, {8, 2, 2, 100, 40});
+  EXPECT_EQ(Plan::load(p)->config().expertsPerToken, 2);
+  writeForgedPlan(p, LLMC_F32, {4}, 0, 16, 16, LLMC_F32, 2, {8, 9, 2, 0, 0});
+  refused("config: 9 experts per token of 8 in 2 of 2 layers");
+  writeForgedPlan(p, LLMC_F32, {4}, 0, 16, 16, LLMC_F32, 2, {8, 2, 3, 0, 0});
+  refused("config: 2 experts per token of 8 in 3 of 2 layers");
+  writeForgedPlan(p, LLMC_F32, {4}, 0, 16, 16, LLMC_F32, 2, {0, 2, 0, 0, 0});
+  refused("config: 2 experts per token of 0");
+  writeForgedPlan(p, LLMC_F32, {4}, 0, 16, 16, LLMC_F32, 2, {-8, 0, 0, 0, 0});
+  refused("config num_experts = -8 is out of range");
+  writeForgedPlan(p, LLMC_F32, {4}, 0, 16, 16, LLMC_F32, 2, {8, 2, 2, 10, 40});
+  refused("config: parameter counts out of range");
 }
 
 } // namespace

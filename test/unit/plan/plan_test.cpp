@@ -337,7 +337,7 @@ TEST_F(PlanTest, DescribeJson) {
   testWriter().write(path("m.plan"));
   auto plan = Plan::load(path("m.plan"));
   auto j = nlohmann::json::parse(describePlan(*plan, true));
-  EXPECT_EQ(j["format"], "1.1");
+  EXPECT_EQ(j["format"], "1." + std::to_string(kPlanFormatMinor));
   EXPECT_EQ(j["config"]["architecture"], "llama");
   EXPECT_EQ(j["config"]["kv_dtype"], "f32");
   EXPECT_EQ(j["config"]["bos_token_id"], 1);
