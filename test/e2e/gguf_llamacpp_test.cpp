@@ -8,7 +8,8 @@
 // and on every usable backend must agree at >= 95% of the positions and give
 // the same greedy tokens. The same for Gemma 2 (gemma2-softcap as llama.cpp's
 // gemma2, F32): llama.cpp's reading of the norms' 1 + w, the soft-caps, the
-// alternating window and the attention scale it derives.
+// alternating window and the attention scale it derives. And the MoE
+// architectures (GgufFromLlamaCppMoe, fortune-moe-Q4_K_M).
 //
 //===----------------------------------------------------------------------===//
 #include "e2e_util.h"
@@ -97,8 +98,27 @@ TEST(GgufFromLlamaCppGemma2, F32AgreesWithLlamaCpp) {
   expectAgreesWithLlamaCpp("gemma2-softcap-f32", "", 1e-3);
 }
 
+// Mixtral and Qwen3-MoE as llama.cpp reads them (llama with expert_count
+// and stacked ffn_*_exps; qwen3moe with expert_feed_forward_length), F32,
+// the reference checkpoints as llmc-make-gguf writes them. llama.cpp's
+// greedy tokens equal the PyTorch reference's on both; the random routers'
+// near-ties (top-k margins down to 1e-4) survive llama.cpp's f16 KV cache
+// (40/40, the same 16 tokens, measured on ref and cpu).
+TEST(GgufFromLlamaCppMoe, MixtralF32AgreesWithLlamaCpp) {
+  expectAgreesWithLlamaCpp("mixtral-moe-f32", "", 5e-3);
+}
+
+TEST(GgufFromLlamaCppMoe, Qwen3MoeF32AgreesWithLlamaCpp) {
+  expectAgreesWithLlamaCpp("qwen3-moe-f32", "", 5e-3);
+}
+
+// fortune-moe-Q4_K_M: the bundled model upcycled to 4 experts, top 2
+// (tools/demo-model/upcycle_moe.py), quantized by llama.cpp's own
+// quantizer: its stacked experts in Q4_K (gate/up) and a fallback type
+// for down (688 columns are not whole 256-blocks), the router F32.
 INSTANTIATE_TEST_SUITE_P(KQuants, GgufFromLlamaCpp,
                          ::testing::Values("fortune-Q4_K_M", "fortune-Q5_K_M",
-                                           "fortune-Q3_K_M", "fortune-Q2_K"));
+                                           "fortune-Q3_K_M", "fortune-Q2_K",
+                                           "fortune-moe-Q4_K_M"));
 
 } // namespace

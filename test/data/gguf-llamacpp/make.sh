@@ -10,7 +10,7 @@
 # and derives that value) as an F32 GGUF (llmc-make-gguf, which writes
 # what convert_hf_to_gguf.py's Gemma2Model does: norms as 1 + w, softcaps,
 # window), with llama.cpp's argmax and greedy tokens on it. CI does not run
-# this: the outputs are committed.
+# this: the outputs are committed. The MoE fixtures (below) too.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -49,3 +49,22 @@ PY
 g2ids=1,394,1930,316,311,622,262,874,1945,293,262,285,1939,506,639,589,523,371,266,443,1931,1945,791,310,425,281,283,264,581,288,1112,1939,294,680,290,581,521,273,434,290
 NLC_BINS=$B "$tmp/llama_reference" "$here/gemma2-softcap-f32.gguf" "$g2ids" 16 > "$here/gemma2-softcap-f32.json"
 cat "$here/gemma2-softcap-f32.json"
+
+# Mixture of experts. The bundled model upcycled to 4 experts, top 2
+# (tools/demo-model/upcycle_moe.py: trained MLP copies with 10% noise, a
+# random router), quantized to Q4_K_M by llama.cpp; and the two MoE
+# reference checkpoints as F32 GGUFs (llmc-make-gguf: Mixtral as llama with
+# stacked experts, Qwen3-MoE as qwen3moe), with llama.cpp's argmax and
+# greedy tokens on each.
+/usr/bin/python3 "$root/tools/demo-model/upcycle_moe.py" "$tmp/fortune-moe"
+"$build/bin/llmc-make-gguf" "$tmp/fortune-moe" -o "$tmp/fortune-moe-f32.gguf" --type f32
+NLC_BINS=$B "$tmp/llama_quantize" "$tmp/fortune-moe-f32.gguf" "$here/fortune-moe-Q4_K_M.gguf" Q4_K_M
+NLC_BINS=$B "$tmp/llama_reference" "$here/fortune-moe-Q4_K_M.gguf" "$ids" 16 > "$here/fortune-moe-Q4_K_M.json"
+cat "$here/fortune-moe-Q4_K_M.json"
+for m in mixtral-moe qwen3-moe; do
+  "$build/bin/llmc-make-gguf" "$root/test/data/models/$m" -o "$here/$m-f32.gguf" --type f32
+  mids=$(/usr/bin/python3 -c "import json, sys; r = json.load(open(sys.argv[1])); print(','.join(map(str, r['prompts'][-1]['input_ids'])))" \
+    "$root/test/data/models/$m/reference/reference.json")
+  NLC_BINS=$B "$tmp/llama_reference" "$here/$m-f32.gguf" "$mids" 16 > "$here/$m-f32.json"
+  cat "$here/$m-f32.json"
+done
