@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "cpu.h"
 #include "gemv_int.h"
+#include "parallel.h"
 
 #include "llmc/support/half.h"
 
@@ -46,6 +47,13 @@ struct Panel {
 template <typename Fn>
 void forTileBlocks(int64_t N, int64_t K, int64_t kBlock, Fn fn) {
   const int64_t panels = (N + kTileN - 1) / kTileN;
+  static thread_local Panel mine;
+  if (!openRegion(true)) { // already on one thread of a parallel caller
+    for (int64_t k0 = 0; k0 < K; k0 += kBlock)
+      for (int64_t p = 0; p < panels; ++p)
+        fn(p * kTileN, k0, std::min(kBlock, K - k0), mine);
+    return;
+  }
 #pragma omp parallel
   {
     static thread_local Panel panel;
@@ -62,8 +70,7 @@ void quantize(const GemvArgs &a, int32_t offset, Activations &x) {
   x.q.resize(size_t(a.rows * a.K));
   x.s.resize(size_t(a.rows * blocks));
   x.c.resize(size_t(a.rows * blocks));
-#pragma omp parallel for schedule(static) if (a.rows * a.K >= (1 << 16))
-  for (int64_t r = 0; r < a.rows; ++r)
+  parallelFor(a.rows, a.rows * a.K >= (1 << 16), [&](int64_t r) {
     for (int64_t b = 0; b < blocks; ++b) {
       alignas(32) int32_t v[kQuantBlock];
       const size_t at = size_t(r * blocks + b);
@@ -75,6 +82,7 @@ void quantize(const GemvArgs &a, int32_t offset, Activations &x) {
       }
       x.c[at] = -offset * sum;
     }
+  });
 }
 
 /// Eight rows of eight int32 each, transposed in place.
@@ -226,8 +234,7 @@ void gemmBf16(F32Tile tile, const GemvArgs &a, const uint16_t *w) {
   static thread_local std::vector<float> scratch;
   std::vector<float> &xp = scratch; // not each worker's own, see gemmInt
   xp.resize(size_t(rowsP * a.K));
-#pragma omp parallel for schedule(static) if (a.rows * a.K >= (1 << 16))
-  for (int64_t t = 0; t < tiles; ++t)
+  parallelFor(tiles, a.rows * a.K >= (1 << 16), [&](int64_t t) {
     for (int64_t k0 = 0; k0 < a.K; k0 += kF32KBlock) {
       const int64_t kc = std::min(kF32KBlock, a.K - k0);
       packTileRows(
@@ -235,6 +242,7 @@ void gemmBf16(F32Tile tile, const GemvArgs &a, const uint16_t *w) {
           [&](int64_t m) { return a.x + (t * kF32TileRows + m) * a.K + k0; },
           xp.data() + k0 * rowsP + t * kF32TileRows * kc);
     }
+  });
   forTileBlocks(a.N, a.K, kF32KBlock,
                 [&](int64_t n0, int64_t k0, int64_t kc, Panel &panel) {
                   packBf16(w, a.K, a.N, n0, k0, kc, panel);

@@ -12,6 +12,7 @@
 
 #include "cpu.h"
 #include "gemv_int.h"
+#include "parallel.h"
 #include "simd.h"
 
 #include <algorithm>
@@ -75,8 +76,7 @@ template <typename Dot>
 void gemvDriver(const GemvArgs &a, Dot dot, WeightRows rows = {}) {
   int64_t panels = (a.N + kGemvPanel - 1) / kGemvPanel;
   // Below ~64K weights a parallel region costs more than it saves.
-#pragma omp parallel for schedule(static) if (a.N * a.K >= (1 << 16))
-  for (int64_t p = 0; p < panels; ++p) {
+  parallelFor(panels, a.N * a.K >= (1 << 16), [&](int64_t p) {
     int64_t n0 = p * kGemvPanel, n1 = std::min(a.N, n0 + kGemvPanel);
     for (int64_t r0 = 0; r0 < a.rows; r0 += kGemvRowGroup) {
       int64_t R = std::min(kGemvRowGroup, a.rows - r0);
@@ -91,7 +91,7 @@ void gemvDriver(const GemvArgs &a, Dot dot, WeightRows rows = {}) {
           a.out[(r0 + r) * a.N + n] = res[r] + bias;
       }
     }
-  }
+  });
 }
 
 template <typename Row>

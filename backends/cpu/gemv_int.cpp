@@ -2,6 +2,7 @@
 #include "gemv_int.h"
 #include "cpu.h"
 #include "gemv.h"
+#include "parallel.h"
 
 #include "simd.h"
 
@@ -13,12 +14,11 @@ namespace {
 template <typename Panel>
 void forPanels(int64_t rows, int64_t K, int64_t N, Panel panel) {
   int64_t panels = (N + kGemvPanel - 1) / kGemvPanel;
-#pragma omp parallel for schedule(static) if (N * K >= (1 << 16))
-  for (int64_t p = 0; p < panels; ++p) {
+  parallelFor(panels, N * K >= (1 << 16), [&](int64_t p) {
     int64_t n0 = p * kGemvPanel, n1 = std::min(N, n0 + kGemvPanel);
     for (int64_t r0 = 0; r0 < rows; r0 += kGemvRowGroup)
       panel(n0, n1, r0, std::min(kGemvRowGroup, rows - r0));
-  }
+  });
 }
 
 struct Scratch {
@@ -33,28 +33,51 @@ Scratch &scratch() {
   return s;
 }
 
+/// How quantizeRows lays out a row's blocks (IntGemv).
+enum class XOrder { Natural, Nibble, PairedNibble };
+
 /// x rows to int8 blocks of 32 with a scale each, laid out as IntGemv says.
-/// With nibbleOrder, each block's even columns go first and the i4 offset's
-/// start values go to s.n.
-void quantizeRows(const GemvArgs &a, bool nibbleOrder, Scratch &s) {
+/// In the nibble orders each block's (or pair's) even columns go first and
+/// the i4 offset's start values go to s.n.
+void quantizeRows(const GemvArgs &a, XOrder order, Scratch &s) {
   const int64_t L = a.K / 4;
+  const bool nibbles = order != XOrder::Natural;
   s.q.resize(size_t(a.rows * a.K));
   s.s.resize(size_t(a.rows * L));
-  s.n.resize(nibbleOrder ? size_t(a.rows * L) : 0);
+  s.n.resize(nibbles ? size_t(a.rows * L) : 0);
   for (int64_t r = 0; r < a.rows; ++r)
     for (int64_t k0 = 0; k0 < a.K; k0 += kQuantBlock) {
       alignas(32) int32_t v[kQuantBlock];
       const float d = quantizeBlock(a.x + r * a.K + k0, v);
-      int8_t *q = s.q.data() + r * a.K + k0;
-      for (int64_t i = 0; i < kQuantBlock; ++i)
-        q[nibbleOrder ? (i % 2) * 16 + i / 2 : i] = int8_t(v[i]);
-      for (int64_t l = 0; l < kQuantBlock / 4; ++l) {
-        const size_t lane = size_t(r * L + k0 / 4 + l);
-        s.s[lane] = d;
-        if (nibbleOrder)
-          s.n[lane] =
-              -8 * (q[4 * l] + q[4 * l + 1] + q[4 * l + 2] + q[4 * l + 3]);
+      // A pair starts at an even block with a block after it.
+      const int64_t block = k0 / kQuantBlock;
+      const bool paired = order == XOrder::PairedNibble &&
+                          k0 + (block % 2 ? 0 : kQuantBlock) < a.K &&
+                          (block % 2 == 1 || k0 + 2 * kQuantBlock <= a.K);
+      int8_t *base = s.q.data() + r * a.K +
+                     (paired ? (k0 - (block % 2) * kQuantBlock) : k0);
+      for (int64_t i = 0; i < kQuantBlock; ++i) {
+        // Paired: [even of b, even of b+1, odd of b, odd of b+1], 16 each.
+        const int64_t at = !nibbles ? i
+                           : paired ? (i % 2) * 32 + (block % 2) * 16 + i / 2
+                                    : (i % 2) * 16 + i / 2;
+        base[at] = int8_t(v[i]);
       }
+      for (int64_t l = 0; l < kQuantBlock / 4; ++l) {
+        // The int32 lane that holds these columns' products: 4 per 16.
+        const int64_t local =
+            paired ? (l / 4) * 8 + (block % 2) * 4 + l % 4 : l;
+        const size_t lane =
+            size_t(r * L + (base - (s.q.data() + r * a.K)) / 4 + local);
+        s.s[lane] = d;
+      }
+    }
+  if (!nibbles)
+    return;
+  for (int64_t r = 0; r < a.rows; ++r)
+    for (int64_t lane = 0; lane < L; ++lane) {
+      const int8_t *q = s.q.data() + r * a.K + 4 * lane;
+      s.n[size_t(r * L + lane)] = -8 * (q[0] + q[1] + q[2] + q[3]);
     }
 }
 
@@ -94,7 +117,11 @@ bool intGemvApplies(int64_t K, int64_t group) {
 void gemvInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
              const float *scales, int64_t group) {
   Scratch &s = scratch();
-  quantizeRows(a, q4, s);
+  quantizeRows(a,
+               !q4                ? XOrder::Natural
+               : k.q4PairedBlocks ? XOrder::PairedNibble
+                                  : XOrder::Nibble,
+               s);
   IntGemv g{s.q.data(), s.s.data(), q4 ? s.n.data() : nullptr,
             a.rows,     a.K,        a.N,
             w,          scales,     group,

@@ -24,7 +24,11 @@ constexpr int64_t kPrefetchRows = 4;
 /// given quantized.
 struct IntGemv {
   const int8_t *xq;  // [rows][K]; for i4 each block holds its even columns
-                     // first, then its odd ones (the nibble order)
+                     // first, then its odd ones (the nibble order); with
+                     // q4PairedBlocks each pair of blocks b, b+1 holds the
+                     // even columns of b, of b+1, the odd of b, of b+1 (xs
+                     // and xn follow their int32 lanes), a last odd block
+                     // the plain nibble order
   const float *xs;   // [rows][K / 4]: each block's scale, once per int32 lane
                      // of a vpdpbusd over the block (8 copies)
   const int32_t *xn; // i4 only: [rows][K / 4], -8 times the sum of each
@@ -79,6 +83,11 @@ struct IntKernels {
   // sign instead (128 * 127 * 2 would saturate vpmaddubsw). i4 weights
   // always get 8.
   int32_t q8Offset;
+  // The i4 panels take each pair of blocks at once (512 bits): the
+  // activations' nibble order then runs over the pair — the even columns
+  // of both blocks, then the odd ones of both (IntGemv) — so the weights'
+  // low and high nibbles need no shuffle across 128-bit lanes.
+  bool q4PairedBlocks = false;
 };
 
 IntKernels intKernelsAvx2();

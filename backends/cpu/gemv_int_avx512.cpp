@@ -15,13 +15,30 @@ inline __m512 halves(float lo, float hi) {
   return _mm512_mask_blend_ps(0xff00, _mm512_set1_ps(lo), _mm512_set1_ps(hi));
 }
 
+/// Block b's scale in lanes 0-3 and 8-11, b+1's in 4-7 and 12-15: the int32
+/// lanes of a pair of i4 blocks in the paired nibble order.
+inline __m512 pairedHalves(float lo, float hi) {
+  return _mm512_mask_blend_ps(0xf0f0, _mm512_set1_ps(lo), _mm512_set1_ps(hi));
+}
+
+/// Two i4 blocks (32 bytes) as unsigned q + 8 in the paired nibble order:
+/// the low nibbles of both blocks, then the high ones — the 32 bytes twice,
+/// the upper copy shifted down by 4, no shuffle across lanes.
+inline __m512i pairedNibbles(const uint8_t *p) {
+  const __m512i flip = _mm512_set1_epi8(char(0x88)); // q -> q + 8
+  const __m512i shifts =
+      _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+  __m512i v = _mm512_xor_si512(_mm512_broadcast_i64x4(_mm256_loadu_si256(
+                                   reinterpret_cast<const __m256i *>(p))),
+                               flip);
+  return _mm512_and_si512(_mm512_srlv_epi16(v, shifts), _mm512_set1_epi8(0x0f));
+}
+
 template <int R, bool Q4>
 void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
   const int64_t K = a.K, L = K / 4, blocks = K / kQuantBlock;
   const int64_t perGroup = a.group / kQuantBlock, groups = K / a.group;
   const bool rowScale = groups == 1;
-  const __m256i low = _mm256_set1_epi8(0x0f);
-  const __m256i flip = _mm256_set1_epi8(char(0x88)); // q -> q + 8
   const __m512i zero = _mm512_setzero_si512();
   const int64_t rowBytes = Q4 ? K / 2 : K;
   for (int64_t n = n0; n < n1; ++n) {
@@ -42,14 +59,7 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
       __m512i u;
       __mmask64 neg = 0;
       if (Q4) {
-        __m256i v = _mm256_xor_si256(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i *>(w4 + b * 16)),
-            flip);
-        __m256i lo = _mm256_and_si256(v, low);
-        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
-        // [lo b, lo b+1, hi b, hi b+1] -> [lo b, hi b, lo b+1, hi b+1]
-        __m512i t = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-        u = _mm512_shuffle_i64x2(t, t, _MM_SHUFFLE(3, 1, 2, 0));
+        u = pairedNibbles(w4 + b * 16);
       } else {
         __m512i w = _mm512_loadu_si512(w8 + b * kQuantBlock);
         u = _mm512_abs_epi8(w); // -128 stays 0x80, which is 128 unsigned
@@ -57,8 +67,9 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
       }
       __m512 sw = _mm512_set1_ps(1.0f);
       if (!rowScale)
-        sw = perGroup == 1 ? halves(ws[b], ws[b + 1])
-                           : _mm512_set1_ps(ws[b / perGroup]);
+        sw = perGroup != 1 ? _mm512_set1_ps(ws[b / perGroup])
+             : Q4          ? pairedHalves(ws[b], ws[b + 1])
+                           : halves(ws[b], ws[b + 1]);
       for (int r = 0; r < R; ++r) {
         const int64_t row = r0 + r, lane = row * L + b * 8;
         __m512i x = _mm512_loadu_si512(a.xq + row * K + b * kQuantBlock);
@@ -102,9 +113,81 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
   }
 }
 
+/// Two blocks of weight row `n` from block b: unsigned bytes for vpdpbusd
+/// (i4: q + 8; i8: |w|, with the sign in `neg` for the activations).
+template <bool Q4>
+inline __m512i weightPair(const IntGemv &a, int64_t n, int64_t b,
+                          __mmask64 &neg) {
+  const int64_t K = a.K;
+  if (Q4)
+    return pairedNibbles(static_cast<const uint8_t *>(a.w) + n * (K / 2) +
+                         b * 16);
+  const int8_t *w8 = static_cast<const int8_t *>(a.w) + n * K;
+  __m512i w = _mm512_loadu_si512(w8 + b * kQuantBlock);
+  neg = _mm512_movepi8_mask(w);
+  return _mm512_abs_epi8(w);
+}
+
+/// A single activation row (decode) against kCols weight rows at a time:
+/// the row's quantized blocks, offsets and scales are loaded once for all
+/// of them, and the four dot products reduce together. The blocks of
+/// `panel` otherwise; the rows past the last group of kCols run there.
+template <bool Q4>
+void panelOneRow(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
+  constexpr int kCols = 4;
+  const int64_t K = a.K, L = K / 4, blocks = K / kQuantBlock;
+  const int64_t perGroup = a.group / kQuantBlock, groups = K / a.group;
+  const bool rowScale = groups == 1;
+  const int64_t rowBytes = Q4 ? K / 2 : K;
+  const __m512i zero = _mm512_setzero_si512();
+  const int8_t *xq = a.xq + r0 * K;
+  const float *xs = a.xs + r0 * L;
+  const int32_t *xn = Q4 ? a.xn + r0 * L : nullptr;
+  int64_t n = n0;
+  for (; n + kCols <= n1 && blocks % 2 == 0; n += kCols) {
+    const char *ahead =
+        static_cast<const char *>(a.w) + (n + kPrefetchRows) * rowBytes;
+    if (n + kPrefetchRows + kCols <= a.N)
+      for (int64_t i = 0; i < kCols * rowBytes; i += 64)
+        _mm_prefetch(ahead + i, _MM_HINT_T0);
+    __m512 acc[kCols];
+    for (int j = 0; j < kCols; ++j)
+      acc[j] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < blocks; b += 2) {
+      const __m512i x = _mm512_loadu_si512(xq + b * kQuantBlock);
+      const __m512i start =
+          Q4 ? _mm512_loadu_si512(xn + b * 8) : _mm512_setzero_si512();
+      const __m512 s = _mm512_loadu_ps(xs + b * 8);
+      for (int j = 0; j < kCols; ++j) {
+        __mmask64 neg = 0;
+        const __m512i u = weightPair<Q4>(a, n + j, b, neg);
+        const __m512i xj = Q4 ? x : _mm512_mask_sub_epi8(x, neg, zero, x);
+        const __m512i d = _mm512_dpbusd_epi32(start, u, xj);
+        const float *ws = a.ws + (n + j) * groups;
+        const __m512 sw =
+            rowScale ? s
+            : perGroup != 1
+                ? _mm512_mul_ps(s, _mm512_set1_ps(ws[b / perGroup]))
+                : _mm512_mul_ps(s, Q4 ? pairedHalves(ws[b], ws[b + 1])
+                                      : halves(ws[b], ws[b + 1]));
+        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), sw, acc[j]);
+      }
+    }
+    for (int j = 0; j < kCols; ++j) {
+      const float *ws = a.ws + (n + j) * groups;
+      float v = _mm512_reduce_add_ps(acc[j]) * (rowScale ? ws[0] : 1.0f);
+      a.out[r0 * a.N + n + j] = v + (a.bias ? a.bias[n + j] : 0.0f);
+    }
+  }
+  if (n < n1)
+    panel<1, Q4>(a, n, n1, r0);
+}
+
 template <bool Q4> struct Panel {
   template <int R>
   static void run(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
+    if (R == 1)
+      return panelOneRow<Q4>(a, n0, n1, r0);
     panel<R, Q4>(a, n0, n1, r0);
   }
 };
@@ -117,7 +200,8 @@ void panelAny(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0, int64_t R) {
 } // namespace
 
 IntKernels intKernelsAvx512() {
-  return {panelAny<false>, panelAny<true>, intTileAvx512, intTileAvx512, 128};
+  return {
+      panelAny<false>, panelAny<true>, intTileAvx512, intTileAvx512, 128, true};
 }
 
 } // namespace llmc::cpu

@@ -83,6 +83,9 @@ Kernel makeCombine(const llmc_op_desc &op) {
   };
 }
 
+/// The smallest piece of an expert's weights one tile reads.
+constexpr int64_t kMinTileBytes = 256 << 10;
+
 /// One unit of work: output rows [n0, n1) of one expert, for its gathered
 /// rows.
 struct Tile {
@@ -143,16 +146,21 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
     }
 
     // Tiles: enough per expert that every thread has work (a token's k
-    // experts may be fewer than the threads), rows a multiple of 32 (the
-    // GEMM tiles' width); the largest groups first, handed out as threads
-    // free up.
+    // experts may be fewer than the threads), but none under kMinTileBytes
+    // of weights (each tile quantizes its rows and restarts the weight
+    // stream: measured ~1 us, so on moe-small a 512-row int4 expert in two
+    // tiles decodes slower than in one); rows a multiple of 32 (the GEMM
+    // tiles' width); the largest groups first, handed out as threads free
+    // up.
     std::vector<Tile> &tiles = scratch->tiles;
     tiles.clear();
     int64_t active = 0;
     for (int64_t e = 0; e < s.experts; ++e)
       active += groups.begin[size_t(e + 1)] > groups.begin[size_t(e)];
-    const int64_t perExpert = std::max<int64_t>(
-        1, (4 * threads + active - 1) / std::max<int64_t>(active, 1));
+    const int64_t expertBytes = int64_t(rowBytes(all.dtype, s.K)) * s.N;
+    const int64_t perExpert = std::clamp<int64_t>(
+        (2 * threads + active - 1) / std::max<int64_t>(active, 1), 1,
+        std::max<int64_t>(1, expertBytes / kMinTileBytes));
     const int64_t step32 = (s.N + perExpert - 1) / perExpert;
     const int64_t width = std::max<int64_t>(32, (step32 + 31) / 32 * 32);
     for (int64_t e = 0; e < s.experts; ++e)
