@@ -13,6 +13,11 @@ import sys
 res, cfg_path, formats = sys.argv[1], sys.argv[2], sys.argv[3:]
 cfg = json.load(open(cfg_path))
 V, H = cfg["vocab_size"], cfg["hidden_size"]
+# An MoE reads k of E experts per token: llama.cpp's bytes per token are the
+# GGUF's less the experts it does not read (every layer sparse, as qwen3moe).
+E, K_ACTIVE = cfg.get("num_experts", 0), cfg.get("num_experts_per_tok", 0)
+EXPERT_PARAMS = (cfg["num_hidden_layers"] * E * 3 * cfg.get("moe_intermediate_size", 0) * H
+                 if E else 0)
 
 bw = None  # DRAM read GB/s, median of the full-buffer "read" kernel
 for line in open(os.path.join(res, "membw.txt")):
@@ -50,6 +55,9 @@ for f in formats:
     gp, gd = G["pp_median"], G["tg_median"]
     lbytes = L["decode_weight_bytes_per_token"]
     gbytes = G["model_size"] - V * H * gguf_bpe[f] * (1 - 1 / V)
+    if E:
+        gbytes -= EXPERT_PARAMS * gguf_bpe[f] * (1 - K_ACTIVE / E)
+    batch8 = next((b for b in L["results"] if b["batch"] == 8), None)
     l_roof = bw * 1e9 / lbytes
     g_roof = bw * 1e9 / gbytes
     p_roof = ceiling[f] * 1e9 / L["prefill_flops_per_token"] if ceiling[f] else 0
@@ -63,6 +71,7 @@ for f in formats:
         f"| {f} | {lbytes / 1e6:.0f} | {gbytes / 1e6:.0f} | {l_roof:.0f} | {g_roof:.0f} | {p_roof:.0f} "
         f"| {r['ttft_ms']:.0f} | {r['tpot_ms']:.1f} | {L['peak_rss_bytes'] / 2**20:.0f} "
         f"| {G['max_rss_bytes'] / 2**20:.0f} |"
+        + (f" {batch8['decode_tok_s']:.1f} ({batch8['decode_tok_s'] / ld:.2f}x) |" if batch8 else "")
     )
 
 print("| format (GGUF) | llmc prefill tok/s | llama.cpp prefill tok/s | ratio | llmc decode tok/s "
@@ -71,10 +80,11 @@ print("| format (GGUF) | llmc prefill tok/s | llama.cpp prefill tok/s | ratio | 
 print("|---|---|---|---|---|---|---|---|---|---|")
 print("\n".join(rows))
 print()
+has_b8 = any(d.count("|") > 11 for d in detail)
 print("| format | llmc MB read/token | llama.cpp MB read/token | llmc decode roofline tok/s "
       "| llama.cpp decode roofline tok/s | prefill roofline tok/s | llmc TTFT ms | llmc TPOT ms "
-      "| llmc peak RSS MiB | llama.cpp peak RSS MiB |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+      "| llmc peak RSS MiB | llama.cpp peak RSS MiB |" + (" llmc batch-8 decode tok/s (vs batch 1) |" if has_b8 else ""))
+print("|---|---|---|---|---|---|---|---|---|---|" + ("---|" if has_b8 else ""))
 print("\n".join(detail))
 print()
 impl = ", ".join(

@@ -3,7 +3,9 @@
 # ceilings measured in the same run:
 #   decode roofline  = DRAM read bandwidth (membw) / weight bytes one decode step reads
 #   prefill roofline = oneDNN matmul GFLOP/s (matmul_probe) / prefill FLOPs per token
-# Usage: bench/e2e/run_bench.sh [small|1b]          (default small; about 5-10 minutes on 2 cores)
+# Usage: bench/e2e/run_bench.sh [small|1b|moe-small] (default small; about 5-10 minutes on 2 cores)
+#   moe-small: Qwen3-30B-A3B's shape scaled down (qwen3moe, 64 experts, top 8, expert width 256); llmc also
+#   decodes a batch of 8 (BATCH, default "1,8" there), whose experts a step reads once for all 8 tokens.
 # Env: LLMC_BENCH_DIR (work folder, default /tmp/llmc-bench), LLMC_PEER_DIR (llama.cpp + checkpoints,
 #      default $LLMC_BENCH_DIR/peer), LLMC_BUILD_DIR (default <repo>/build), LLMC_BENCH_SKIP_BUILD=1,
 #      THREADS (2), PROMPT_LEN (512), GEN_LEN (128), REPS (3), FORMATS ("f32 bf16 int8 int4").
@@ -11,7 +13,7 @@
 # Machines are shared and noisy: read the ratios, which are measured minutes apart, not the absolutes.
 set -euo pipefail
 size=${1:-small}
-case $size in small | 1b) ;; *) echo "usage: $0 [small|1b]" >&2; exit 2 ;; esac
+case $size in small | 1b | moe-small) ;; *) echo "usage: $0 [small|1b|moe-small]" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 W=${LLMC_BENCH_DIR:-/tmp/llmc-bench}
@@ -20,6 +22,8 @@ P=$LLMC_PEER_DIR
 BUILD=${LLMC_BUILD_DIR:-$repo/build}
 THREADS=${THREADS:-2} PP=${PROMPT_LEN:-512} TG=${GEN_LEN:-128} REPS=${REPS:-3}
 FORMATS=${FORMATS:-f32 bf16 int8 int4}
+[ "$size" = moe-small ] && FORMATS=${FORMATS_MOE:-bf16 int8 int4} # f32 is 2.2 GB of experts
+BATCH=${BATCH:-$([ "$size" = moe-small ] && echo 1,8 || echo 1)}
 R=$W/results-$size
 mkdir -p "$W/plans" "$R"
 log() { echo "[$(date +%T)] $*" >&2; }
@@ -66,7 +70,8 @@ log "ceilings: memory bandwidth"
 OMP_NUM_THREADS=$THREADS OMP_PROC_BIND=close "$P/membw" 1024 5 >"$R/membw.txt"
 log "ceilings: oneDNN matmul probe"
 g++ -O2 -std=c++17 -o "$W/matmul_probe" "$here/matmul_probe.cpp" -ldnnl
-read -r H F < <(/usr/bin/python3 -c "import json; c=json.load(open('$HF/config.json')); print(c['hidden_size'], c['intermediate_size'])")
+# An MoE's FFN is its experts: their width is the shape (moe_intermediate_size).
+read -r H F < <(/usr/bin/python3 -c "import json; c=json.load(open('$HF/config.json')); print(c['hidden_size'], c.get('moe_intermediate_size') or c['intermediate_size'])")
 # The FFN up/gate shape at a 512-token prefill: the bulk of prefill FLOPs.
 OMP_NUM_THREADS=$THREADS "$W/matmul_probe" "$PP" "$F" "$H" 10 >"$R/matmul_probe.json"
 # The cpu backend's own kernel microbenchmark, if built: what llmc's linear path reaches (not a ceiling).
@@ -92,7 +97,7 @@ for f in $FORMATS; do
   fi
   log "llmc bench $f"
   OMP_NUM_THREADS=$THREADS "$LLMC" bench "$plan" --threads "$THREADS" --prompt-len "$PP" \
-    --gen-len "$TG" --reps "$REPS" --json >"$R/llmc-$f.json"
+    --gen-len "$TG" --reps "$REPS" --batch "$BATCH" --json >"$R/llmc-$f.json"
   g=$P/models/$size-${GGUF[$f]}.gguf
   log "llama.cpp $(basename "$g")"
   # tgp = PP: llama.cpp decodes after a prompt as long as llmc's, so both read the same KV per step.
@@ -104,7 +109,7 @@ echo "uptime after: $(uptime)" | tee -a "$R/machine.txt" >&2
 /usr/bin/python3 "$here/report.py" "$R" "$HF/config.json" $FORMATS | tee "$R/table.md"
 cat >>"$R/table.md" <<EOF
 
-Command: bench/e2e/run_bench.sh $size (THREADS=$THREADS PROMPT_LEN=$PP GEN_LEN=$TG REPS=$REPS)
+Command: bench/e2e/run_bench.sh $size (THREADS=$THREADS PROMPT_LEN=$PP GEN_LEN=$TG REPS=$REPS BATCH=$BATCH)
 $(cat "$R/machine.txt")
 EOF
 log "results in $R (table.md, raw JSON)"
