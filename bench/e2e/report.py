@@ -57,7 +57,8 @@ for f in formats:
     gbytes = G["model_size"] - V * H * gguf_bpe[f] * (1 - 1 / V)
     if E:
         gbytes -= EXPERT_PARAMS * gguf_bpe[f] * (1 - K_ACTIVE / E)
-    batch8 = next((b for b in L["results"] if b["batch"] == 8), None)
+    bpath = os.path.join(res, f"llmc-{f}-batch.json")
+    batch8 = json.load(open(bpath))["results"][0] if os.path.exists(bpath) else None
     l_roof = bw * 1e9 / lbytes
     g_roof = bw * 1e9 / gbytes
     p_roof = ceiling[f] * 1e9 / L["prefill_flops_per_token"] if ceiling[f] else 0
@@ -71,7 +72,8 @@ for f in formats:
         f"| {f} | {lbytes / 1e6:.0f} | {gbytes / 1e6:.0f} | {l_roof:.0f} | {g_roof:.0f} | {p_roof:.0f} "
         f"| {r['ttft_ms']:.0f} | {r['tpot_ms']:.1f} | {L['peak_rss_bytes'] / 2**20:.0f} "
         f"| {G['max_rss_bytes'] / 2**20:.0f} |"
-        + (f" {batch8['decode_tok_s']:.1f} ({batch8['decode_tok_s'] / ld:.2f}x) |" if batch8 else "")
+        + (f" {batch8['batch']}: {batch8['decode_tok_s']:.1f} ({batch8['decode_tok_s'] / ld:.2f}x) |"
+           if batch8 else "")
     )
 
 print("| format (GGUF) | llmc prefill tok/s | llama.cpp prefill tok/s | ratio | llmc decode tok/s "
@@ -83,7 +85,7 @@ print()
 has_b8 = any(d.count("|") > 11 for d in detail)
 print("| format | llmc MB read/token | llama.cpp MB read/token | llmc decode roofline tok/s "
       "| llama.cpp decode roofline tok/s | prefill roofline tok/s | llmc TTFT ms | llmc TPOT ms "
-      "| llmc peak RSS MiB | llama.cpp peak RSS MiB |" + (" llmc batch-8 decode tok/s (vs batch 1) |" if has_b8 else ""))
+      "| llmc peak RSS MiB | llama.cpp peak RSS MiB |" + (" llmc batch B decode tok/s (vs batch 1) |" if has_b8 else ""))
 print("|---|---|---|---|---|---|---|---|---|---|" + ("---|" if has_b8 else ""))
 print("\n".join(detail))
 print()

@@ -5,7 +5,7 @@
 #   prefill roofline = oneDNN matmul GFLOP/s (matmul_probe) / prefill FLOPs per token
 # Usage: bench/e2e/run_bench.sh [small|1b|moe-small] (default small; about 5-10 minutes on 2 cores)
 #   moe-small: Qwen3-30B-A3B's shape scaled down (qwen3moe, 64 experts, top 8, expert width 256); llmc also
-#   decodes a batch of 8 (BATCH, default "1,8" there), whose experts a step reads once for all 8 tokens.
+#   decodes a batch of 8 (BATCH, default 8 there), whose experts a step reads once for all 8 tokens.
 # Env: LLMC_BENCH_DIR (work folder, default /tmp/llmc-bench), LLMC_PEER_DIR (llama.cpp + checkpoints,
 #      default $LLMC_BENCH_DIR/peer), LLMC_BUILD_DIR (default <repo>/build), LLMC_BENCH_SKIP_BUILD=1,
 #      THREADS (2), PROMPT_LEN (512), GEN_LEN (128), REPS (3), FORMATS ("f32 bf16 int8 int4").
@@ -23,7 +23,9 @@ BUILD=${LLMC_BUILD_DIR:-$repo/build}
 THREADS=${THREADS:-2} PP=${PROMPT_LEN:-512} TG=${GEN_LEN:-128} REPS=${REPS:-3}
 FORMATS=${FORMATS:-f32 bf16 int8 int4}
 [ "$size" = moe-small ] && FORMATS=${FORMATS_MOE:-bf16 int8 int4} # f32 is 2.2 GB of experts
-BATCH=${BATCH:-$([ "$size" = moe-small ] && echo 1,8 || echo 1)}
+# A second llmc run decoding a batch (moe-small: 8), in its own process so the batch-1 run's peak RSS
+# is the one compared with llama.cpp's.
+BATCH=${BATCH:-$([ "$size" = moe-small ] && echo 8 || echo "")}
 R=$W/results-$size
 mkdir -p "$W/plans" "$R"
 log() { echo "[$(date +%T)] $*" >&2; }
@@ -97,7 +99,12 @@ for f in $FORMATS; do
   fi
   log "llmc bench $f"
   OMP_NUM_THREADS=$THREADS "$LLMC" bench "$plan" --threads "$THREADS" --prompt-len "$PP" \
-    --gen-len "$TG" --reps "$REPS" --batch "$BATCH" --json >"$R/llmc-$f.json"
+    --gen-len "$TG" --reps "$REPS" --json >"$R/llmc-$f.json"
+  if [ -n "$BATCH" ]; then
+    log "llmc bench $f, batch $BATCH"
+    OMP_NUM_THREADS=$THREADS "$LLMC" bench "$plan" --threads "$THREADS" --prompt-len "$PP" \
+      --gen-len "$TG" --reps "$REPS" --batch "$BATCH" --json >"$R/llmc-$f-batch.json"
+  fi
   g=$P/models/$size-${GGUF[$f]}.gguf
   log "llama.cpp $(basename "$g")"
   # tgp = PP: llama.cpp decodes after a prompt as long as llmc's, so both read the same KV per step.

@@ -196,11 +196,14 @@ std::string str(const std::vector<int32_t> &v) {
   return s;
 }
 
-TEST_F(BeamTest, MatchesHfReferenceWithoutSharing) {
-  auto e = engine();
-  FullRun s1 = fullRun(*e, kPrompt, {});
+/// beamSearch against hfBeamSearch over beam counts, lengths, early
+/// stopping, length penalties `penalties` and EOS sets that end hypotheses
+/// at every point; counts the hypotheses an EOS finished.
+void expectBeamSearchMatchesHf(Engine &e, const std::vector<float> &penalties,
+                               int &finishedByEos) {
+  FullRun s1 = fullRun(e, kPrompt, {});
   std::vector<int32_t> top = ranked(s1.next, 5);
-  FullRun s2 = fullRun(*e, kPrompt, {top[0]});
+  FullRun s2 = fullRun(e, kPrompt, {top[0]});
   int32_t step2 = ranked(s2.next, 1)[0];
   // EOS sets that finish hypotheses at step 1 inside the top num_beams,
   // that reach an EOS candidate ranked >= num_beams (which HF drops), that
@@ -212,12 +215,13 @@ TEST_F(BeamTest, MatchesHfReferenceWithoutSharing) {
                                                      {top[0], top[1], top[3]},
                                                      {top[2], top[4]},
                                                      {step2}};
-  int checked = 0, finishedByEos = 0;
+  int checked = 0;
+  finishedByEos = 0;
   for (int32_t beams : {2, 3})
     for (int64_t maxNew : {1, 2, 3})
       for (EarlyStopping es :
            {EarlyStopping::False, EarlyStopping::True, EarlyStopping::Never})
-        for (float lp : {1.0f, 0.5f, 2.0f, -1.0f})
+        for (float lp : penalties)
           for (const auto &eos : eosSets) {
             BeamOptions o;
             o.numBeams = beams;
@@ -232,8 +236,8 @@ TEST_F(BeamTest, MatchesHfReferenceWithoutSharing) {
                 std::to_string(static_cast<int>(es)) + " lp " +
                 std::to_string(lp) + " eos {" +
                 str(std::vector<int32_t>(eos.begin(), eos.end())) + "}";
-            BeamResult got = beamSearch(*e, nullptr, kPrompt, o);
-            std::vector<RefHyp> want = hfBeamSearch(*e, kPrompt, o);
+            BeamResult got = beamSearch(e, nullptr, kPrompt, o);
+            std::vector<RefHyp> want = hfBeamSearch(e, kPrompt, o);
             ASSERT_EQ(got.hypotheses.size(), want.size()) << what;
             for (size_t i = 0; i < want.size(); ++i) {
               EXPECT_EQ(str(got.hypotheses[i].outputIds), str(want[i].ids))
@@ -243,10 +247,16 @@ TEST_F(BeamTest, MatchesHfReferenceWithoutSharing) {
               finishedByEos +=
                   got.hypotheses[i].finishReason == FinishReason::Eos;
             }
-            EXPECT_EQ(e->freeBlocks(), e->numBlocks()) << what << ": leak";
+            EXPECT_EQ(e.freeBlocks(), e.numBlocks()) << what << ": leak";
             ++checked;
           }
-  EXPECT_EQ(checked, 2 * 3 * 3 * 4 * 7);
+  EXPECT_EQ(checked, 2 * 3 * 3 * int(penalties.size()) * 7);
+}
+
+TEST_F(BeamTest, MatchesHfReferenceWithoutSharing) {
+  auto e = engine();
+  int finishedByEos = 0;
+  expectBeamSearchMatchesHf(*e, {1.0f, 0.5f, 2.0f, -1.0f}, finishedByEos);
   EXPECT_GT(finishedByEos, 50); // the EOS paths were really taken
 }
 
@@ -447,8 +457,10 @@ TEST_F(BeamTest, RepetitionPenaltyIsAppliedPerBeam) {
 // --n
 //===----------------------------------------------------------------------===//
 
-TEST_F(BeamTest, ParallelSamplesEqualSingleRuns) {
-  auto e = engine();
+/// generateN's samples, forks of one prompt decoded as a batch, against
+/// the same seeds run one at a time.
+void expectParallelSamplesEqualSingleRuns(Engine &engine) {
+  Engine *e = &engine;
   GenerateOptions g;
   g.maxNewTokens = 10;
   g.sampling.temperature = 1.0f;
@@ -478,6 +490,57 @@ TEST_F(BeamTest, ParallelSamplesEqualSingleRuns) {
     EXPECT_GE(distinct.size(), 4u) << "seeds must give different samples";
   }
   EXPECT_THROW(generateN(*e, nullptr, kPrompt, g, 0), Error);
+}
+
+TEST_F(BeamTest, ParallelSamplesEqualSingleRuns) {
+  auto e = engine();
+  expectParallelSamplesEqualSingleRuns(*e);
+}
+
+//===----------------------------------------------------------------------===//
+// A mixture of experts: beams and samples decode as a batch, whose tokens
+// choose experts together, and fork the prompt's blocks.
+//===----------------------------------------------------------------------===//
+
+class MoeBeamTest : public test::CompiledPlanTest<MoeBeamTest> {
+public:
+  static constexpr const char *kModel = "qwen3-moe";
+
+protected:
+  /// ref, and cpu where this machine runs it.
+  static std::vector<std::string> backends() {
+    std::vector<std::string> out = {"ref"};
+    if (const LoadedBackend *cpu = registry_->find("cpu"); cpu && cpu->usable())
+      out.push_back("cpu");
+    return out;
+  }
+  static std::unique_ptr<Engine> engine(const std::string &backend) {
+    EngineOptions o;
+    o.backend = backend;
+    o.threads = 1;
+    o.blockSize = 4;
+    o.contextLength = 64;
+    o.maxSequences = 8;
+    return std::make_unique<Engine>(*plan_, *registry_, o);
+  }
+};
+
+TEST_F(MoeBeamTest, MatchesHfReferenceWithoutSharing) {
+  for (const std::string &backend : backends()) {
+    SCOPED_TRACE(backend);
+    auto e = engine(backend);
+    int finishedByEos = 0;
+    expectBeamSearchMatchesHf(*e, {1.0f}, finishedByEos);
+    EXPECT_GT(finishedByEos, 10);
+  }
+}
+
+TEST_F(MoeBeamTest, ParallelSamplesEqualSingleRuns) {
+  for (const std::string &backend : backends()) {
+    SCOPED_TRACE(backend);
+    auto e = engine(backend);
+    expectParallelSamplesEqualSingleRuns(*e);
+  }
 }
 
 TEST_F(BeamTest, GreedyParallelSamplesAgree) {
