@@ -8,6 +8,7 @@
 #include "llmc/support/error.h"
 #include "llmc/support/half.h"
 #include "llmc/support/mapped_file.h"
+#include "llmc/tokenizer/tokenizer.h"
 #include "llmc/weights/gguf.h"
 #include "llmc/weights/rope_permute.h"
 #include "llmc/weights/safetensors.h"
@@ -470,7 +471,13 @@ std::string chatTemplateOf(const std::string &configJson,
     t.configJson = ::llmc::readFile(cfg.str());
     t.chatTemplate = chatTemplateOf(t.configJson, cfg.str());
   }
-  if (t.kind == "hf-json" || t.kind == "sentencepiece") {
+  if (t.kind == "hf-json") {
+    // Stored compiled: a plan's tokenizer loads without parsing JSON.
+    const std::string path = attr.getAs<StringAttr>("path").str();
+    t.kind = "hf-tables";
+    t.fileBytes =
+        ::llmc::tok::compileTokenizerJson(::llmc::readFile(path), path);
+  } else if (t.kind == "sentencepiece") {
     t.fileBytes = ::llmc::readFile(attr.getAs<StringAttr>("path").str());
   } else if (t.kind == "gguf" && src.gguf()) {
     const auto &g = *src.gguf();

@@ -13,6 +13,7 @@
 
 #include "llmc/runtime/plan.h"
 #include "llmc/support/error.h"
+#include "llmc/tokenizer/tokenizer.h"
 
 #include <algorithm>
 
@@ -31,10 +32,18 @@ void checkDraftCompatible(const Plan &target, const Plan &draft) {
   if (a.kind != b.kind)
     throw Error("the draft's tokenizer is " + b.kind + " and the target's " +
                 a.kind + both + ": a draft must share the target's tokenizer");
-  if (a.fileBytes != b.fileBytes)
+  // The same vocabulary, merges, special tokens and pipeline; for a
+  // compiled tokenizer.json not the same file (one that writes its merges
+  // as pairs is the same tokenizer as one that writes them as strings).
+  const bool same = a.kind == "hf-tables"
+                        ? tok::sameTokenizer(tok::TokenizerKind::HFTables,
+                                             a.bytes(), b.bytes())
+                        : a.bytes() == b.bytes();
+  if (!same)
     throw Error("the draft's " + b.kind +
-                " tokenizer is not the target's (their files differ)" + both +
-                ": a draft must share the target's tokenizer");
+                " tokenizer is not the target's (their vocabularies, merges, "
+                "special tokens or pipelines differ)" +
+                both + ": a draft must share the target's tokenizer");
 }
 
 struct DraftProposer::Seq {
@@ -89,11 +98,11 @@ void DraftProposer::propose(std::span<Proposal *const> proposals) {
     // What the draft computed that is still the context; the context's
     // last token is fed again when all of it is cached, for its logits.
     const std::vector<int32_t> &held = draft_.kv().tokens(s->kv);
-    auto common = static_cast<int64_t>(
-        std::mismatch(held.begin(), held.end(), p->context.begin(),
-                      p->context.end())
-            .first -
-        held.begin());
+    auto common =
+        static_cast<int64_t>(std::mismatch(held.begin(), held.end(),
+                                           p->context.begin(), p->context.end())
+                                 .first -
+                             held.begin());
     common = std::min(common, L - 1);
     draft_.kv().truncate(s->kv, common);
     Live l{p, s.get(), {}};

@@ -196,7 +196,7 @@ ordered_json describeJson(const Plan &plan, const DescribeOptions &o) {
   j["config"] = describeConfig(plan.config());
   const PlanTokenizer &t = plan.tokenizer();
   j["tokenizer"] = {{"kind", t.kind},
-                    {"bytes", t.fileBytes.size()},
+                    {"bytes", t.bytes().size()},
                     {"has_config", !t.configJson.empty()},
                     {"has_chat_template", !t.chatTemplate.empty()}};
   ordered_json graphs = ordered_json::array();

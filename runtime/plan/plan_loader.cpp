@@ -54,7 +54,7 @@ std::unique_ptr<Plan> Plan::load(const std::string &path,
                                  const PlanLoadOptions &options) {
   std::unique_ptr<Plan> plan(new Plan());
   plan->path_ = path;
-  plan->file_ = std::make_unique<MappedFile>(path);
+  plan->file_ = std::make_shared<MappedFile>(path);
   plan->data_ = plan->file_->data();
   plan->size_ = plan->file_->size();
   plan->parse(options);
@@ -197,9 +197,10 @@ void Plan::parse(const PlanLoadOptions &options) {
 
   if (const fb::Tokenizer *t = root->tokenizer()) {
     tokenizer_.kind = str(t->kind());
+    // A view, not a copy: a 256k vocabulary's tables are tens of MB.
     if (const auto *bytes = t->file_bytes())
-      tokenizer_.fileBytes.assign(reinterpret_cast<const char *>(bytes->data()),
-                                  bytes->size());
+      tokenizer_.mapped = std::string_view(
+          reinterpret_cast<const char *>(bytes->data()), bytes->size());
     tokenizer_.configJson = str(t->config_json());
     tokenizer_.chatTemplate = str(t->chat_template());
   } else {

@@ -11,14 +11,18 @@ namespace llmc {
 std::unique_ptr<tok::Tokenizer> tokenizerFromPlan(const Plan &plan) {
   const PlanTokenizer &t = plan.tokenizer();
   std::string origin = plan.path() + " (tokenizer)";
+  if (t.kind == "hf-tables")
+    return tok::loadTokenizerFromBytes(tok::TokenizerKind::HFTables, t.bytes(),
+                                       t.configJson, origin,
+                                       plan.mappingOwner());
   if (t.kind == "hf-json")
-    return tok::loadTokenizerFromBytes(tok::TokenizerKind::HFJson, t.fileBytes,
+    return tok::loadTokenizerFromBytes(tok::TokenizerKind::HFJson, t.bytes(),
                                        t.configJson, origin);
   if (t.kind == "sentencepiece")
     return tok::loadTokenizerFromBytes(tok::TokenizerKind::SentencePiece,
-                                       t.fileBytes, t.configJson, origin);
+                                       t.bytes(), t.configJson, origin);
   if (t.kind == "gguf") {
-    nlohmann::json j = nlohmann::json::parse(t.fileBytes, nullptr, false);
+    nlohmann::json j = nlohmann::json::parse(t.bytes(), nullptr, false);
     if (j.is_discarded() || !j.is_object())
       throw Error(origin + ": corrupted GGUF vocabulary");
     tok::GGUFVocab v;

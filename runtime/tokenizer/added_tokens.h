@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace llmc::tok::detail {
@@ -36,10 +37,14 @@ public:
   /// earlier one.
   void add(const AddedToken &token);
   const std::vector<AddedToken> &tokens() const { return tokens_; }
+  bool contains(const std::string &content) const {
+    return index_.count(content) != 0;
+  }
   std::vector<Segment> split(std::string_view text) const;
 
 private:
   std::vector<AddedToken> tokens_;
+  std::unordered_map<std::string, size_t> index_; // content -> tokens_
   // Token indices by first byte, longest content first.
   std::vector<std::vector<uint32_t>> byFirstByte_ =
       std::vector<std::vector<uint32_t>>(256);

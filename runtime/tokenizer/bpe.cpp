@@ -11,11 +11,6 @@ namespace {
 constexpr size_t kCacheEntries = 1 << 16;
 constexpr size_t kCacheMaxWordBytes = 256;
 
-uint64_t pairKey(int32_t a, int32_t b) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) |
-         static_cast<uint32_t>(b);
-}
-
 struct Symbol {
   int32_t id;
   int32_t prev, next;
@@ -29,29 +24,17 @@ struct Candidate {
 };
 } // namespace
 
-BpeModel::BpeModel(std::unordered_map<std::string, int32_t> vocab,
-                   const std::vector<std::array<int32_t, 3>> &merges,
+BpeModel::BpeModel(const TokenTable &vocab, MergeTable merges,
                    BpeOptions options)
-    : vocab_(std::move(vocab)), options_(options) {
-  merges_.reserve(merges.size());
-  for (size_t i = 0; i < merges.size(); ++i)
-    merges_.emplace(pairKey(merges[i][0], merges[i][1]),
-                    Merge{static_cast<int32_t>(i), merges[i][2]});
+    : vocab_(vocab), merges_(std::move(merges)), options_(options) {
   haveAllBytes_ = true;
   for (int b = 0; b < 256; ++b) {
     char name[8];
     std::snprintf(name, sizeof name, "<0x%02X>", b);
-    auto it = vocab_.find(name);
-    byteIds_[b] = it == vocab_.end() ? -1 : it->second;
-    haveAllBytes_ &= it != vocab_.end();
+    std::optional<int32_t> id = vocab_.find(name);
+    byteIds_[b] = id.value_or(-1);
+    haveAllBytes_ &= id.has_value();
   }
-}
-
-std::optional<int32_t> BpeModel::find(std::string_view text) const {
-  auto it = vocab_.find(std::string(text));
-  if (it == vocab_.end())
-    return std::nullopt;
-  return it->second;
 }
 
 void BpeModel::encodeWord(std::string_view word,
@@ -98,8 +81,8 @@ void BpeModel::mergeWord(std::string_view word,
     size_t n = utf8::charLength(word, pos);
     std::string_view ch = word.substr(pos, n);
     pos += n;
-    if (auto it = vocab_.find(std::string(ch)); it != vocab_.end()) {
-      push(it->second);
+    if (std::optional<int32_t> id = vocab_.find(ch)) {
+      push(*id);
       lastWasUnk = false;
     } else if (options_.byteFallback && haveAllBytes_) {
       for (char c : ch)
@@ -121,9 +104,8 @@ void BpeModel::mergeWord(std::string_view word,
     if (left < 0 || symbols[left].next < 0)
       return;
     const Symbol &l = symbols[left], &r = symbols[l.next];
-    auto it = merges_.find(pairKey(l.id, r.id));
-    if (it != merges_.end())
-      heap.push({it->second.rank, left, l.id, r.id, it->second.merged});
+    if (std::optional<MergeTable::Merge> m = merges_.find(l.id, r.id))
+      heap.push({m->rank, left, l.id, r.id, m->merged});
   };
   for (int32_t i = 0; i + 1 < static_cast<int32_t>(symbols.size()); ++i)
     consider(i);

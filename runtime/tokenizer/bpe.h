@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "token_table.h"
+
 #include <array>
 #include <cstdint>
 #include <mutex>
@@ -28,23 +30,22 @@ struct BpeOptions {
 
 class BpeModel {
 public:
-  /// `merges` are (left id, right id, merged id), highest priority first.
-  BpeModel(std::unordered_map<std::string, int32_t> vocab,
-           const std::vector<std::array<int32_t, 3>> &merges,
-           BpeOptions options);
+  /// `vocab` (the model's vocabulary: what a character or word is looked up
+  /// in) must outlive the model; `merges` are by rank.
+  BpeModel(const TokenTable &vocab, MergeTable merges, BpeOptions options);
 
   /// Appends the ids of one pre-tokenized word.
   void encodeWord(std::string_view word, std::vector<int32_t> &out) const;
-  std::optional<int32_t> find(std::string_view text) const;
+  std::optional<int32_t> find(std::string_view text) const {
+    return vocab_.find(text);
+  }
+  const MergeTable &merges() const { return merges_; }
 
 private:
   void mergeWord(std::string_view word, std::vector<int32_t> &out) const;
 
-  std::unordered_map<std::string, int32_t> vocab_;
-  struct Merge {
-    int32_t rank, merged;
-  };
-  std::unordered_map<uint64_t, Merge> merges_;
+  const TokenTable &vocab_;
+  MergeTable merges_;
   BpeOptions options_;
   std::array<int32_t, 256> byteIds_{};
   bool haveAllBytes_ = false;

@@ -88,18 +88,22 @@ public:
     auto typeOf = [&](int32_t id) {
       return v.tokenTypes.empty() ? int32_t(kNormal) : v.tokenTypes[id];
     };
+    TokenTableBuilder builder;
     for (int32_t id = 0; id < count; ++id) {
       int32_t type = typeOf(id);
       bool special = type == kControl || type == kUnknown;
-      setToken(id, v.tokens[id], special);
+      // The BPE looks its words up among the plain tokens only.
+      builder.set(id, v.tokens[id], special,
+                  !byteLevel_ || !(special || type == kUserDefined));
       kinds_.push_back(type == kByte                     ? PieceKind::Byte
                        : special || type == kUserDefined ? PieceKind::Verbatim
                                                          : PieceKind::Normal);
       // Control and user-defined tokens written in the text are matched
       // whole, as Hugging Face does for added tokens.
       if (type == kControl || type == kUserDefined)
-        added_.add({id, v.tokens[id], special, false, false, false});
+        addAddedToken({id, v.tokens[id], special, false, false, false});
     }
+    vocab_ = builder.build();
     auto checkId = [&](std::optional<int32_t> id, const char *what) {
       if (id && (*id < 0 || *id >= count))
         throw Error(kOrigin + ": " + what + " id " + std::to_string(*id) +
@@ -139,14 +143,15 @@ protected:
     if (byteLevel_) {
       std::string out;
       for (int32_t id : ids)
-        out += kinds_[id] == PieceKind::Verbatim ? texts_[id]
-                                                 : fromByteLevel(texts_[id]);
+        out += kinds_[id] == PieceKind::Verbatim
+                   ? std::string(textOf(id))
+                   : fromByteLevel(std::string(textOf(id)));
       return out;
     }
-    std::vector<const std::string *> pieces;
+    std::vector<std::string_view> pieces;
     std::vector<PieceKind> kinds;
     for (int32_t id : ids) {
-      pieces.push_back(&texts_[id]);
+      pieces.push_back(textOf(id));
       kinds.push_back(kinds_[id]);
     }
     return decodeSpmPieces(pieces, kinds, atStart && addSpacePrefix_);
@@ -160,10 +165,6 @@ private:
                   "' (tokenizer.ggml.pre); supported: " + supportedPres());
     pre_ =
         makeByteLevel(std::make_shared<Regex>(pattern, false, kOrigin), false);
-    std::unordered_map<std::string, int32_t> vocab;
-    for (int32_t id = 0; id < static_cast<int32_t>(v.tokens.size()); ++id)
-      if (kinds_[id] != PieceKind::Verbatim)
-        vocab.emplace(v.tokens[id], id);
     std::vector<std::array<int32_t, 3>> merges;
     for (size_t i = 0; i < v.merges.size(); ++i) {
       const std::string &m = v.merges[i];
@@ -172,15 +173,16 @@ private:
         throw Error(kOrigin + ": merge " + std::to_string(i) + " '" + m +
                     "' is not \"a b\"");
       std::string a = m.substr(0, space), b = m.substr(space + 1);
-      auto ia = vocab.find(a), ib = vocab.find(b), iab = vocab.find(a + b);
+      auto ia = vocab_.find(a), ib = vocab_.find(b), iab = vocab_.find(a + b);
       // llama.cpp skips merges whose parts are not tokens.
-      if (ia != vocab.end() && ib != vocab.end() && iab != vocab.end())
-        merges.push_back({ia->second, ib->second, iab->second});
+      if (ia && ib && iab)
+        merges.push_back({*ia, *ib, *iab});
     }
     BpeOptions options;
     options.unk = unk;
     options.ignoreMerges = v.pre == "llama-bpe" || v.pre == "llama3";
-    bpe_ = std::make_unique<BpeModel>(std::move(vocab), merges, options);
+    bpe_ =
+        std::make_unique<BpeModel>(vocab_, MergeTable::build(merges), options);
   }
 
   template <typename TypeOf>

@@ -11,15 +11,28 @@
 #include "llmc/support/error.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace llmc::tok::detail {
 
 namespace {
 
+/// The vocabulary and merges of a compiled tokenizer (compileHFTokenizer),
+/// already viewed.
+struct Tables {
+  TokenTable vocab;
+  MergeTable merges;
+};
+
 class HFTokenizer : public VocabTokenizer {
 public:
+  /// With `tables`, the model's vocabulary and merges are those (and
+  /// root's model holds neither), else they are read from root.
   void load(const json &root, const TokenizerConfig &config,
-            const std::string &origin);
+            const std::string &origin, Tables *tables = nullptr);
+  std::string serializedTables() const {
+    return serializeTables(vocab_, bpe_->merges());
+  }
 
 protected:
   void encodeText(std::string_view text, bool startOfText,
@@ -38,7 +51,7 @@ protected:
     std::vector<std::string> tokens;
     tokens.reserve(ids.size());
     for (int32_t id : ids)
-      tokens.push_back(texts_[id]);
+      tokens.emplace_back(textOf(id));
     if (decoder_)
       decoder_->apply(tokens, atStart);
     std::string out;
@@ -73,7 +86,7 @@ protected:
 
 private:
   void loadModel(const json &model, size_t addedCount,
-                 const std::string &origin);
+                 const std::string &origin, Tables *tables);
   void loadPostProcessor(const json &spec, const std::string &origin);
   std::vector<int32_t> templateIds(const json &items, const json &specials,
                                    bool &sawSequence, bool beforeSequence,
@@ -105,7 +118,7 @@ splitMerge(const json &merge, const std::string &origin, size_t index) {
 }
 
 void HFTokenizer::loadModel(const json &model, size_t addedCount,
-                            const std::string &origin) {
+                            const std::string &origin, Tables *tables) {
   if (!model.is_object())
     throw Error(origin + ": \"model\" is missing or not an object");
   std::string type = typeOf(model);
@@ -118,36 +131,42 @@ void HFTokenizer::loadModel(const json &model, size_t addedCount,
     if (!getString(model, key, "").empty())
       throw Error(origin + ": unsupported BPE option " + key);
 
-  const json &vocabJson = model.at("vocab");
-  if (!vocabJson.is_object())
-    throw Error(origin + ": model.vocab is not an object");
-  std::unordered_map<std::string, int32_t> vocab;
-  vocab.reserve(vocabJson.size());
-  // Vocabularies are dense; a far larger id is a corrupt file, and would
-  // otherwise make us allocate for it.
-  const int64_t maxId =
-      2 * static_cast<int64_t>(vocabJson.size() + addedCount) + 1024;
-  for (auto &[text, idJson] : vocabJson.items()) {
-    if (!idJson.is_number_integer() || idJson.get<int64_t>() < 0 ||
-        idJson.get<int64_t>() >= maxId)
-      throw Error(origin + ": vocab entry '" + text + "' has a bad id");
-    int32_t id = static_cast<int32_t>(idJson.get<int64_t>());
-    vocab.emplace(text, id);
-    setToken(id, text, false);
-  }
+  MergeTable mergeTable;
+  if (tables) {
+    vocab_ = std::move(tables->vocab);
+    mergeTable = std::move(tables->merges);
+  } else {
+    const json &vocabJson = model.at("vocab");
+    if (!vocabJson.is_object())
+      throw Error(origin + ": model.vocab is not an object");
+    // Vocabularies are dense; a far larger id is a corrupt file, and would
+    // otherwise make us allocate for it.
+    const int64_t maxId =
+        2 * static_cast<int64_t>(vocabJson.size() + addedCount) + 1024;
+    TokenTableBuilder builder;
+    for (auto &[text, idJson] : vocabJson.items()) {
+      if (!idJson.is_number_integer() || idJson.get<int64_t>() < 0 ||
+          idJson.get<int64_t>() >= maxId)
+        throw Error(origin + ": vocab entry '" + text + "' has a bad id");
+      builder.set(static_cast<int32_t>(idJson.get<int64_t>()), text, false,
+                  true);
+    }
+    vocab_ = builder.build();
 
-  const json &mergesJson = model.at("merges");
-  if (!mergesJson.is_array())
-    throw Error(origin + ": model.merges is not an array");
-  std::vector<std::array<int32_t, 3>> merges;
-  merges.reserve(mergesJson.size());
-  for (size_t i = 0; i < mergesJson.size(); ++i) {
-    auto [a, b] = splitMerge(mergesJson[i], origin, i);
-    auto ia = vocab.find(a), ib = vocab.find(b), iab = vocab.find(a + b);
-    if (ia == vocab.end() || ib == vocab.end() || iab == vocab.end())
-      throw Error(origin + ": merge " + std::to_string(i) + " ('" + a + "' '" +
-                  b + "') uses a token missing from the vocab");
-    merges.push_back({ia->second, ib->second, iab->second});
+    const json &mergesJson = model.at("merges");
+    if (!mergesJson.is_array())
+      throw Error(origin + ": model.merges is not an array");
+    std::vector<std::array<int32_t, 3>> merges;
+    merges.reserve(mergesJson.size());
+    for (size_t i = 0; i < mergesJson.size(); ++i) {
+      auto [a, b] = splitMerge(mergesJson[i], origin, i);
+      auto ia = vocab_.find(a), ib = vocab_.find(b), iab = vocab_.find(a + b);
+      if (!ia || !ib || !iab)
+        throw Error(origin + ": merge " + std::to_string(i) + " ('" + a +
+                    "' '" + b + "') uses a token missing from the vocab");
+      merges.push_back({*ia, *ib, *iab});
+    }
+    mergeTable = MergeTable::build(merges);
   }
 
   BpeOptions options;
@@ -156,12 +175,11 @@ void HFTokenizer::loadModel(const json &model, size_t addedCount,
   options.ignoreMerges = getBool(model, "ignore_merges", false);
   std::string unk = getString(model, "unk_token", "");
   if (!unk.empty()) {
-    auto it = vocab.find(unk);
-    if (it == vocab.end())
+    options.unk = vocab_.find(unk);
+    if (!options.unk)
       throw Error(origin + ": unk_token '" + unk + "' is not in the vocab");
-    options.unk = it->second;
   }
-  bpe_ = std::make_unique<BpeModel>(std::move(vocab), merges, options);
+  bpe_ = std::make_unique<BpeModel>(vocab_, std::move(mergeTable), options);
 }
 
 std::vector<int32_t> HFTokenizer::templateIds(const json &items,
@@ -225,14 +243,14 @@ void HFTokenizer::loadPostProcessor(const json &spec,
 }
 
 void HFTokenizer::load(const json &root, const TokenizerConfig &config,
-                       const std::string &origin) {
+                       const std::string &origin, Tables *tables) {
   if (!root.is_object())
     throw Error(origin + ": expected a JSON object");
   json added = root.value("added_tokens", json::array());
   if (!added.is_array())
     throw Error(origin + ": added_tokens is not an array");
-  loadModel(root.value("model", json()), added.size(), origin);
-  const int64_t maxId = 2 * static_cast<int64_t>(texts_.size() + added.size() +
+  loadModel(root.value("model", json()), added.size(), origin, tables);
+  const int64_t maxId = 2 * static_cast<int64_t>(vocab_.size() + added.size() +
                                                  config.addedTokens.size()) +
                         1024;
   for (const json &entry : added) {
@@ -250,15 +268,9 @@ void HFTokenizer::load(const json &root, const TokenizerConfig &config,
     addAddedToken(t);
   }
   // transformers also registers tokenizer_config.json's added tokens.
-  for (const AddedToken &t : config.addedTokens) {
-    if (t.id >= maxId)
-      continue;
-    auto it = std::find_if(
-        added_.tokens().begin(), added_.tokens().end(),
-        [&](const AddedToken &a) { return a.content == t.content; });
-    if (it == added_.tokens().end())
+  for (const AddedToken &t : config.addedTokens)
+    if (t.id < maxId && !added_.contains(t.content))
       addAddedToken(t);
-  }
 
   normalizer_ = makeNormalizer(root.value("normalizer", json()), origin);
   pre_ = makePreTokenizer(root.value("pre_tokenizer", json()), origin);
@@ -277,6 +289,24 @@ void HFTokenizer::load(const json &root, const TokenizerConfig &config,
       config.addEos.value_or(hasTemplate_ && contains(templateSuffix_, eos));
 }
 
+/// A compiled tokenizer.json: kCompiledMagic, the JSON length (u32), the
+/// JSON without model.vocab and model.merges, zero padding to 4 bytes, then
+/// serializeTables' words.
+constexpr char kCompiledMagic[8] = {'L', 'L', 'M', 'C', 'H', 'F', 'T', '1'};
+
+std::unique_ptr<HFTokenizer> buildHF(const json &root,
+                                     const TokenizerConfig &config,
+                                     const std::string &origin,
+                                     Tables *tables) {
+  auto tokenizer = std::make_unique<HFTokenizer>();
+  try {
+    tokenizer->load(root, config, origin, tables);
+  } catch (const json::exception &e) {
+    throw Error(origin + ": unexpected tokenizer.json structure: " + e.what());
+  }
+  return tokenizer;
+}
+
 } // namespace
 
 std::unique_ptr<Tokenizer> loadHFTokenizer(std::string_view jsonText,
@@ -284,14 +314,82 @@ std::unique_ptr<Tokenizer> loadHFTokenizer(std::string_view jsonText,
                                            const std::string &origin,
                                            const std::string &configOrigin) {
   TokenizerConfig config = parseTokenizerConfig(configText, configOrigin);
+  return buildHF(parseJson(jsonText, origin), config, origin, nullptr);
+}
+
+std::string compileHFTokenizer(std::string_view jsonText,
+                               const std::string &origin) {
   json root = parseJson(jsonText, origin);
-  auto tokenizer = std::make_unique<HFTokenizer>();
-  try {
-    tokenizer->load(root, config, origin);
-  } catch (const json::exception &e) {
-    throw Error(origin + ": unexpected tokenizer.json structure: " + e.what());
+  // Built once as any load would, so a file llmc cannot run is refused
+  // here, at compile time.
+  std::string tables =
+      buildHF(root, TokenizerConfig{}, origin, nullptr)->serializedTables();
+  if (root.contains("model") && root["model"].is_object()) {
+    root["model"].erase("vocab");
+    root["model"].erase("merges");
   }
-  return tokenizer;
+  std::string rest = root.dump();
+  std::string out(kCompiledMagic, sizeof kCompiledMagic);
+  const auto n = static_cast<uint32_t>(rest.size());
+  out.append(reinterpret_cast<const char *>(&n), 4);
+  out += rest;
+  out.append((4 - out.size() % 4) % 4, '\0');
+  return out + tables;
+}
+
+bool isCompiledHFTokenizer(std::string_view bytes) {
+  return bytes.size() >= sizeof kCompiledMagic &&
+         bytes.compare(
+             0, sizeof kCompiledMagic,
+             std::string_view(kCompiledMagic, sizeof kCompiledMagic)) == 0;
+}
+
+namespace {
+
+/// A compiled tokenizer's two parts: its JSON and its tables.
+std::pair<std::string_view, std::string_view>
+splitCompiled(std::string_view bytes, const std::string &origin) {
+  if (!isCompiledHFTokenizer(bytes) || bytes.size() < sizeof kCompiledMagic + 4)
+    throw Error(origin + ": not a compiled tokenizer (bad magic)");
+  uint32_t n;
+  std::memcpy(&n, bytes.data() + sizeof kCompiledMagic, 4);
+  const size_t jsonAt = sizeof kCompiledMagic + 4;
+  if (n > bytes.size() - jsonAt)
+    throw Error(origin + ": corrupted compiled tokenizer: its JSON runs past "
+                         "the end");
+  const size_t tablesAt = (jsonAt + n + 3) / 4 * 4;
+  if (tablesAt > bytes.size())
+    throw Error(origin + ": corrupted compiled tokenizer: no tables");
+  return {bytes.substr(jsonAt, n), bytes.substr(tablesAt)};
+}
+
+} // namespace
+
+bool sameCompiledHFTokenizer(std::string_view a, std::string_view b) {
+  auto [ja, ta] = splitCompiled(a, "tokenizer A");
+  auto [jb, tb] = splitCompiled(b, "tokenizer B");
+  if (ta != tb)
+    return false;
+  json x = parseJson(ja, "tokenizer A"), y = parseJson(jb, "tokenizer B");
+  for (json *j : {&x, &y})
+    for (const char *cosmetic : {"version", "truncation", "padding"})
+      j->erase(cosmetic);
+  return x == y;
+}
+
+std::unique_ptr<Tokenizer>
+loadCompiledHFTokenizer(std::string_view bytes,
+                        std::shared_ptr<const void> owner,
+                        std::string_view configText, const std::string &origin,
+                        const std::string &configOrigin) {
+  auto [jsonPart, tablesPart] = splitCompiled(bytes, origin);
+  TokenizerConfig config = parseTokenizerConfig(configText, configOrigin);
+  json root = parseJson(jsonPart, origin);
+  // The tables sit at a multiple of 4 from the start: in place when the
+  // bytes are aligned.
+  Tables tables;
+  viewTables(tablesPart, std::move(owner), origin, tables.vocab, tables.merges);
+  return buildHF(root, config, origin, &tables);
 }
 
 } // namespace llmc::tok::detail

@@ -12,4 +12,21 @@ std::unique_ptr<Tokenizer> loadHFTokenizer(std::string_view jsonText,
                                            const std::string &origin,
                                            const std::string &configOrigin);
 
+/// tokenizer.json in the form plans store: the JSON without the vocabulary
+/// and merges, then both as flat tables (token_table.h). Throws what
+/// loading the file would.
+std::string compileHFTokenizer(std::string_view jsonText,
+                               const std::string &origin);
+bool isCompiledHFTokenizer(std::string_view bytes);
+/// Whether two compiled tokenizers tokenize alike (tokenizer.h's
+/// sameTokenizer).
+bool sameCompiledHFTokenizer(std::string_view a, std::string_view b);
+/// Loads compileHFTokenizer's bytes, viewing the tables in place where the
+/// bytes are 4-byte aligned and `owner` keeps them alive (else copying).
+std::unique_ptr<Tokenizer>
+loadCompiledHFTokenizer(std::string_view bytes,
+                        std::shared_ptr<const void> owner,
+                        std::string_view configText, const std::string &origin,
+                        const std::string &configOrigin);
+
 } // namespace llmc::tok::detail

@@ -2,21 +2,47 @@
 
 #include "llmc/support/error.h"
 
+#include <algorithm>
+
 namespace llmc::tok::detail {
 
 namespace {
 constexpr int kMaxDepth = 64;
+
+/// The deepest nesting of arrays and objects in `text`, strings skipped;
+/// malformed text only needs to be bounded here, the parser rejects it.
+int nestingDepth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return deepest;
 }
 
+} // namespace
+
 json parseJson(std::string_view text, const std::string &origin) {
-  auto limitDepth = [&](int depth, json::parse_event_t, json &) {
-    if (depth > kMaxDepth)
-      throw Error(origin + ": invalid JSON: nested deeper than " +
-                  std::to_string(kMaxDepth) + " levels");
-    return true;
-  };
+  // A scan first, not a parser callback: nlohmann's callback parser walks
+  // an object's members at the end of each child object, quadratic in
+  // Gemma 3's 6415 added tokens.
+  if (nestingDepth(text) > kMaxDepth)
+    throw Error(origin + ": invalid JSON: nested deeper than " +
+                std::to_string(kMaxDepth) + " levels");
   try {
-    return json::parse(text.begin(), text.end(), limitDepth);
+    return json::parse(text.begin(), text.end());
   } catch (const json::exception &e) {
     throw Error(origin + ": invalid JSON: " + e.what());
   }

@@ -53,12 +53,31 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string &path) {
                                 files.path);
 }
 
+std::string compileTokenizerJson(std::string_view tokenizerJson,
+                                 std::string_view origin) {
+  return detail::compileHFTokenizer(
+      tokenizerJson, origin.empty() ? "tokenizer.json" : std::string(origin));
+}
+
+bool sameTokenizer(TokenizerKind kind, std::string_view a, std::string_view b) {
+  if (kind == TokenizerKind::HFTables)
+    return detail::sameCompiledHFTokenizer(a, b);
+  return a == b;
+}
+
 std::unique_ptr<Tokenizer>
 loadTokenizerFromBytes(TokenizerKind kind, std::string_view fileBytes,
                        std::string_view tokenizerConfigJson,
-                       std::string_view origin) {
+                       std::string_view origin,
+                       std::shared_ptr<const void> owner) {
   std::string name(origin);
   switch (kind) {
+  case TokenizerKind::HFTables:
+    if (name.empty())
+      name = "tokenizer tables";
+    return detail::loadCompiledHFTokenizer(fileBytes, std::move(owner),
+                                           tokenizerConfigJson, name,
+                                           name + " (tokenizer_config.json)");
   case TokenizerKind::HFJson:
     if (name.empty())
       name = "tokenizer.json";

@@ -26,9 +26,10 @@ Regex::Regex(const std::string &pattern, bool literal,
     : impl_(std::make_unique<Impl>()) {
   int error = 0;
   PCRE2_SIZE offset = 0;
-  uint32_t options = PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF;
-  if (literal)
-    options |= PCRE2_LITERAL;
+  // PCRE2 refuses PCRE2_UCP beside PCRE2_LITERAL (a literal has no classes
+  // for it to change): Gemma's Split on {"String": " "}.
+  uint32_t options = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF |
+                     (literal ? PCRE2_LITERAL : PCRE2_UCP);
   impl_->code =
       pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()),
                     pattern.size(), options, &error, &offset, nullptr);

@@ -20,12 +20,12 @@ int parseBytePiece(const std::string &piece) {
   return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 
-std::string decodeSpmPieces(const std::vector<const std::string *> &pieces,
+std::string decodeSpmPieces(const std::vector<std::string_view> &pieces,
                             const std::vector<PieceKind> &kinds,
                             bool stripLeadingSpace) {
   std::string out;
   for (size_t i = 0; i < pieces.size(); ++i) {
-    const std::string &piece = *pieces[i];
+    const std::string piece(pieces[i]);
     switch (kinds[i]) {
     case PieceKind::Normal:
       out += replaceAll(piece, kSpmSpace, " ");

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace llmc::tok::detail {
@@ -14,7 +15,7 @@ enum class PieceKind : uint8_t { Normal, Byte, Verbatim };
 /// (<0xXX>) as that byte, Verbatim ones (control, user-defined) as is. With
 /// `stripLeadingSpace` (the dummy prefix, at the start of the text) one
 /// leading space of the result is dropped.
-std::string decodeSpmPieces(const std::vector<const std::string *> &pieces,
+std::string decodeSpmPieces(const std::vector<std::string_view> &pieces,
                             const std::vector<PieceKind> &kinds,
                             bool stripLeadingSpace);
 

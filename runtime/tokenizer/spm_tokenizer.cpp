@@ -22,13 +22,15 @@ public:
       throw Error(origin +
                   ": not a valid SentencePiece model: " + status.ToString());
     int n = processor_.GetPieceSize();
+    TokenTableBuilder builder;
     for (int id = 0; id < n; ++id) {
       bool special = processor_.IsControl(id) || processor_.IsUnknown(id);
-      setToken(id, processor_.IdToPiece(id), special);
+      builder.set(id, processor_.IdToPiece(id), special, true);
       kinds_.push_back(processor_.IsByte(id) ? PieceKind::Byte
                        : special             ? PieceKind::Verbatim
                                              : PieceKind::Normal);
     }
+    vocab_ = builder.build();
     // The dummy prefix setting lives in the model's normalizer spec, which
     // this library version does not expose; its effect is observable.
     std::vector<std::string> pieces;
@@ -67,10 +69,10 @@ protected:
 
   std::string decodeKnown(const std::vector<int32_t> &ids,
                           bool atStart) const override {
-    std::vector<const std::string *> pieces;
+    std::vector<std::string_view> pieces;
     std::vector<PieceKind> kinds;
     for (int32_t id : ids) {
-      pieces.push_back(&texts_[id]);
+      pieces.push_back(textOf(id));
       kinds.push_back(kinds_[id]);
     }
     return decodeSpmPieces(pieces, kinds, atStart && dummyPrefix_);

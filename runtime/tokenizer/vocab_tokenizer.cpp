@@ -2,6 +2,8 @@
 
 #include "llmc/support/utf8.h"
 
+#include <algorithm>
+
 namespace llmc::tok::detail {
 
 std::vector<int32_t> VocabTokenizer::encode(std::string_view text,
@@ -34,7 +36,7 @@ std::string VocabTokenizer::decodeBytes(const std::vector<int32_t> &ids,
   std::vector<int32_t> kept;
   kept.reserve(ids.size());
   for (int32_t id : ids)
-    if (hasToken(id) && !(skipSpecial && special_[id]))
+    if (hasToken(id) && !(skipSpecial && isSpecial(id)))
       kept.push_back(id);
   return decodeKnown(kept, /*atStart=*/true);
 }
@@ -50,44 +52,42 @@ std::string VocabTokenizer::tokenBytes(int32_t id) const {
   return decodeKnown({id}, /*atStart=*/false);
 }
 
+std::string_view VocabTokenizer::textOf(int32_t id) const {
+  if (auto it = addedText_.find(id); it != addedText_.end())
+    return it->second;
+  return vocab_.text(id);
+}
+
 std::string VocabTokenizer::tokenText(int32_t id) const {
-  return hasToken(id) ? texts_[id] : std::string();
+  return hasToken(id) ? std::string(textOf(id)) : std::string();
 }
 
 int32_t VocabTokenizer::vocabSize() const {
-  return static_cast<int32_t>(texts_.size());
+  int32_t n = vocab_.size();
+  for (const auto &[id, text] : addedText_)
+    n = std::max(n, id + 1);
+  return n;
 }
 
 std::optional<int32_t> VocabTokenizer::tokenId(std::string_view text) const {
-  auto it = idOfText_.find(std::string(text));
-  if (it == idOfText_.end())
-    return std::nullopt;
-  return it->second;
+  if (auto it = addedIds_.find(std::string(text)); it != addedIds_.end())
+    return it->second;
+  return vocab_.find(text);
 }
 
 bool VocabTokenizer::isSpecial(int32_t id) const {
-  return hasToken(id) && special_[id];
-}
-
-void VocabTokenizer::setToken(int32_t id, std::string text, bool special) {
-  if (id < 0)
-    return;
-  if (static_cast<size_t>(id) >= texts_.size()) {
-    texts_.resize(id + 1);
-    present_.resize(id + 1, 0);
-    special_.resize(id + 1, 0);
-  }
-  // The first id of a text wins in lookups, as in a vocabulary map.
-  idOfText_.emplace(text, id);
-  texts_[id] = std::move(text);
-  present_[id] = 1;
-  special_[id] = special;
+  if (auto it = addedSpecial_.find(id); it != addedSpecial_.end())
+    return it->second;
+  return vocab_.special(id);
 }
 
 void VocabTokenizer::addAddedToken(const AddedToken &token) {
-  setToken(token.id, token.content, token.special);
+  if (token.id < 0)
+    return;
+  addedText_[token.id] = token.content;
+  addedSpecial_[token.id] = token.special;
   // An added token's text must find the added id, not a vocabulary twin.
-  idOfText_[token.content] = token.id;
+  addedIds_[token.content] = token.id;
   added_.add(token);
 }
 

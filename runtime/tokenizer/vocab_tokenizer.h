@@ -3,12 +3,16 @@
 // The id <-> text tables, added-token splitting, BOS/EOS handling and the
 // decode plumbing are the same for tokenizer.json, tokenizer.model and GGUF;
 // a kind only supplies how plain text becomes ids and how ids become bytes.
+// The model's own vocabulary is a TokenTable (flat, mapped from a plan where
+// it can be); added tokens, a few thousand at most, sit beside it and win
+// over it for their ids and texts.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "added_tokens.h"
 #include "llmc/tokenizer/tokenizer.h"
+#include "token_table.h"
 
 #include <string>
 #include <unordered_map>
@@ -31,13 +35,17 @@ public:
   bool isSpecial(int32_t id) const override;
 
 protected:
-  /// Registers a vocabulary entry; a later entry for the same id wins.
-  void setToken(int32_t id, std::string text, bool special);
-  /// Registers an added token (also as a vocabulary entry).
+  /// The model's vocabulary, built or viewed by the kind before anything
+  /// is looked up.
+  TokenTable vocab_;
+  /// Registers an added token: its text finds its id and its id decodes to
+  /// its text, over the vocabulary's entries.
   void addAddedToken(const AddedToken &token);
   bool hasToken(int32_t id) const {
-    return id >= 0 && static_cast<size_t>(id) < texts_.size() && present_[id];
+    return vocab_.present(id) || addedText_.count(id);
   }
+  /// The text of a known id (an added token's, else the vocabulary's).
+  std::string_view textOf(int32_t id) const;
   /// Resolves bos/eos from token texts (unknown texts are ignored).
   void setBosEos(const std::optional<std::string> &bosText,
                  const std::optional<std::string> &eosText);
@@ -54,10 +62,12 @@ protected:
   virtual void specialAround(std::vector<int32_t> &prefix,
                              std::vector<int32_t> &suffix) const;
 
-  std::vector<std::string> texts_;
-  std::vector<uint8_t> present_, special_;
-  std::unordered_map<std::string, int32_t> idOfText_;
   AddedTokenMatcher added_;
+
+private:
+  std::unordered_map<int32_t, std::string> addedText_;
+  std::unordered_map<int32_t, bool> addedSpecial_;
+  std::unordered_map<std::string, int32_t> addedIds_;
 };
 
 } // namespace llmc::tok::detail

@@ -10,16 +10,20 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 namespace llmc::cli {
 namespace {
 
+/// The first 8 bytes only: a plan is as big as its weights.
 bool isPlan(const std::string &path) {
   if (std::filesystem::is_directory(path))
     return false;
-  std::string head = readFile(path).substr(0, 8);
-  return head == "LLMCPLAN";
+  char head[8] = {};
+  std::ifstream in(path, std::ios::binary);
+  in.read(head, sizeof head);
+  return in.gcount() == 8 && std::string_view(head, 8) == "LLMCPLAN";
 }
 
 std::unique_ptr<tok::Tokenizer> loadAny(const std::string &path) {

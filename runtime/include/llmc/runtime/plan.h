@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace llmc {
@@ -59,10 +60,21 @@ llmc_dtype parseKvDtype(const std::string &value, const std::string &flag);
 /// The tokenizer as the plan carries it: the file's bytes, so a plan runs
 /// without the checkpoint folder.
 struct PlanTokenizer {
-  std::string kind;      // hf-json | sentencepiece | gguf | none
-  std::string fileBytes; // tokenizer.json / tokenizer.model / GGUF vocab (JSON)
+  // hf-tables (tokenizer.json compiled: tok::compileTokenizerJson) |
+  // hf-json (plans before 1.2) | sentencepiece | gguf | none
+  std::string kind;
+  /// tokenizer.json's tables / tokenizer.model / GGUF vocab (JSON): what a
+  /// plan being written holds. A loaded plan leaves it empty and views its
+  /// mapping instead (`mapped`, valid while the Plan lives): bytes() is
+  /// either.
+  std::string fileBytes;
+  std::string_view mapped;
   std::string configJson;   // tokenizer_config.json ("" if none)
   std::string chatTemplate; // "" if none
+
+  std::string_view bytes() const {
+    return mapped.data() ? mapped : std::string_view(fileBytes);
+  }
 };
 
 struct WeightInfo {
@@ -137,6 +149,9 @@ public:
   const std::string &path() const { return path_; }
   const PlanConfig &config() const { return config_; }
   const PlanTokenizer &tokenizer() const { return tokenizer_; }
+  /// Keeps the plan's mapping alive for what views it past the Plan (the
+  /// tokenizer's tables); null for a plan loaded from memory.
+  std::shared_ptr<const void> mappingOwner() const { return file_; }
   const std::vector<WeightInfo> &weights() const { return weights_; }
   const std::vector<Graph> &graphs() const { return graphs_; }
   const Graph *graph(const std::string &name) const;
@@ -154,7 +169,7 @@ private:
   Plan() = default;
   void parse(const PlanLoadOptions &options);
   std::string path_;
-  std::unique_ptr<MappedFile> file_;
+  std::shared_ptr<MappedFile> file_;
   const uint8_t *data_ = nullptr;
   size_t size_ = 0;
   uint32_t formatMajor_ = 0, formatMinor_ = 0;

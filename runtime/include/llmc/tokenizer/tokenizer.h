@@ -19,7 +19,8 @@
 
 namespace llmc::tok {
 
-enum class TokenizerKind : uint8_t { HFJson, SentencePiece, GGUF };
+/// HFTables: a tokenizer.json compiled for plans (compileTokenizerJson).
+enum class TokenizerKind : uint8_t { HFJson, SentencePiece, GGUF, HFTables };
 
 class Tokenizer {
 public:
@@ -71,10 +72,29 @@ TokenizerFiles findTokenizerFiles(const std::string &path);
 std::unique_ptr<Tokenizer> loadTokenizer(const std::string &path);
 
 /// Rebuilds a tokenizer from stored files; `origin` names them in errors.
-/// kind GGUF is not accepted here (use tokenizerFromGGUF).
+/// kind GGUF is not accepted here (use tokenizerFromGGUF). HFTables bytes
+/// are used in place, without a copy, when `owner` keeps them alive (a
+/// plan's mapping) and they are 4-byte aligned.
 std::unique_ptr<Tokenizer>
 loadTokenizerFromBytes(TokenizerKind kind, std::string_view fileBytes,
                        std::string_view tokenizerConfigJson,
-                       std::string_view origin = "");
+                       std::string_view origin = "",
+                       std::shared_ptr<const void> owner = nullptr);
+
+/// A tokenizer.json as plans store it (TokenizerKind::HFTables): the
+/// vocabulary and merges as flat hash tables that load in place, with no
+/// JSON parsing or hashing per token; the rest of the file as JSON. The
+/// same tokenizer whatever the file's cosmetics (merges written as "a b" or
+/// as pairs give the same bytes). Throws what loading the file would.
+std::string compileTokenizerJson(std::string_view tokenizerJson,
+                                 std::string_view origin = "");
+
+/// Whether two stored tokenizers of `kind` tokenize alike: compiled
+/// tokenizer.json files with the same vocabulary, merges, added tokens,
+/// normalizer, pre-tokenizer, decoder, post-processor and model options,
+/// whatever else differs in the files (their version, padding and
+/// truncation settings, how they wrote their merges); other kinds when
+/// their bytes are equal.
+bool sameTokenizer(TokenizerKind kind, std::string_view a, std::string_view b);
 
 } // namespace llmc::tok
