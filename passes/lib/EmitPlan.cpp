@@ -477,6 +477,8 @@ std::string chatTemplateOf(const std::string &configJson,
     t.kind = "hf-tables";
     t.fileBytes =
         ::llmc::tok::compileTokenizerJson(::llmc::readFile(path), path);
+    t.configJson =
+        ::llmc::tok::compactTokenizerConfig(t.configJson, t.fileBytes);
   } else if (t.kind == "sentencepiece") {
     t.fileBytes = ::llmc::readFile(attr.getAs<StringAttr>("path").str());
   } else if (t.kind == "gguf" && src.gguf()) {

@@ -26,6 +26,31 @@ json parseObject(std::string_view text, const std::string &origin) {
 }
 } // namespace
 
+AddedToken addedTokenOf(const json &entry, std::optional<int64_t> id,
+                        const std::string &where) {
+  if (!entry.is_object())
+    throw Error(where + ": expected an object");
+  auto content = entry.find("content");
+  if (content == entry.end() || !content->is_string())
+    throw Error(where + ": 'content' is missing or not a string");
+  if (!id) {
+    auto it = entry.find("id");
+    if (it == entry.end() || !it->is_number_integer())
+      throw Error(where + ": 'id' is missing or not an integer");
+    id = it->get<int64_t>();
+  }
+  if (*id < 0 || *id > INT32_MAX)
+    throw Error(where + ": id " + std::to_string(*id) + " is out of range");
+  AddedToken t;
+  t.id = static_cast<int32_t>(*id);
+  t.content = content->get<std::string>();
+  t.special = getBool(entry, "special", false);
+  t.lstrip = getBool(entry, "lstrip", false);
+  t.rstrip = getBool(entry, "rstrip", false);
+  t.singleWord = getBool(entry, "single_word", false);
+  return t;
+}
+
 TokenizerConfig parseTokenizerConfig(std::string_view text,
                                      const std::string &origin) {
   json j = parseObject(text, origin);
@@ -40,18 +65,10 @@ TokenizerConfig parseTokenizerConfig(std::string_view text,
     for (auto &[key, value] : decoder->items()) {
       char *end = nullptr;
       long id = std::strtol(key.c_str(), &end, 10);
-      if (key.empty() || *end != '\0' || id < 0 || id > INT32_MAX ||
-          !value.is_object() || !value.contains("content") ||
-          !value["content"].is_string())
+      if (key.empty() || *end != '\0' || id < 0 || id > INT32_MAX)
         throw Error(origin + ": bad added_tokens_decoder entry '" + key + "'");
-      AddedToken t;
-      t.id = static_cast<int32_t>(id);
-      t.content = value["content"].get<std::string>();
-      t.special = getBool(value, "special", false);
-      t.lstrip = getBool(value, "lstrip", false);
-      t.rstrip = getBool(value, "rstrip", false);
-      t.singleWord = getBool(value, "single_word", false);
-      config.addedTokens.push_back(std::move(t));
+      config.addedTokens.push_back(addedTokenOf(
+          value, id, origin + ": added_tokens_decoder entry '" + key + "'"));
     }
   }
   return config;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "added_tokens.h"
+#include "json.h"
 
 #include <optional>
 #include <string>
@@ -15,6 +16,13 @@ struct TokenizerConfig {
   std::optional<bool> addBos, addEos;  ///< only when the file says so
   std::vector<AddedToken> addedTokens; ///< from added_tokens_decoder
 };
+
+/// An added token as tokenizer.json's added_tokens and tokenizer_config.json's
+/// added_tokens_decoder write it ({"content": ..., "special": ...}); its id
+/// is `id` when given (the decoder's key), else the entry's "id". Throws
+/// llmc::Error naming `where`.
+AddedToken addedTokenOf(const json &entry, std::optional<int64_t> id,
+                        const std::string &where);
 
 /// Empty text or "{}" give an empty config. Throws llmc::Error naming
 /// `origin` on malformed JSON.

@@ -20,6 +20,12 @@ std::string compileHFTokenizer(std::string_view jsonText,
 bool isCompiledHFTokenizer(std::string_view bytes);
 /// Whether two compiled tokenizers tokenize alike (tokenizer.h's
 /// sameTokenizer).
+/// tokenizer_config.json without the added_tokens_decoder entries whose
+/// content the compiled tokenizer's added_tokens already define: loading
+/// skips those, and they are most of a large vocabulary's config.
+std::string compactHFTokenizerConfig(std::string_view configText,
+                                     std::string_view compiled,
+                                     const std::string &configOrigin);
 bool sameCompiledHFTokenizer(std::string_view a, std::string_view b);
 /// Loads compileHFTokenizer's bytes, viewing the tables in place where the
 /// bytes are 4-byte aligned and `owner` keeps them alive (else copying).

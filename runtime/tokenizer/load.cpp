@@ -59,6 +59,14 @@ std::string compileTokenizerJson(std::string_view tokenizerJson,
       tokenizerJson, origin.empty() ? "tokenizer.json" : std::string(origin));
 }
 
+std::string compactTokenizerConfig(std::string_view tokenizerConfigJson,
+                                   std::string_view compiled,
+                                   std::string_view origin) {
+  return detail::compactHFTokenizerConfig(
+      tokenizerConfigJson, compiled,
+      origin.empty() ? "tokenizer_config.json" : std::string(origin));
+}
+
 bool sameTokenizer(TokenizerKind kind, std::string_view a, std::string_view b) {
   if (kind == TokenizerKind::HFTables)
     return detail::sameCompiledHFTokenizer(a, b);

@@ -89,6 +89,14 @@ loadTokenizerFromBytes(TokenizerKind kind, std::string_view fileBytes,
 std::string compileTokenizerJson(std::string_view tokenizerJson,
                                  std::string_view origin = "");
 
+/// tokenizer_config.json as a plan stores it beside `compiled`
+/// (compileTokenizerJson's bytes): the same tokenizer, without the
+/// added_tokens_decoder entries that tokenizer.json already defines (most of
+/// Gemma 3's 1 MB file), so a plan's tokenizer loads in milliseconds.
+std::string compactTokenizerConfig(std::string_view tokenizerConfigJson,
+                                   std::string_view compiled,
+                                   std::string_view origin = "");
+
 /// Whether two stored tokenizers of `kind` tokenize alike: compiled
 /// tokenizer.json files with the same vocabulary, merges, added tokens,
 /// normalizer, pre-tokenizer, decoder, post-processor and model options,
