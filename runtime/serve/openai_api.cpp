@@ -5,6 +5,7 @@
 
 #include "llmc/support/error.h"
 #include "llmc/support/utf8.h"
+#include "llmc/template/jinja.h"
 
 #include <cmath>
 #include <limits>
@@ -330,9 +331,15 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
                      "this model has no chat template (start the server "
                      "with --chat-template FILE)",
                      "messages");
-    json messages = checkedMessages(body);
-    json tools = has(body, "tools") ? body["tools"] : json(nullptr);
-    json documents = has(body, "documents") ? body["documents"] : json(nullptr);
+    // The template sees integers beyond 64 bits digit for digit, as
+    // Python's json.loads would give them to transformers.
+    json reparsed;
+    const json &ctx = tmpl::mayHoldBigIntegers(text)
+                          ? (reparsed = tmpl::parseContextJson(text))
+                          : body;
+    json messages = checkedMessages(ctx);
+    json tools = has(ctx, "tools") ? ctx["tools"] : json(nullptr);
+    json documents = has(ctx, "documents") ? ctx["documents"] : json(nullptr);
     if (!tools.is_null() && !tools.is_array())
       badField("tools", "a list", tools);
     if (!documents.is_null() && !documents.is_array())

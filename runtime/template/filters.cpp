@@ -482,6 +482,8 @@ const std::map<std::string, FilterFn, std::less<>> &filters() {
       ArgBinder a(args, "int", {"default", "base"});
       Value fallback = a.get(0, Value::integer(0));
       std::int64_t base = intArg(a.get(1, Value::integer(10)), "base");
+      if (v.isBigInt())
+        return v;
       if (v.kind() == Value::Kind::Int || v.kind() == Value::Kind::Bool)
         return Value::integer(v.asInt());
       if (v.kind() == Value::Kind::Float) {

@@ -2,11 +2,88 @@
 
 #include "py_string.h"
 
+#include "llmc/template/jinja.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace llmc::tmpl {
+
+namespace {
+
+// The binary subtype parseContextJson tags an integer's digits with.
+constexpr std::uint64_t kBigIntegerSubtype = 0x6b6967; // "big"
+
+std::optional<std::string> bigIntegerDigits(const nlohmann::ordered_json &j) {
+  const auto &b = j.get_binary();
+  if (!b.has_subtype() || b.subtype() != kBigIntegerSubtype)
+    return std::nullopt;
+  return std::string(b.begin(), b.end());
+}
+
+bool isIntegerLexeme(const std::string &s) {
+  size_t i = !s.empty() && s[0] == '-';
+  return i < s.size() &&
+         s.find_first_not_of("0123456789", i) == std::string::npos;
+}
+
+// nlohmann's own DOM builder, except that a number too big for 64 bits
+// whose text is an integer becomes its digits instead of a double.
+class ContextSax {
+  using J = nlohmann::ordered_json;
+
+public:
+  explicit ContextSax(J &root) : dom_(root, false) {}
+  bool null() { return dom_.null(); }
+  bool boolean(bool v) { return dom_.boolean(v); }
+  bool number_integer(J::number_integer_t v) { return dom_.number_integer(v); }
+  bool number_unsigned(J::number_unsigned_t v) {
+    return dom_.number_unsigned(v);
+  }
+  bool number_float(J::number_float_t v, const std::string &text) {
+    if (!isIntegerLexeme(text))
+      return dom_.number_float(v, text);
+    J::binary_t digits(std::vector<std::uint8_t>(text.begin(), text.end()),
+                       kBigIntegerSubtype);
+    return dom_.binary(digits);
+  }
+  bool string(std::string &v) { return dom_.string(v); }
+  bool binary(J::binary_t &v) { return dom_.binary(v); }
+  bool start_object(std::size_t n) { return dom_.start_object(n); }
+  bool key(std::string &k) { return dom_.key(k); }
+  bool end_object() { return dom_.end_object(); }
+  bool start_array(std::size_t n) { return dom_.start_array(n); }
+  bool end_array() { return dom_.end_array(); }
+  bool parse_error(std::size_t pos, const std::string &token,
+                   const nlohmann::detail::exception &e) {
+    return dom_.parse_error(pos, token, e);
+  }
+  bool is_errored() const { return dom_.is_errored(); }
+
+private:
+  nlohmann::detail::json_sax_dom_parser<J> dom_;
+};
+
+} // namespace
+
+nlohmann::ordered_json parseContextJson(std::string_view text) {
+  nlohmann::ordered_json root;
+  ContextSax sax(root);
+  if (!nlohmann::ordered_json::sax_parse(text.begin(), text.end(), &sax) ||
+      sax.is_errored())
+    return nlohmann::ordered_json(nlohmann::ordered_json::value_t::discarded);
+  return root;
+}
+
+bool mayHoldBigIntegers(std::string_view text) {
+  size_t run = 0;
+  for (char c : text)
+    if ((run = c >= '0' && c <= '9' ? run + 1 : 0) >= 20)
+      return true;
+  return false;
+}
 
 namespace {
 
@@ -30,9 +107,13 @@ Value fromJsonAt(const nlohmann::ordered_json &j, int depth) {
     auto u = j.get<std::uint64_t>();
     if (u >
         static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-      return Value::real(static_cast<double>(u));
+      return Value::bigInteger(std::to_string(u));
     return Value::integer(static_cast<std::int64_t>(u));
   }
+  case T::binary:
+    if (auto digits = bigIntegerDigits(j))
+      return Value::bigInteger(*digits);
+    return Value::none();
   case T::number_float:
     return Value::real(j.get<double>());
   case T::string:
@@ -136,7 +217,7 @@ std::string keyString(const Value &k) {
   case Value::Kind::String:
     return k.str();
   case Value::Kind::Int:
-    return std::to_string(k.asInt());
+    return k.isBigInt() ? k.bigDigits() : std::to_string(k.asInt());
   case Value::Kind::Float:
     return floatJson(k.asDouble());
   case Value::Kind::Bool:
@@ -165,7 +246,7 @@ public:
       out_ += v.asBool() ? "true" : "false";
       return;
     case Value::Kind::Int:
-      out_ += std::to_string(v.asInt());
+      out_ += v.isBigInt() ? v.bigDigits() : std::to_string(v.asInt());
       return;
     case Value::Kind::Float:
       out_ += floatJson(v.asDouble());

@@ -10,7 +10,8 @@
 
 namespace llmc::tmpl {
 
-// JSON integers become ints (floats past int64), objects keep key order.
+// JSON integers become ints (big ones keep their digits: parseContextJson),
+// objects keep key order.
 Value fromJson(const nlohmann::ordered_json &j);
 
 struct JsonStyle {

@@ -2,6 +2,8 @@
 
 #include "py_string.h"
 
+#include <cstdlib>
+
 namespace llmc::tmpl {
 
 const Value *Dict::find(const Value &key) const {
@@ -69,6 +71,13 @@ Value Value::integer(std::int64_t i) {
   return v;
 }
 
+Value Value::bigInteger(std::string digits) {
+  Value v;
+  v.kind_ = Kind::Int;
+  v.v_ = BigInt{std::move(digits)};
+  return v;
+}
+
 Value Value::real(double d) {
   Value v;
   v.kind_ = Kind::Float;
@@ -117,12 +126,18 @@ Value Value::callable(std::shared_ptr<Callable> c) {
 std::int64_t Value::asInt() const {
   if (kind_ == Kind::Bool)
     return std::get<bool>(v_) ? 1 : 0;
+  if (isBigInt())
+    throw EvalError("integer " + bigDigits() +
+                    " does not fit in 64 bits: templates compute with 64-bit "
+                    "integers (printing and comparing it work)");
   return std::get<std::int64_t>(v_);
 }
 
 double Value::asDouble() const {
   if (kind_ == Kind::Float)
     return std::get<double>(v_);
+  if (isBigInt())
+    return std::strtod(bigDigits().c_str(), nullptr);
   return static_cast<double>(asInt());
 }
 
@@ -149,7 +164,7 @@ bool truthy(const Value &v) {
   case Value::Kind::Bool:
     return v.asBool();
   case Value::Kind::Int:
-    return v.asInt() != 0;
+    return v.isBigInt() || v.asInt() != 0; // a big int is never 0
   case Value::Kind::Float:
     return v.asDouble() != 0.0;
   case Value::Kind::String:
@@ -168,6 +183,8 @@ bool equals(const Value &a, const Value &b) {
   if (a.isNumber() && b.isNumber()) {
     if (a.kind() == K::Float || b.kind() == K::Float)
       return a.asDouble() == b.asDouble();
+    if (a.isBigInt() || b.isBigInt()) // never one that fits in 64 bits
+      return a.isBigInt() && b.isBigInt() && a.bigDigits() == b.bigDigits();
     return a.asInt() == b.asInt();
   }
   if (a.kind() != b.kind())
@@ -207,11 +224,32 @@ bool equals(const Value &a, const Value &b) {
   }
 }
 
+namespace {
+// Exact order of two ints, either of them big: by sign, then by the
+// number of digits, then by the digits.
+int compareIntegers(const Value &a, const Value &b) {
+  auto digits = [](const Value &v) {
+    return v.isBigInt() ? v.bigDigits() : std::to_string(v.asInt());
+  };
+  const std::string x = digits(a), y = digits(b);
+  const bool nx = x[0] == '-', ny = y[0] == '-';
+  if (nx != ny)
+    return nx ? -1 : 1;
+  int c = x.size() != y.size() ? (x.size() < y.size() ? -1 : 1)
+          : x.compare(y) < 0   ? -1
+          : x == y             ? 0
+                               : 1;
+  return nx ? -c : c;
+}
+} // namespace
+
 bool lessThan(const Value &a, const Value &b) {
   using K = Value::Kind;
   if (a.isNumber() && b.isNumber()) {
     if (a.kind() == K::Float || b.kind() == K::Float)
       return a.asDouble() < b.asDouble();
+    if (a.isBigInt() || b.isBigInt())
+      return compareIntegers(a, b) < 0;
     return a.asInt() < b.asInt();
   }
   if (a.isString() && b.isString())
@@ -294,7 +332,7 @@ void appendStr(std::string &out, const Value &v, int depth) {
     out += v.asBool() ? "True" : "False";
     return;
   case Value::Kind::Int:
-    out += std::to_string(v.asInt());
+    out += v.isBigInt() ? v.bigDigits() : std::to_string(v.asInt());
     return;
   case Value::Kind::Float:
     out += py::formatFloat(v.asDouble());

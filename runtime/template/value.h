@@ -81,6 +81,10 @@ public:
   static Value none();
   static Value boolean(bool b);
   static Value integer(std::int64_t i);
+  /// An int beyond 64 bits, as JSON carried it ("-" and digits): printed
+  /// and compared with all its digits, as Python would; arithmetic on it
+  /// fails with "does not fit in 64 bits".
+  static Value bigInteger(std::string digits);
   static Value real(double d);
   static Value string(std::string s);
   static Value list(std::vector<Value> items, bool tuple = false);
@@ -97,7 +101,9 @@ public:
   }
 
   bool asBool() const { return std::get<bool>(v_); }
-  std::int64_t asInt() const; // Int or Bool
+  bool isBigInt() const { return std::holds_alternative<BigInt>(v_); }
+  const std::string &bigDigits() const { return std::get<BigInt>(v_).digits; }
+  std::int64_t asInt() const; // Int or Bool; EvalError for a big int
   double asDouble() const;    // Int, Float or Bool
   const std::string &str() const { return std::get<std::string>(v_); }
   // For an undefined value: the name it was looked up by, for messages.
@@ -114,8 +120,11 @@ public:
   }
 
 private:
+  struct BigInt {
+    std::string digits;
+  };
   Kind kind_ = Kind::Undefined;
-  std::variant<std::monostate, bool, std::int64_t, double, std::string,
+  std::variant<std::monostate, bool, std::int64_t, BigInt, double, std::string,
                std::shared_ptr<List>, std::shared_ptr<Dict>,
                std::shared_ptr<Object>, std::shared_ptr<Callable>>
       v_{std::string()};

@@ -21,7 +21,7 @@ namespace {
 
 nlohmann::ordered_json readJsonArg(const std::string &path, const char *flag) {
   std::string text = readFile(path);
-  auto j = nlohmann::ordered_json::parse(text, nullptr, false);
+  auto j = tmpl::parseContextJson(text);
   if (j.is_discarded())
     throw Error(std::string(flag) + " " + path + ": not valid JSON");
   return j;
@@ -70,8 +70,7 @@ Action addChatTemplate(CLI::App &app) {
       size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0)
         throw Error("--var '" + v + "': expected NAME=JSON");
-      auto value =
-          nlohmann::ordered_json::parse(v.substr(eq + 1), nullptr, false);
+      auto value = tmpl::parseContextJson(v.substr(eq + 1));
       if (value.is_discarded())
         throw Error("--var " + v.substr(0, eq) + ": '" + v.substr(eq + 1) +
                     "' is not JSON (quote strings: NAME='\"text\"')");

@@ -86,6 +86,20 @@ TEST_F(OpenAiApi, ChatRendersTheTemplate) {
   EXPECT_EQ(r.options.maxNewTokens, 3);
 }
 
+TEST_F(OpenAiApi, TheTemplateSeesBigIntegersDigitForDigit) {
+  ChatTemplate tools{"{{ tools | tojson }}", "tools template", tokenizer};
+  model.chatTemplate = &tools;
+  model.contextLength = 256;
+  ParsedRequest r = parseRequest(
+      Endpoint::Chat,
+      R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1,
+          "tools": [{"id": 12345678901234567890, "n": 123456789012345678901234567890}]})",
+      model);
+  EXPECT_EQ(tokenizer.decode(r.prompt, false),
+            R"([{"id": 12345678901234567890, )"
+            R"("n": 123456789012345678901234567890}])");
+}
+
 TEST_F(OpenAiApi, BadValuesNameTheParameter) {
   struct Case {
     Endpoint e;

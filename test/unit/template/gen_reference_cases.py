@@ -113,6 +113,16 @@ C['Undefined'] = [
  ("{{ m['tool_calls'] is defined }}{{ 'tool_calls' in m }}{{ m.tool_calls is none }}{{ not m.tool_calls }}", {"m": {"role": "assistant", "tool_calls": None}}),
  ("{{ x is iterable }}{{ none is iterable }}{{ true is number }}{{ true is integer }}{{ {} is sequence }}{{ 1.0 is float }}{{ 'a' is string }}{{ none is none }}{{ {} is mapping }}{{ 3 is odd }}{{ 4 is even }}{{ 9 is divisibleby 3 }}{{ 'ab' is lower }}{{ 'AB' is upper }}{{ 1 is sameas 1 }}{{ [1] is sameas [1] }}{{ 3 is in [1, 3] }}{{ 2 is gt 1 }}", {}),
 ]
+# Integers beyond 64 bits, as json.loads gives them: every digit kept.
+BIG = {"x": {"id": 123456789012345678901234567890, "neg": -98765432109876543210987,
+             "u": 12345678901234567890, "f": 1.5e30, "small": 7},
+       "tools": [{"name": "get", "arguments": {"id": 12345678901234567890, "n": 18446744073709551616}}]}
+C['BigIntegers'] = [
+ ("{{ x.id }}|{{ x.neg }}|{{ x.u }}|{{ x.f }}|{{ x | tojson }}|{{ x.id | string }}|{{ [x.id, x.neg] }}", BIG),
+ ("{{ x.id is integer }}{{ x.id is number }}{{ x.id == x.id }}{{ x.id == x.u }}{{ x.id > x.u }}{{ x.neg < x.small }}{{ x.u > x.small }}{{ x.id > x.f }}{% if x.id %}T{% endif %}", BIG),
+ ("{{ [x.id, x.neg, x.u, x.small] | sort }}|{{ x.id | int }}|{{ {x.u: 1} | tojson }}|{{ x.neg in [x.neg] }}", BIG),
+ ("{% for t in tools %}{{ t.arguments | tojson(indent=2) }}{{ t.arguments.n }}{% endfor %}", BIG),
+]
 
 def cstr(s):
     out = '"'

@@ -29,7 +29,7 @@ template <std::size_t N> void expectAll(const RenderCase (&cases)[N]) {
   for (const auto &c : cases) {
     SCOPED_TRACE(c.source);
     try {
-      EXPECT_EQ(render(c.source, ordered_json::parse(c.context)), c.expected);
+      EXPECT_EQ(render(c.source, parseContextJson(c.context)), c.expected);
     } catch (const TemplateError &e) {
       ADD_FAILURE() << "threw: " << e.what();
     }
@@ -58,6 +58,30 @@ TEST(JinjaReference, Slicing) { expectAll(kSlicingCases); }
 TEST(JinjaReference, PythonSemantics) { expectAll(kPythonCases); }
 TEST(JinjaReference, StringAndDictMethods) { expectAll(kMethodsCases); }
 TEST(JinjaReference, Undefined) { expectAll(kUndefinedCases); }
+TEST(JinjaReference, IntegersBeyond64BitsKeepTheirDigits) {
+  expectAll(kBigIntegersCases);
+}
+
+TEST(Jinja, ArithmeticOnABigIntegerFailsNamingIt) {
+  const ordered_json ctx =
+      parseContextJson(R"({"n": 123456789012345678901234567890})");
+  EXPECT_NE(errorOf("{{ n + 1 }}", ctx)
+                .find("integer "
+                      "123456789012345678901234567890 "
+                      "does not fit in 64 bits"),
+            std::string::npos);
+}
+
+TEST(Jinja, ContextJsonParsesLikeNlohmannOtherwise) {
+  EXPECT_TRUE(parseContextJson("{\"a\": ").is_discarded());
+  EXPECT_TRUE(parseContextJson("[1, 2] x").is_discarded());
+  EXPECT_TRUE(parseContextJson("1e400").is_discarded()); // as nlohmann
+  const char *plain = R"({"a": [1, -2, 3.5, -0, "99999"],)"
+                      R"( "b": {"c": null, "d": true}})";
+  EXPECT_EQ(parseContextJson(plain), ordered_json::parse(plain));
+  EXPECT_FALSE(mayHoldBigIntegers(plain));
+  EXPECT_TRUE(mayHoldBigIntegers("[123456789012345678901]"));
+}
 
 TEST(Jinja, DropsOnlyOneTrailingNewline) {
   EXPECT_EQ(render("a\n"), "a");

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace llmc::tmpl {
 
@@ -45,6 +46,17 @@ struct RenderOptions {
   // Nesting of expressions, blocks and macro calls.
   int maxDepth = 400;
 };
+
+// JSON text parsed for render()'s context as Python's json.loads reads it:
+// integers of any size keep their digits (nlohmann rounds those beyond 64
+// bits to doubles; these stay tagged binary values that render prints
+// digit for digit). A discarded value for malformed text, as
+// nlohmann::ordered_json::parse(text, nullptr, false).
+nlohmann::ordered_json parseContextJson(std::string_view text);
+
+// Whether `text` may hold an integer beyond 64 bits (a run of 20 digits or
+// more): when not, parseContextJson and nlohmann's parse agree.
+bool mayHoldBigIntegers(std::string_view text);
 
 namespace detail {
 struct Program;
