@@ -471,6 +471,8 @@ std::string chatTemplateOf(const std::string &configJson,
     t.configJson = ::llmc::readFile(cfg.str());
     t.chatTemplate = chatTemplateOf(t.configJson, cfg.str());
   }
+  if (auto file = attr.getAs<StringAttr>("chat_template"))
+    t.chatTemplate = ::llmc::readFile(file.str());
   if (t.kind == "hf-json") {
     // Stored compiled: a plan's tokenizer loads without parsing JSON.
     const std::string path = attr.getAs<StringAttr>("path").str();

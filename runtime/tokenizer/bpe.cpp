@@ -27,14 +27,20 @@ struct Candidate {
 BpeModel::BpeModel(const TokenTable &vocab, MergeTable merges,
                    BpeOptions options)
     : vocab_(vocab), merges_(std::move(merges)), options_(options) {
-  haveAllBytes_ = true;
   for (int b = 0; b < 256; ++b) {
     char name[8];
     std::snprintf(name, sizeof name, "<0x%02X>", b);
-    std::optional<int32_t> id = vocab_.find(name);
-    byteIds_[b] = id.value_or(-1);
-    haveAllBytes_ &= id.has_value();
+    byteIds_[b] = vocab_.find(name).value_or(-1);
   }
+}
+
+// As Hugging Face's byte fallback: a character falls back to its bytes when
+// every one of them has a token, else to unk.
+bool BpeModel::haveBytesOf(std::string_view ch) const {
+  for (char c : ch)
+    if (byteIds_[static_cast<uint8_t>(c)] < 0)
+      return false;
+  return true;
 }
 
 void BpeModel::encodeWord(std::string_view word,
@@ -84,7 +90,7 @@ void BpeModel::mergeWord(std::string_view word,
     if (std::optional<int32_t> id = vocab_.find(ch)) {
       push(*id);
       lastWasUnk = false;
-    } else if (options_.byteFallback && haveAllBytes_) {
+    } else if (options_.byteFallback && haveBytesOf(ch)) {
       for (char c : ch)
         push(byteIds_[static_cast<uint8_t>(c)]);
       lastWasUnk = false;

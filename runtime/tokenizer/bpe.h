@@ -43,12 +43,12 @@ public:
 
 private:
   void mergeWord(std::string_view word, std::vector<int32_t> &out) const;
+  bool haveBytesOf(std::string_view ch) const;
 
   const TokenTable &vocab_;
   MergeTable merges_;
   BpeOptions options_;
-  std::array<int32_t, 256> byteIds_{};
-  bool haveAllBytes_ = false;
+  std::array<int32_t, 256> byteIds_{}; // -1: no <0xXX> token
 
   mutable std::mutex cacheMutex_;
   mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;

@@ -169,10 +169,12 @@ void HFTokenizer::loadModel(const json &model, size_t addedCount,
     const json &vocabJson = model.at("vocab");
     if (!vocabJson.is_object())
       throw Error(origin + ": model.vocab is not an object");
-    // Vocabularies are dense; a far larger id is a corrupt file, and would
-    // otherwise make us allocate for it.
-    const int64_t maxId =
-        2 * static_cast<int64_t>(vocabJson.size() + addedCount) + 1024;
+    // Vocabularies are dense or nearly (a trimmed copy keeps its ids); an
+    // id far past the entries is a corrupt file, and would otherwise make
+    // us allocate for it.
+    const int64_t maxId = std::max<int64_t>(
+        2 * static_cast<int64_t>(vocabJson.size() + addedCount) + 1024,
+        int64_t{1} << 20);
     TokenTableBuilder builder;
     for (auto &[text, idJson] : vocabJson.items()) {
       if (!idJson.is_number_integer() || idJson.get<int64_t>() < 0 ||

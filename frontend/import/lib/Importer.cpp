@@ -72,6 +72,12 @@ DictionaryAttr tokenizerAttr(Builder &b, const ResolvedModel &m) {
   if (fs::exists(dir / "tokenizer_config.json"))
     entries.push_back(b.getNamedAttr(
         "config", b.getStringAttr((dir / "tokenizer_config.json").string())));
+  // Newer checkpoints (gpt-oss, ...) ship the template as its own file,
+  // which transformers prefers to tokenizer_config.json's chat_template.
+  if (fs::exists(dir / "chat_template.jinja"))
+    entries.push_back(b.getNamedAttr(
+        "chat_template",
+        b.getStringAttr((dir / "chat_template.jinja").string())));
   return b.getDictionaryAttr(entries);
 }
 
