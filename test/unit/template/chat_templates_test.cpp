@@ -40,7 +40,8 @@ std::vector<Case> loadCases() {
   }
   std::sort(files.begin(), files.end());
   for (const auto &path : files) {
-    ordered_json file = ordered_json::parse(readBytes(path));
+    // Integers beyond 64 bits keep their digits, as json.loads gave them.
+    ordered_json file = parseContextJson(readBytes(path));
     std::string name = path.filename().string();
     name.resize(name.size() - 11);
     for (const auto &c : file["cases"])
