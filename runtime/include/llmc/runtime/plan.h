@@ -24,8 +24,9 @@ namespace llmc {
 class MappedFile;
 
 constexpr uint32_t kPlanFormatMajor = 1;
-// 1.1: the metadata checksum; 1.2: the MoE and parameter counts of Config.
-constexpr uint32_t kPlanFormatMinor = 2;
+// 1.1: the metadata checksum; 1.2: the MoE and parameter counts of Config;
+// 1.3: tokenizer.json stored compiled (tokenizer kind "hf-tables").
+constexpr uint32_t kPlanFormatMinor = 3;
 
 /// Everything the runtime needs to know about the model, without a
 /// checkpoint.
