@@ -293,7 +293,8 @@ void viewTables(std::string_view blob, std::shared_ptr<const void> owner,
                 " bytes, not a whole number of words");
   if (!owner || reinterpret_cast<uintptr_t>(blob.data()) % 4 != 0) {
     auto copy = std::make_shared<std::vector<uint32_t>>(blob.size() / 4);
-    std::memcpy(copy->data(), blob.data(), blob.size());
+    if (!blob.empty()) // an empty view may have no address
+      std::memcpy(copy->data(), blob.data(), blob.size());
     TableCodec::view(copy->data(), copy->size(), copy, origin, tokens, merges);
     return;
   }
