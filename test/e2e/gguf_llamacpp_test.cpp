@@ -8,7 +8,7 @@
 // and on every usable backend must agree at >= 95% of the positions and give
 // the same greedy tokens. The same for Gemma 2 (gemma2-softcap as llama.cpp's
 // gemma2, F32): llama.cpp's reading of the norms' 1 + w, the soft-caps, the
-// alternating window and the attention scale it derives. And the MoE
+// alternating window and the attention scale it derives; and Gemma 3. And the MoE
 // architectures (GgufFromLlamaCppMoe, fortune-moe-Q4_K_M).
 //
 //===----------------------------------------------------------------------===//
@@ -96,6 +96,16 @@ TEST_P(GgufFromLlamaCpp, DequantizedAgreesWithLlamaCpp) {
 // measured on ref and cpu).
 TEST(GgufFromLlamaCppGemma2, F32AgreesWithLlamaCpp) {
   expectAgreesWithLlamaCpp("gemma2-softcap-f32", "", 1e-3);
+}
+
+// Gemma 3 (gemma3-text with query_pre_attn_scalar = head_dim, as llama.cpp's
+// gemma3 derives it), F32: the q/k norms' 1 + w, five sliding layers of six
+// rotating with base 10000 and the global one with 1e6 and linear scaling.
+// Where the checkpoint differs from what llama.cpp assumes (another
+// query_pre_attn_scalar, rope_local_base_freq or pattern) llmc follows
+// Hugging Face, and llmc-make-gguf refuses to write the GGUF.
+TEST(GgufFromLlamaCppGemma3, F32AgreesWithLlamaCpp) {
+  expectAgreesWithLlamaCpp("gemma3-text-f32", "", 0.1);
 }
 
 // Mixtral and Qwen3-MoE as llama.cpp reads them (llama with expert_count

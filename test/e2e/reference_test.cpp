@@ -156,9 +156,9 @@ TEST_P(Reference, F32GgufMatchesReference) {
   if (arch == "MistralForCausalLM")
     GTEST_SKIP() << arch << ": llama.cpp writes it as 'llama', without "
                  << "its sliding window, so no GGUF reproduces this reference";
-  if (arch == "Gemma2ForCausalLM")
-    GTEST_SKIP() << arch << ": llama.cpp's gemma2 has no key for "
-                 << "query_pre_attn_scalar (24 here) and derives head_dim "
+  if (arch == "Gemma2ForCausalLM" || arch == "Gemma3ForCausalLM")
+    GTEST_SKIP() << arch << ": llama.cpp's gemma2/gemma3 have no key for "
+                 << "query_pre_attn_scalar (24 here) and derive head_dim "
                  << "(32), so no GGUF reproduces this reference; "
                  << "gguf_llamacpp_test checks the GGUF path on a variant with "
                  << "32";

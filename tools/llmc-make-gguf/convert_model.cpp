@@ -22,7 +22,7 @@ struct Arch {
   std::string name; // general.architecture and key prefix
   bool permuteQK;   // llama's Q/K row order for ggml's RoPE
   bool gpt2 = false;
-  bool gemma2 = false; // norms stored as 1 + w, llama.cpp's gemma2 names
+  bool gemma2 = false; // norms stored as 1 + w, llama.cpp's gemma2/3 names
   /// Mixtral ("block_sparse_moe.", w1/w3/w2) or Qwen3-MoE ("mlp.",
   /// gate/up/down_proj) experts; "" for a dense model.
   std::string moePrefix;
@@ -49,9 +49,11 @@ Arch archOf(const json &config) {
     return {"gpt2", false, true, false, ""};
   if (a == "Gemma2ForCausalLM")
     return {"gemma2", false, false, true, ""};
+  if (a == "Gemma3ForCausalLM")
+    return {"gemma3", false, false, true, ""};
   throw Error("config.json: architecture '" + a +
               "' is not supported by llmc-make-gguf (Gemma2ForCausalLM, "
-              "GPT2LMHeadModel, LlamaForCausalLM, MixtralForCausalLM, "
+              "Gemma3ForCausalLM, GPT2LMHeadModel, LlamaForCausalLM, MixtralForCausalLM, "
               "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM)");
 }
 
@@ -265,53 +267,85 @@ std::vector<float> llamaRopeFreqs(const json &config, int64_t headDim) {
   return factors;
 }
 
-/// The keys convert_hf_to_gguf.py's Gemma2Model writes, and rope.freq_base
-/// (which it leaves to llama.cpp's default of 10000). llama.cpp has no key
-/// for query_pre_attn_scalar: it derives the scale (gemma2FromGGUF), so a
-/// checkpoint with another one cannot be written.
-void gemma2Metadata(const json &config, weights::GGUFWriter &out) {
+/// The keys convert_hf_to_gguf.py's Gemma2Model and Gemma3Model write (and
+/// Gemma 2's rope.freq_base, which that converter leaves to llama.cpp's
+/// default of 10000). llama.cpp has no key for query_pre_attn_scalar: it
+/// derives the scale (gemmaFromGGUF), so a checkpoint with another one
+/// cannot be written; nor, for Gemma 3, another rope_local_base_freq than
+/// 10000, another pattern than every sixth layer global, or a soft-cap.
+void gemmaMetadata(const json &config, const std::string &p,
+                   weights::GGUFWriter &out) {
+  const bool gemma3 = p == "gemma3";
   const int64_t layers = intKey(config, "num_hidden_layers");
   const int64_t hidden = intKey(config, "hidden_size");
   const int64_t nHead = intKey(config, "num_attention_heads");
   const int64_t headDim = intKey(config, "head_dim");
   const double scalar = floatKey(config, "query_pre_attn_scalar", 256);
-  const int64_t derived = layers == 46 ? hidden / nHead : headDim;
+  const int64_t derived =
+      layers == (gemma3 ? 62 : 46) ? hidden / nHead : headDim;
   if (scalar != static_cast<double>(derived))
     throw Error("config.json: query_pre_attn_scalar " +
                 config.value("query_pre_attn_scalar", json(256)).dump() +
                 " is not what llama.cpp derives (" + std::to_string(derived) +
-                ": head_dim, or hidden / heads at 46 layers); a GGUF "
+                ": head_dim, or hidden / heads for the 27B model); a GGUF "
                 "cannot carry it");
-  for (const char *key :
-       {"attn_logit_softcapping", "final_logit_softcapping", "sliding_window"})
-    if (!config.contains(key) || !config[key].is_number())
-      throw Error(std::string("config.json: '") + key +
-                  "' must be a number (llama.cpp's gemma2 takes it as "
-                  "given)");
-  out.addU32("gemma2.context_length",
+  if (gemma3) {
+    if (floatKey(config, "rope_local_base_freq", 10000.0) != 10000.0)
+      throw Error("config.json: rope_local_base_freq is not 10000, which "
+                  "llama.cpp's gemma3 assumes; a GGUF cannot carry it");
+    if (config.value("sliding_window_pattern", 6) != 6 ||
+        config.contains("layer_types"))
+      throw Error("config.json: llama.cpp's gemma3 makes every sixth layer "
+                  "global (sliding_window_pattern 6, no layer_types); a GGUF "
+                  "cannot carry another pattern");
+    for (const char *key : {"attn_logit_softcapping", "final_logit_softcapping"})
+      if (config.contains(key) && !config[key].is_null())
+        throw Error(std::string("config.json: '") + key +
+                    "' is set, but llama.cpp's gemma3 soft-caps nothing; a "
+                    "GGUF cannot carry it");
+  } else {
+    for (const char *key : {"attn_logit_softcapping", "final_logit_softcapping",
+                            "sliding_window"})
+      if (!config.contains(key) || !config[key].is_number())
+        throw Error(std::string("config.json: '") + key +
+                    "' must be a number (llama.cpp's gemma2 takes it as "
+                    "given)");
+  }
+  out.addU32(p + ".context_length",
              static_cast<uint32_t>(intKey(config, "max_position_embeddings")));
-  out.addU32("gemma2.embedding_length", static_cast<uint32_t>(hidden));
-  out.addU32("gemma2.block_count", static_cast<uint32_t>(layers));
-  out.addU32("gemma2.feed_forward_length",
+  out.addU32(p + ".embedding_length", static_cast<uint32_t>(hidden));
+  out.addU32(p + ".block_count", static_cast<uint32_t>(layers));
+  out.addU32(p + ".feed_forward_length",
              static_cast<uint32_t>(intKey(config, "intermediate_size")));
-  out.addU32("gemma2.attention.head_count", static_cast<uint32_t>(nHead));
-  out.addU32("gemma2.attention.head_count_kv",
+  out.addU32(p + ".attention.head_count", static_cast<uint32_t>(nHead));
+  out.addU32(p + ".attention.head_count_kv",
              static_cast<uint32_t>(config.contains("num_key_value_heads")
                                        ? intKey(config, "num_key_value_heads")
                                        : nHead));
-  out.addF32("gemma2.attention.layer_norm_rms_epsilon",
+  out.addF32(p + ".attention.layer_norm_rms_epsilon",
              static_cast<float>(floatKey(config, "rms_norm_eps", 1e-6)));
-  out.addU32("gemma2.attention.key_length", static_cast<uint32_t>(headDim));
-  out.addU32("gemma2.attention.value_length", static_cast<uint32_t>(headDim));
-  out.addF32("gemma2.attn_logit_softcapping",
-             static_cast<float>(floatKey(config, "attn_logit_softcapping", 0)));
-  out.addF32(
-      "gemma2.final_logit_softcapping",
-      static_cast<float>(floatKey(config, "final_logit_softcapping", 0)));
-  out.addU32("gemma2.attention.sliding_window",
+  out.addU32(p + ".attention.key_length", static_cast<uint32_t>(headDim));
+  out.addU32(p + ".attention.value_length", static_cast<uint32_t>(headDim));
+  if (!gemma3) {
+    out.addF32(p + ".attn_logit_softcapping",
+               static_cast<float>(floatKey(config, "attn_logit_softcapping", 0)));
+    out.addF32(
+        p + ".final_logit_softcapping",
+        static_cast<float>(floatKey(config, "final_logit_softcapping", 0)));
+  }
+  out.addU32(p + ".attention.sliding_window",
              static_cast<uint32_t>(intKey(config, "sliding_window")));
-  out.addF32("gemma2.rope.freq_base",
-             static_cast<float>(floatKey(config, "rope_theta", 10000.0)));
+  out.addF32(p + ".rope.freq_base",
+             static_cast<float>(
+                 floatKey(config, "rope_theta", gemma3 ? 1e6 : 10000.0)));
+  if (gemma3) {
+    auto rs = config.find("rope_scaling");
+    if (rs != config.end() && rs->is_object() &&
+        rs->value("rope_type", rs->value("type", "")) != "linear")
+      throw Error("config.json: Gemma 3's rope_scaling must be linear (as "
+                  "llama.cpp's converter requires)");
+    ropeScalingMetadata(config, p, out);
+  }
 }
 
 void llamaMetadata(const json &config, const std::string &p,
@@ -473,7 +507,7 @@ void convertModel(const std::string &dir, const json &config, DType type,
   if (arch.gpt2)
     gpt2Metadata(config, out);
   else if (arch.gemma2)
-    gemma2Metadata(config, out);
+    gemmaMetadata(config, p, out);
   else
     llamaMetadata(config, p, out);
   if (!arch.moePrefix.empty())

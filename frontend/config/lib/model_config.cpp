@@ -226,13 +226,30 @@ double softcapKey(const JsonObject &cfg, const std::string &key,
   return v;
 }
 
-/// transformers' Gemma2Config: the defaults are its own (google/gemma-2-2b
-/// writes most of them out).
-ModelConfig readGemma2(const JsonObject &cfg, const std::string &arch) {
-  ModelConfig c;
+/// layer_types, where newer transformers write the window pattern out:
+/// "sliding_attention" layers get `window`, "full_attention" ones none.
+void readLayerTypes(const JsonObject &cfg, ModelConfig &c, int64_t window) {
+  if (!cfg.has("layer_types") || cfg.isNull("layer_types"))
+    return;
+  const auto &types = cfg.raw().at("layer_types");
+  if (!types.is_array() || int64_t(types.size()) != c.numLayers)
+    throw Error(cfg.file() + ": layer_types must list one type per layer (" +
+                std::to_string(c.numLayers) + ")");
+  for (size_t i = 0; i < types.size(); ++i) {
+    std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
+    if (t != "sliding_attention" && t != "full_attention")
+      throw Error(cfg.file() + ": layer_types[" + std::to_string(i) +
+                  "] must be \"sliding_attention\" or \"full_attention\"");
+    c.slidingWindow[i] = t == "sliding_attention" ? window : 0;
+  }
+}
+
+/// What Gemma 2 and 3 share, with their own defaults: tied unless told
+/// otherwise, tanh GELU, scores scaled by query_pre_attn_scalar^-0.5.
+void readGemmaCommon(const JsonObject &cfg, ModelConfig &c,
+                     const std::string &arch) {
   c.architecture = arch;
   c.family = ArchFamily::Gemma2;
-  readDecoderSizes(cfg, c, 256, 8192);
   // Absent means tied, as in google/gemma-2-2b's config.json.
   c.tiedEmbeddings = cfg.boolean("tie_word_embeddings", true);
   c.qkvBias = c.outputBias = cfg.boolean("attention_bias", false);
@@ -246,25 +263,56 @@ ModelConfig readGemma2(const JsonObject &cfg, const std::string &arch) {
   if (!(scalar > 0))
     throw Error(cfg.file() + ": query_pre_attn_scalar must be positive");
   c.attentionScale = 1.0 / std::sqrt(scalar);
+}
+
+/// transformers' Gemma2Config: the defaults are its own (google/gemma-2-2b
+/// writes most of them out).
+ModelConfig readGemma2(const JsonObject &cfg, const std::string &arch) {
+  ModelConfig c;
+  readDecoderSizes(cfg, c, 256, 8192);
+  readGemmaCommon(cfg, c, arch);
   c.attnLogitSoftcap = softcapKey(cfg, "attn_logit_softcapping", 50.0);
   c.finalLogitSoftcap = softcapKey(cfg, "final_logit_softcapping", 30.0);
   int64_t window =
       cfg.isNull("sliding_window") ? 0 : cfg.integer("sliding_window", 4096);
   setGemma2Windows(c, window);
-  // Newer transformers write the pattern out as layer_types.
-  if (cfg.has("layer_types") && !cfg.isNull("layer_types")) {
-    const auto &types = cfg.raw().at("layer_types");
-    if (!types.is_array() || int64_t(types.size()) != c.numLayers)
-      throw Error(cfg.file() + ": layer_types must list one type per layer (" +
-                  std::to_string(c.numLayers) + ")");
-    for (size_t i = 0; i < types.size(); ++i) {
-      std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
-      if (t != "sliding_attention" && t != "full_attention")
-        throw Error(cfg.file() + ": layer_types[" + std::to_string(i) +
-                    "] must be \"sliding_attention\" or \"full_attention\"");
-      c.slidingWindow[i] = t == "sliding_attention" ? window : 0;
-    }
-  }
+  readLayerTypes(cfg, c, window);
+  return c;
+}
+
+/// transformers' Gemma3TextConfig. A Gemma3ForConditionalGeneration's
+/// text_config often names only what differs from these defaults (the 4B's
+/// names its width, depth, window and rope_scaling), so every size has one.
+ModelConfig readGemma3(const JsonObject &cfg, const std::string &arch) {
+  ModelConfig c;
+  c.vocabSize = cfg.integer("vocab_size", 262208);
+  c.hiddenSize = cfg.integer("hidden_size", 2304);
+  c.numLayers = cfg.integer("num_hidden_layers", 26);
+  c.numHeads = cfg.integer("num_attention_heads", 8);
+  c.numKVHeads = cfg.integer("num_key_value_heads", 4);
+  c.headDim = cfg.integer("head_dim", 256);
+  c.intermediateSize = cfg.integer("intermediate_size", 9216);
+  c.maxPositions = cfg.integer("max_position_embeddings", 131072);
+  c.normEps = cfg.number("rms_norm_eps", 1e-6);
+  c.ropeTheta = cfg.number("rope_theta", 1e6);
+  c.rotaryDim = c.headDim;
+  c.ropeScaling = readRopeScaling(cfg);
+  readGemmaCommon(cfg, c, arch);
+  c.qkNorm = true;
+  c.localRopeTheta = cfg.number("rope_local_base_freq", 10000.0);
+  if (!(c.localRopeTheta > 0))
+    throw Error(cfg.file() + ": rope_local_base_freq must be positive");
+  // Gemma 3 has no score soft-cap; null (its default) means none for both.
+  c.attnLogitSoftcap = softcapKey(cfg, "attn_logit_softcapping", 0);
+  c.finalLogitSoftcap = softcapKey(cfg, "final_logit_softcapping", 0);
+  int64_t window =
+      cfg.isNull("sliding_window") ? 0 : cfg.integer("sliding_window", 4096);
+  int64_t pattern = cfg.integer("sliding_window_pattern", 6);
+  if (pattern <= 0)
+    throw Error(cfg.file() + ": sliding_window_pattern must be positive, got " +
+                std::to_string(pattern));
+  setGemma3Windows(c, window, pattern);
+  readLayerTypes(cfg, c, window);
   return c;
 }
 
@@ -300,6 +348,14 @@ void setGPT2Structure(ModelConfig &c) {
   c.qkvBias = c.outputBias = c.mlpBias = true;
 }
 
+void setGemma3Windows(ModelConfig &c, int64_t window, int64_t pattern) {
+  c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
+                         0);
+  for (size_t i = 0; i < c.slidingWindow.size(); ++i)
+    if ((i + 1) % static_cast<size_t>(pattern) != 0)
+      c.slidingWindow[i] = window;
+}
+
 void setGemma2Windows(ModelConfig &c, int64_t window) {
   c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
                          0);
@@ -309,9 +365,16 @@ void setGemma2Windows(ModelConfig &c, int64_t window) {
 
 const std::vector<std::string> &supportedArchitectures() {
   static const std::vector<std::string> archs = {
-      "GPT2LMHeadModel",    "Gemma2ForCausalLM",  "LlamaForCausalLM",
-      "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
-      "Qwen3ForCausalLM",   "Qwen3MoeForCausalLM"};
+      "GPT2LMHeadModel",
+      "Gemma2ForCausalLM",
+      "Gemma3ForCausalLM",
+      "Gemma3ForConditionalGeneration (its language model)",
+      "LlamaForCausalLM",
+      "MistralForCausalLM",
+      "MixtralForCausalLM",
+      "Qwen2ForCausalLM",
+      "Qwen3ForCausalLM",
+      "Qwen3MoeForCausalLM"};
   return archs;
 }
 
@@ -388,6 +451,17 @@ ModelConfig readHFConfig(const std::string &configPath) {
     c = readGPT2(cfg, arch);
   else if (arch == "Gemma2ForCausalLM")
     c = readGemma2(cfg, arch);
+  else if (arch == "Gemma3ForCausalLM")
+    c = readGemma3(cfg, arch);
+  else if (arch == "Gemma3ForConditionalGeneration") {
+    if (!cfg.has("text_config") || !cfg.raw().at("text_config").is_object())
+      throw Error(configPath + ": " + arch +
+                  " needs a 'text_config' object (its language model)");
+    JsonObject text(cfg.raw().at("text_config"),
+                    configPath + " (text_config)");
+    c = readGemma3(text, "Gemma3ForCausalLM");
+    c.multimodalArchitecture = arch;
+  }
   if (c.architecture.empty())
     throw Error(configPath + ": unsupported architecture '" + arch +
                 "' (supported: " + join(supportedArchitectures()) + ")");

@@ -37,49 +37,76 @@ ModelConfig gpt2FromGGUF(const weights::GGUFFile &f) {
   return c;
 }
 
-/// llama.cpp's gemma2 (convert_hf_to_gguf.py's Gemma2Model; its norms
-/// already hold 1 + w). llama.cpp has no key for query_pre_attn_scalar: it
-/// takes hidden / heads for the 27B model (46 layers) and head_dim
-/// otherwise, as google's gemma_pytorch does, and so do we.
-ModelConfig gemma2FromGGUF(const weights::GGUFFile &f) {
+/// rope.scaling.* as llama.cpp's converter writes linear and yarn scaling.
+std::optional<RopeScaling> ropeScalingFromGGUF(const weights::GGUFFile &f,
+                                               const std::string &arch) {
+  auto key = [&](const char *k) { return arch + "." + k; };
+  auto type = f.findString(key("rope.scaling.type"));
+  if (!type || *type == "none")
+    return std::nullopt;
+  RopeScaling s;
+  s.type = *type;
+  s.factor = f.getFloat(key("rope.scaling.factor"));
+  s.originalMaxPositions =
+      f.findInt(key("rope.scaling.original_context_length")).value_or(0);
+  return s;
+}
+
+/// llama.cpp's gemma2 and gemma3 (convert_hf_to_gguf.py's Gemma2Model and
+/// Gemma3Model; their norms already hold 1 + w, gemma3's q/k norms too).
+/// llama.cpp has no key for query_pre_attn_scalar: it takes hidden / heads
+/// for the 27B models (46 layers for Gemma 2, 62 for Gemma 3) and head_dim
+/// otherwise, as google's gemma_pytorch does, and so do we. Gemma 3's
+/// sliding layers rotate with base 10000 and no scaling there, every sixth
+/// layer is global, and nothing is soft-capped.
+ModelConfig gemmaFromGGUF(const weights::GGUFFile &f, const std::string &arch) {
+  const bool gemma3 = arch == "gemma3";
+  auto key = [&](const char *k) { return arch + "." + k; };
   ModelConfig c;
-  c.architecture = "Gemma2ForCausalLM";
+  c.architecture = gemma3 ? "Gemma3ForCausalLM" : "Gemma2ForCausalLM";
   c.family = ArchFamily::Gemma2;
-  c.numLayers = f.getInt("gemma2.block_count");
-  c.hiddenSize = f.getInt("gemma2.embedding_length");
-  c.intermediateSize = f.getInt("gemma2.feed_forward_length");
-  c.numHeads = f.getInt("gemma2.attention.head_count");
-  c.numKVHeads =
-      f.findInt("gemma2.attention.head_count_kv").value_or(c.numHeads);
-  c.headDim = f.findInt("gemma2.attention.key_length").value_or(256);
-  c.rotaryDim = f.findInt("gemma2.rope.dimension_count").value_or(c.headDim);
-  c.maxPositions = f.findInt("gemma2.context_length").value_or(8192);
-  c.normEps =
-      shortestDecimal(f.getFloat("gemma2.attention.layer_norm_rms_epsilon"));
-  c.ropeTheta =
-      shortestDecimal(f.findFloat("gemma2.rope.freq_base").value_or(10000.0));
+  c.numLayers = f.getInt(key("block_count"));
+  c.hiddenSize = f.getInt(key("embedding_length"));
+  c.intermediateSize = f.getInt(key("feed_forward_length"));
+  c.numHeads = f.getInt(key("attention.head_count"));
+  c.numKVHeads = f.findInt(key("attention.head_count_kv")).value_or(c.numHeads);
+  c.headDim = f.findInt(key("attention.key_length")).value_or(256);
+  c.rotaryDim = f.findInt(key("rope.dimension_count")).value_or(c.headDim);
+  c.maxPositions =
+      f.findInt(key("context_length")).value_or(gemma3 ? 131072 : 8192);
+  c.normEps = shortestDecimal(f.getFloat(key("attention.layer_norm_rms_epsilon")));
+  c.ropeTheta = shortestDecimal(
+      f.findFloat(key("rope.freq_base")).value_or(gemma3 ? 1e6 : 10000.0));
   c.hiddenAct = "gelu_pytorch_tanh";
-  const int64_t scalar = c.numLayers == 46 && c.numHeads > 0
-                             ? c.hiddenSize / c.numHeads
-                             : c.headDim;
+  const int64_t scalar =
+      c.numLayers == (gemma3 ? 62 : 46) && c.numHeads > 0
+          ? c.hiddenSize / c.numHeads
+          : c.headDim;
   if (scalar > 0)
     c.attentionScale = 1.0 / std::sqrt(static_cast<double>(scalar));
-  // llama.cpp's defaults when a key is absent.
-  c.attnLogitSoftcap = shortestDecimal(
-      f.findFloat("gemma2.attn_logit_softcapping").value_or(50.0));
-  c.finalLogitSoftcap = shortestDecimal(
-      f.findFloat("gemma2.final_logit_softcapping").value_or(30.0));
-  if (auto v = f.findInt("gemma2.vocab_size"))
+  if (auto v = f.findInt(key("vocab_size")))
     c.vocabSize = *v;
   const int64_t window =
-      f.findInt("gemma2.attention.sliding_window").value_or(4096);
-  setGemma2Windows(c, window);
+      f.findInt(key("attention.sliding_window")).value_or(4096);
+  if (gemma3) {
+    c.qkNorm = true;
+    c.localRopeTheta = 10000.0;
+    c.ropeScaling = ropeScalingFromGGUF(f, arch);
+    setGemma3Windows(c, window, 6);
+  } else {
+    // llama.cpp's defaults when a key is absent.
+    c.attnLogitSoftcap = shortestDecimal(
+        f.findFloat(key("attn_logit_softcapping")).value_or(50.0));
+    c.finalLogitSoftcap = shortestDecimal(
+        f.findFloat(key("final_logit_softcapping")).value_or(30.0));
+    setGemma2Windows(c, window);
+  }
   // llama.cpp's set_swa_pattern(n): layer i slides iff i % n < n - 1
-  // (every layer for n = 0); Gemma 2's default is 2.
-  if (auto period = f.findInt("gemma2.attention.sliding_window_pattern")) {
+  // (every layer for n = 0).
+  if (auto period = f.findInt(key("attention.sliding_window_pattern"))) {
     if (*period < 0)
-      throw Error(f.fileName() +
-                  ": gemma2.attention.sliding_window_pattern must be >= 0");
+      throw Error(f.fileName() + ": " + key("attention.sliding_window_pattern") +
+                  " must be >= 0");
     for (int64_t i = 0; i < c.numLayers; ++i)
       c.slidingWindow[static_cast<size_t>(i)] =
           *period == 0 || i % *period < *period - 1 ? window : 0;
@@ -162,8 +189,8 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
   ModelConfig c;
   if (arch == "gpt2") {
     c = gpt2FromGGUF(f);
-  } else if (arch == "gemma2") {
-    c = gemma2FromGGUF(f);
+  } else if (arch == "gemma2" || arch == "gemma3") {
+    c = gemmaFromGGUF(f, arch);
   } else if (arch == "llama" || arch == "qwen2" || arch == "qwen3" ||
              arch == "qwen3moe") {
     // llama.cpp writes Mistral and Mixtral checkpoints as "llama" too.
@@ -194,18 +221,11 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
     c.moe = moeFromGGUF(f, arch, c);
     if (arch == "llama" && c.moe.enabled())
       c.architecture = "MixtralForCausalLM";
-    if (auto scalingType = f.findString(key("rope.scaling.type"));
-        scalingType && *scalingType != "none") {
-      RopeScaling s;
-      s.type = *scalingType;
-      s.factor = f.getFloat(key("rope.scaling.factor"));
-      s.originalMaxPositions =
-          f.findInt(key("rope.scaling.original_context_length")).value_or(0);
-      c.ropeScaling = s;
-    }
+    c.ropeScaling = ropeScalingFromGGUF(f, arch);
   } else {
     throw Error(f.fileName() + ": unsupported GGUF architecture '" + arch +
-                "' (supported: gemma2, gpt2, llama, qwen2, qwen3, qwen3moe)");
+                "' (supported: gemma2, gemma3, gpt2, llama, qwen2, qwen3, "
+                "qwen3moe)");
   }
   if (const auto *t = f.find("rope_freqs.weight"))
     c.ropeScaling = freqFactors(f, *t, c.rotaryDim);

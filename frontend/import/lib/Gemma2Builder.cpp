@@ -1,4 +1,4 @@
-//===- Gemma2Builder.cpp - Gemma 2 graphs ---------------------------------===//
+//===- Gemma2Builder.cpp - Gemma 2 and Gemma 3 graphs ---------------------===//
 //
 // Mirrors transformers' Gemma2DecoderLayer (modeling_gemma2.py):
 //   x = embed(ids) * sqrt(hidden)
@@ -11,6 +11,10 @@
 // checkpoint's w gets its 1 at compile time (the param's offset); llama.cpp's
 // converter adds it before writing a GGUF. The tied head reads the unscaled
 // table.
+//
+// Gemma 3 (modeling_gemma3.py) is the same layer plus a (1 + w) RMSNorm of
+// every query and key head before RoPE, and RoPE of its own on the sliding
+// layers (rope_local_base_freq, no scaling); its configs set no soft-caps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,8 +64,25 @@ mlir::Value buildGemma2(GraphBuilder &g, const ModelConfig &c,
     mlir::Value v = g.linear(normed, wv, bv);
     q = g.splitHeads(q, c.numHeads, c.headDim);
     k = g.splitHeads(k, c.numKVHeads, c.headDim);
-    q = g.rope(q, positions);
-    k = g.rope(k, positions);
+    if (c.qkNorm) { // Gemma 3
+      mlir::Value qn = g.param(
+          n.layer(i, "self_attn.q_norm.weight", "attn_q_norm.weight"),
+          {c.headDim}, false, 0, normOffset);
+      q = g.rmsNorm(q, qn);
+      mlir::Value kn = g.param(
+          n.layer(i, "self_attn.k_norm.weight", "attn_k_norm.weight"),
+          {c.headDim}, false, 0, normOffset);
+      k = g.rmsNorm(k, kn);
+    }
+    const bool local =
+        c.localRopeTheta > 0 && c.slidingWindow[static_cast<size_t>(i)] > 0;
+    if (local) {
+      q = g.rope(q, positions, c.localRopeTheta, std::nullopt);
+      k = g.rope(k, positions, c.localRopeTheta, std::nullopt);
+    } else {
+      q = g.rope(q, positions);
+      k = g.rope(k, positions);
+    }
     v = g.splitHeads(v, c.numKVHeads, c.headDim);
     mlir::Value attn = g.mergeHeads(
         g.attention(q, k, v, c.slidingWindow[static_cast<size_t>(i)],

@@ -168,9 +168,13 @@ Value GraphBuilder::mergeHeads(Value x) {
 }
 
 Value GraphBuilder::rope(Value x, Value positions) {
-  NamedAttrList attrs;
+  return rope(x, positions, config_.ropeTheta, config_.ropeScaling);
+}
+
+Value GraphBuilder::rope(Value x, Value positions, double theta,
+                         const std::optional<RopeScaling> &ropeScaling) {
   DictionaryAttr scaling;
-  if (const auto &s = config_.ropeScaling) {
+  if (const auto &s = ropeScaling) {
     SmallVector<NamedAttribute> entries = {
         b_.getNamedAttr("type", b_.getStringAttr(s->type)),
         b_.getNamedAttr("factor", b_.getF64FloatAttr(s->factor))};
@@ -199,7 +203,7 @@ Value GraphBuilder::rope(Value x, Value positions) {
     scaling = b_.getDictionaryAttr(entries);
   }
   return b_.create<mlir::llmc::RopeOp>(loc(), x.getType(), x, positions,
-                                       b_.getF64FloatAttr(config_.ropeTheta),
+                                       b_.getF64FloatAttr(theta),
                                        b_.getI64IntegerAttr(config_.rotaryDim),
                                        b_.getStringAttr("half"), scaling);
 }

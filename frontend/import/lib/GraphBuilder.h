@@ -60,7 +60,11 @@ public:
   /// [T, heads*dim] -> [T, heads, dim] and back.
   mlir::Value splitHeads(mlir::Value x, int64_t heads, int64_t dim);
   mlir::Value mergeHeads(mlir::Value x);
+  /// RoPE with the config's base and scaling, or with `theta` and
+  /// `scaling` (Gemma 3's sliding layers: their own base, no scaling).
   mlir::Value rope(mlir::Value x, mlir::Value positions);
+  mlir::Value rope(mlir::Value x, mlir::Value positions, double theta,
+                   const std::optional<RopeScaling> &scaling);
   /// Scores, mask, softmax and weighted sum over [T, H, D] operands,
   /// repeating kv heads for grouped-query attention. Scores are q.k *
   /// `scale` (0: head_dim^-0.5), soft-capped at `softcap` (0: not) before

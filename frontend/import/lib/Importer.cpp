@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <filesystem>
 
@@ -125,6 +126,27 @@ DictionaryAttr configAttr(Builder &b, const ModelConfig &c) {
   return b.getDictionaryAttr(e);
 }
 
+/// A multimodal checkpoint's language model, wherever transformers put it:
+/// "language_model.model.*" (the published Gemma 3 checkpoints) or
+/// "model.language_model.*" (transformers 4.52 and later).
+void useLanguageModel(WeightSource &weights, const ModelConfig &config,
+                      const std::string &dir) {
+  if (weights.contains("language_model.model.embed_tokens.weight"))
+    weights.useTextModel("language_model.model.",
+                         "language_model.lm_head.weight");
+  else if (weights.contains("model.language_model.embed_tokens.weight"))
+    weights.useTextModel("model.language_model.", "lm_head.weight");
+  else
+    throw Error(dir + ": " + config.multimodalArchitecture +
+                " checkpoint without its language model's "
+                "language_model.model.embed_tokens.weight or "
+                "model.language_model.embed_tokens.weight");
+  // The caller says so; llmc compiles text only.
+  llvm::errs() << "llmc: note: " << config.multimodalArchitecture
+               << ": compiling its language model only (text in, text out); "
+                  "images are not supported\n";
+}
+
 } // namespace
 
 OwningOpRef<ModuleOp> importModel(MLIRContext &context,
@@ -144,6 +166,8 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context,
   } else {
     config = readHFConfig(m.configPath);
     weights.emplace(WeightSource::safetensors(m.dir));
+    if (!config.multimodalArchitecture.empty())
+      useLanguageModel(*weights, config, m.dir);
   }
 
   OpBuilder b(&context);

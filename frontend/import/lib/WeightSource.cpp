@@ -31,8 +31,24 @@ WeightSource WeightSource::gguf(std::shared_ptr<weights::GGUFFile> file) {
   return ws;
 }
 
+void WeightSource::useTextModel(std::string modelPrefix, std::string head) {
+  textPrefix_ = std::move(modelPrefix);
+  textHead_ = std::move(head);
+}
+
+std::string WeightSource::stored(const std::string &name) const {
+  if (textPrefix_.empty())
+    return name;
+  if (name == "lm_head.weight")
+    return textHead_;
+  if (name.rfind("model.", 0) == 0)
+    return textPrefix_ + name.substr(6);
+  return name;
+}
+
 const weights::TensorRef *WeightSource::find(const std::string &name) const {
-  return gguf_ ? gguf_->find(name) : checkpoint_->find(name);
+  const std::string s = stored(name);
+  return gguf_ ? gguf_->find(s) : checkpoint_->find(s);
 }
 
 bool WeightSource::contains(const std::string &name) const {
@@ -62,14 +78,15 @@ WeightSource::require(const std::string &name,
                 " has unsupported dtype " + weights::dtypeName(t->dtype) +
                 " (supported: F32, F16, BF16" +
                 (gguf_ ? ", the ggml block formats" : "") + ")");
-  used_.insert(name);
+  used_.insert(stored(name));
   return *t;
 }
 
 void WeightSource::checkAllUsed(const std::string &architecture,
                                 bool (*ignorable)(const std::string &)) const {
   for (const auto &name : names())
-    if (!used_.count(name) && !ignorable(name))
+    if (!used_.count(name) && !ignorable(name) &&
+        (textPrefix_.empty() || name.rfind(textPrefix_, 0) == 0))
       throw Error("unexpected tensor '" + name + "' in " + location_ + ": " +
                   architecture + " with this config does not use it");
 }

@@ -29,6 +29,12 @@ public:
   const weights::TensorRef &require(const std::string &name,
                                     const std::vector<int64_t> &shape);
 
+  /// Serves a multimodal checkpoint's language model under a text model's
+  /// names: "model.X" is read from `modelPrefix` + "X" and
+  /// "lm_head.weight" from `head`; tensors outside them (the vision tower,
+  /// the projector) are not the graph's and checkAllUsed passes over them.
+  void useTextModel(std::string modelPrefix, std::string head);
+
   /// Throws for the first tensor in the checkpoint no graph op used, unless
   /// it is a known buffer (`ignorable` returns true).
   void checkAllUsed(const std::string &architecture,
@@ -36,11 +42,14 @@ public:
 
 private:
   std::vector<std::string> names() const;
+  /// The name `name` is stored under (useTextModel).
+  std::string stored(const std::string &name) const;
 
   std::optional<weights::Checkpoint> checkpoint_;
   std::shared_ptr<weights::GGUFFile> gguf_;
   std::string location_;
   std::set<std::string> used_;
+  std::string textPrefix_, textHead_;
 };
 
 } // namespace llmc::import

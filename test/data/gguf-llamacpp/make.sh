@@ -50,6 +50,26 @@ g2ids=1,394,1930,316,311,622,262,874,1945,293,262,285,1939,506,639,589,523,371,2
 NLC_BINS=$B "$tmp/llama_reference" "$here/gemma2-softcap-f32.gguf" "$g2ids" 16 > "$here/gemma2-softcap-f32.json"
 cat "$here/gemma2-softcap-f32.json"
 
+# Gemma 3 the same way: test/data/models/gemma3-text with
+# query_pre_attn_scalar 32 (= head_dim; llama.cpp's gemma3 derives it too,
+# and assumes rope_local_base_freq 10000 and every sixth layer global, which
+# the checkpoint has), an F32 GGUF as convert_hf_to_gguf.py's Gemma3Model
+# writes it (norms and q/k norms as 1 + w, linear rope scaling).
+g3=$tmp/gemma3-text
+cp -r "$root/test/data/models/gemma3-text" "$g3"
+rm -rf "$g3/reference"
+python3 - "$g3/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["query_pre_attn_scalar"] = c["head_dim"]
+json.dump(c, open(sys.argv[1], "w"), indent=2, sort_keys=True)
+PY
+"$build/bin/llmc-make-gguf" "$g3" -o "$here/gemma3-text-f32.gguf" --type f32
+g3ids=$(/usr/bin/python3 -c "import json, sys; r = json.load(open(sys.argv[1])); print(','.join(map(str, r['prompts'][-1]['input_ids'])))" \
+  "$root/test/data/models/gemma3-text/reference/reference.json")
+NLC_BINS=$B "$tmp/llama_reference" "$here/gemma3-text-f32.gguf" "$g3ids" 16 > "$here/gemma3-text-f32.json"
+cat "$here/gemma3-text-f32.json"
+
 # Mixture of experts. The bundled model upcycled to 4 experts, top 2
 # (tools/demo-model/upcycle_moe.py: trained MLP copies with 10% noise, a
 # random router), quantized to Q4_K_M by llama.cpp; and the two MoE

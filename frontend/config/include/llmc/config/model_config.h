@@ -64,9 +64,12 @@ struct ModelConfig {
   std::vector<int64_t> slidingWindow;
   bool tiedEmbeddings = false;
   bool qkvBias = false, outputBias = false, mlpBias = false;
-  /// Qwen3: an RMSNorm over head_dim on every query and key head, after
-  /// the projection and before RoPE (q_norm, k_norm).
+  /// Qwen3, Gemma 3: an RMSNorm over head_dim on every query and key head,
+  /// after the projection and before RoPE (q_norm, k_norm).
   bool qkNorm = false;
+  /// Gemma 3: sliding-window layers rotate with this base and no
+  /// rope_scaling (rope_local_base_freq); 0 = every layer rotates alike.
+  double localRopeTheta = 0;
   /// Attention scores are q.k * attentionScale; 0 means head_dim^-0.5
   /// (Gemma 2: query_pre_attn_scalar^-0.5).
   double attentionScale = 0;
@@ -79,6 +82,9 @@ struct ModelConfig {
   std::optional<int64_t> bosTokenId;
   std::vector<int64_t> eosTokenIds;
   std::string torchDtype; // informational
+  /// A multimodal checkpoint's language model: the class whose text part
+  /// is built (e.g. "Gemma3ForConditionalGeneration"), "" otherwise.
+  std::string multimodalArchitecture;
 };
 
 /// The architectures `fromHFConfig` accepts, sorted.
@@ -93,8 +99,13 @@ void setGPT2Structure(ModelConfig &c);
 /// starting with layer 0), full attention on odd ones.
 void setGemma2Windows(ModelConfig &c, int64_t window);
 
+/// Gemma 3's layers: layer i slides iff (i + 1) % pattern != 0.
+void setGemma3Windows(ModelConfig &c, int64_t window, int64_t pattern);
+
 /// Reads config.json (and generation_config.json beside it, for extra EOS
-/// ids). Errors name the file and the key.
+/// ids). Errors name the file and the key. A multimodal checkpoint whose
+/// text model llmc runs (Gemma3ForConditionalGeneration) reads its
+/// text_config; `textWeightsPrefix` then says where its weights sit.
 ModelConfig readHFConfig(const std::string &configPath);
 
 /// Checks invariants every builder relies on (heads divide, positive sizes);
