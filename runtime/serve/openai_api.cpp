@@ -113,6 +113,14 @@ std::string contentText(const json &content, size_t index) {
     badField(field, "a string or a list of text parts", content);
   std::string text;
   for (const json &part : content) {
+    if (part.is_object() && part.contains("type") &&
+        (part["type"] == "image_url" || part["type"] == "image" ||
+         part["type"] == "input_image" || part["type"] == "input_audio"))
+      throw ApiError(400,
+                     "'" + field + "': " + part["type"].get<std::string>() +
+                         " parts are not supported: llmc runs the text part "
+                         "of a model (send text parts only)",
+                     field);
     if (!part.is_object() || !part.contains("type") || part["type"] != "text" ||
         !part.contains("text") || !part["text"].is_string())
       throw ApiError(400,

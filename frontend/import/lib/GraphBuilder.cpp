@@ -36,7 +36,7 @@ Value GraphBuilder::param(const std::string &name, std::vector<int64_t> shape,
     std::swap(stored[0], stored[1]);
   weights::DType stores = weights_.require(name, stored).dtype;
   return b_.create<mlir::llmc::ParamOp>(
-      loc(), tensor(shape), b_.getStringAttr(name),
+      loc(), tensor(shape), b_.getStringAttr(weights_.stored(name)),
       transposed ? b_.getUnitAttr() : UnitAttr(),
       ropeHeads > 0 ? b_.getI64IntegerAttr(ropeHeads) : IntegerAttr(),
       ArrayAttr(), StringAttr(), StringAttr(), IntegerAttr(),
@@ -76,8 +76,9 @@ Value GraphBuilder::expertParam(const std::string &name, int64_t experts,
     stores = weights_.require(name, {experts, rows, cols}).dtype;
   }
   return b_.create<mlir::llmc::ParamOp>(
-      loc(), tensor({experts, rows, cols}), b_.getStringAttr(name), UnitAttr(),
-      IntegerAttr(), ArrayAttr(), StringAttr(), StringAttr(), IntegerAttr(),
+      loc(), tensor({experts, rows, cols}),
+      b_.getStringAttr(weights_.stored(name)), UnitAttr(), IntegerAttr(),
+      ArrayAttr(), StringAttr(), StringAttr(), IntegerAttr(),
       keptAsStored(stores) ? b_.getStringAttr(weights::dtypeName(stores))
                            : StringAttr(),
       FloatAttr());
@@ -89,8 +90,10 @@ Value GraphBuilder::routerParam(const std::string &name, int64_t experts,
       t && t->shape.size() == 2 && t->shape[1] == hidden &&
       t->shape[0] != experts)
     throw Error("tensor '" + name + "' in " + t->file + " routes to " +
-                std::to_string(t->shape[0]) + " experts, but the config "
-                "names " + std::to_string(experts));
+                std::to_string(t->shape[0]) +
+                " experts, but the config "
+                "names " +
+                std::to_string(experts));
   return param(name, {experts, hidden});
 }
 

@@ -109,6 +109,7 @@ DictionaryAttr configAttr(Builder &b, const ModelConfig &c) {
       e.push_back(b.getNamedAttr(k, b.getF64FloatAttr(v)));
   };
   f64IfSet("attention_scale", c.attentionScale);
+  f64IfSet("local_rope_theta", c.localRopeTheta);
   f64IfSet("attn_logit_softcap", c.attnLogitSoftcap);
   f64IfSet("final_logit_softcap", c.finalLogitSoftcap);
   if (c.moe.enabled()) {

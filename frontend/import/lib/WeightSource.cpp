@@ -69,12 +69,12 @@ WeightSource::require(const std::string &name,
                       const std::vector<int64_t> &shape) {
   const weights::TensorRef *t = find(name);
   if (!t)
-    throw Error("missing tensor '" + name + "' in " + location_);
+    throw Error("missing tensor '" + stored(name) + "' in " + location_);
   if (t->shape != shape)
-    throw Error("tensor '" + name + "' in " + t->file + " has shape " +
+    throw Error("tensor '" + stored(name) + "' in " + t->file + " has shape " +
                 shapeStr(t->shape) + ", expected " + shapeStr(shape));
   if (!convertible(t->dtype))
-    throw Error("tensor '" + name + "' in " + t->file +
+    throw Error("tensor '" + stored(name) + "' in " + t->file +
                 " has unsupported dtype " + weights::dtypeName(t->dtype) +
                 " (supported: F32, F16, BF16" +
                 (gguf_ ? ", the ggml block formats" : "") + ")");

@@ -40,10 +40,12 @@ public:
   void checkAllUsed(const std::string &architecture,
                     bool (*ignorable)(const std::string &)) const;
 
+  /// The name the checkpoint stores `name` under (useTextModel); the
+  /// graph's params carry it, so the plan writer finds the tensor.
+  std::string stored(const std::string &name) const;
+
 private:
   std::vector<std::string> names() const;
-  /// The name `name` is stored under (useTextModel).
-  std::string stored(const std::string &name) const;
 
   std::optional<weights::Checkpoint> checkpoint_;
   std::shared_ptr<weights::GGUFFile> gguf_;
