@@ -119,10 +119,13 @@ void checkLinear(const llmc_op_desc &op, const Graph &g) {
     expectFloatWeight(expectWeight(op, g, LinearBias), N, "the bias");
 }
 
-// ROPE. in: x, positions, inv_freq. i0 heads, i1 head_dim, i2 rotary_dim,
-// i3 style (0 half, 1 interleaved); f0 attention scaling.
+// ROPE. in: x, positions, inv_freq (and LongRoPE's long inv_freq when
+// i4 > 0). i0 heads, i1 head_dim, i2 rotary_dim, i3 style (0 half,
+// 1 interleaved), i4 the LongRoPE switch length; f0 attention scaling.
 void checkRope(const llmc_op_desc &op, const Graph &g) {
-  expectArity(op, g, 3, 1);
+  if (op.i[4] < 0)
+    throw InvalidArgument("the LongRoPE switch length (i4) must be >= 0");
+  expectArity(op, g, op.i[4] > 0 ? 4 : 3, 1);
   int64_t heads = op.i[0], headDim = op.i[1], rot = op.i[2];
   if (heads <= 0 || headDim <= 0)
     throw InvalidArgument("heads and head_dim must be positive");
@@ -133,6 +136,8 @@ void checkRope(const llmc_op_desc &op, const Graph &g) {
   expectCols(expectBuffer(op, g, 0).cols, heads * headDim, "x");
   expectInput(op, 1);
   expectFloatWeight(expectWeight(op, g, 2), rot / 2, "inv_freq");
+  if (op.i[4] > 0)
+    expectFloatWeight(expectWeight(op, g, 3), rot / 2, "the long inv_freq");
   expectCols(resultDesc(op, g, 0).cols, heads * headDim, "the result");
 }
 

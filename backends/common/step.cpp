@@ -2,6 +2,8 @@
 #include "common/step.h"
 #include "common/op_checks.h"
 
+#include <algorithm>
+
 namespace llmc::common {
 namespace {
 
@@ -164,6 +166,21 @@ void checkBlockCopy(const llmc_kv_cache_desc &kv, int32_t src, int32_t dst) {
                           std::to_string(src < 0 || src >= blocks ? src : dst) +
                           " is outside the pool of " + std::to_string(blocks) +
                           " blocks");
+}
+
+std::vector<uint8_t> longRopeTokens(const llmc_step_args &a) {
+  std::vector<uint8_t> out;
+  if (!a.rope_long || std::none_of(a.rope_long, a.rope_long + a.num_seqs,
+                                   [](uint8_t v) { return v != 0; }))
+    return out;
+  out.assign(static_cast<size_t>(a.num_tokens), 0);
+  for (int32_t b = 0; b < a.num_seqs; ++b) {
+    int32_t begin = a.query_start ? a.query_start[b] : b;
+    int32_t end = a.query_start ? a.query_start[b + 1] : b + 1;
+    for (int32_t t = std::max(begin, 0); t < std::min(end, a.num_tokens); ++t)
+      out[static_cast<size_t>(t)] = a.rope_long[b] != 0;
+  }
+  return out;
 }
 
 int64_t evalRows(const llmc_rows &r, int64_t T, int64_t B) {

@@ -35,6 +35,11 @@ void checkBlockCopy(const llmc_kv_cache_desc &kv, int32_t src, int32_t dst);
 
 int64_t evalRows(const llmc_rows &r, int64_t T, int64_t B);
 
+/// Per token: 1 where it rotates with LongRoPE's long table (its sequence's
+/// rope_long; without query_start, as in a decode graph, token b is
+/// sequence b). Empty when the step marks no sequence long.
+std::vector<uint8_t> longRopeTokens(const llmc_step_args &a);
+
 /// A buffer's place for one step: a byte offset in the workspace and its
 /// shape (f32, row-major).
 struct Span {

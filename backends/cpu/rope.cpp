@@ -5,6 +5,7 @@
 // to every head.
 //
 //===----------------------------------------------------------------------===//
+#include "common/step.h"
 #include "cpu.h"
 
 #include <cmath>
@@ -15,7 +16,14 @@ Kernel makeRope(const llmc_op_desc &op, const Graph &g, Backend &) {
   int64_t rot = op.i[2];
   auto invFreq = std::make_shared<std::vector<float>>(
       toF32(g.weights[op.operands[2].index], rot / 2));
-  return [op, invFreq](Step &step) {
+  // LongRoPE: the long table, for the sequences the step marks long.
+  auto longFreq = std::make_shared<std::vector<float>>(
+      op.i[4] > 0 ? toF32(g.weights[op.operands[3].index], rot / 2)
+                  : std::vector<float>());
+  return [op, invFreq, longFreq](Step &step) {
+    const std::vector<uint8_t> useLong =
+        longFreq->empty() ? std::vector<uint8_t>()
+                          : common::longRopeTokens(step.args);
     Matrix x = step.operand(op, 0), out = step.result(op, 0);
     const int32_t *positions = step.input(op, 1);
     int64_t heads = op.i[0], headDim = op.i[1], rot = op.i[2];
@@ -29,8 +37,10 @@ Kernel makeRope(const llmc_op_desc &op, const Graph &g, Backend &) {
       std::vector<float> cs(size_t(2 * pairs));
 #pragma omp for schedule(static)
       for (int64_t t = 0; t < x.rows; ++t) {
+        const std::vector<float> &table =
+            !useLong.empty() && useLong[size_t(t)] ? *longFreq : *invFreq;
         for (int64_t i = 0; i < pairs; ++i) {
-          float angle = float(positions[t]) * (*invFreq)[size_t(i)];
+          float angle = float(positions[t]) * table[size_t(i)];
           cs[size_t(i)] = std::cos(angle) * scaling;
           cs[size_t(pairs + i)] = std::sin(angle) * scaling;
         }

@@ -149,6 +149,7 @@ struct DevArgs {
   int32_t *tokens = nullptr, *positions = nullptr, *slots = nullptr,
           *logitsRows = nullptr, *tiles = nullptr, *queryStart = nullptr,
           *contextLens = nullptr, *blockTables = nullptr;
+  int32_t *ropeLong = nullptr; // [T] 1: LongRoPE's long table (ABI 1.5)
 };
 
 /// What an op's closure sees while it enqueues its kernels.

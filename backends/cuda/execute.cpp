@@ -15,6 +15,7 @@
 // When capture fails the bucket is marked and launched directly.
 //
 //===----------------------------------------------------------------------===//
+#include "common/step.h"
 #include "cuda.h"
 
 #include <algorithm>
@@ -43,8 +44,8 @@ std::vector<Span> layout(const Graph &g, int64_t T, int64_t B, size_t &bytes) {
 
 // Offsets (in int32) of the arrays in Backend::args for the capacities.
 struct ArgsLayout {
-  int64_t tokens, positions, slots, logitsRows, tiles, queryStart, contextLens,
-      blockTables, total;
+  int64_t tokens, positions, slots, logitsRows, tiles, ropeLong, queryStart,
+      contextLens, blockTables, total;
 };
 
 ArgsLayout argsLayout(int64_t capT, int64_t capB, int64_t capBlocks) {
@@ -54,7 +55,8 @@ ArgsLayout argsLayout(int64_t capT, int64_t capB, int64_t capBlocks) {
   l.slots = l.positions + capT;
   l.logitsRows = l.slots + capT;
   l.tiles = l.logitsRows + capT;
-  l.queryStart = l.tiles + 2 * capT;
+  l.ropeLong = l.tiles + 2 * capT;
+  l.queryStart = l.ropeLong + capT;
   l.contextLens = l.queryStart + capB + 1;
   l.blockTables = l.contextLens + capB;
   l.total = l.blockTables + capB * capBlocks;
@@ -213,6 +215,10 @@ void executeGraph(Backend &b, Prepared &p, KvPool *kv,
         ++tiles;
       }
   }
+  // LongRoPE: per token, whether its sequence rotates with the long table.
+  const std::vector<uint8_t> ropeLong = common::longRopeTokens(a);
+  for (int64_t t = 0; t < Te; ++t)
+    h[l.ropeLong + t] = t < int64_t(ropeLong.size()) && ropeLong[size_t(t)];
   if (a.query_start)
     fill(l.queryStart, a.query_start, B + 1, B + 1, 0);
   fill(l.contextLens, a.context_lens, B, Be, 0);
@@ -233,6 +239,7 @@ void executeGraph(Backend &b, Prepared &p, KvPool *kv,
   c.args.slots = d + l.slots;
   c.args.logitsRows = d + l.logitsRows;
   c.args.tiles = d + l.tiles;
+  c.args.ropeLong = d + l.ropeLong;
   c.args.queryStart = d + l.queryStart;
   c.args.contextLens = d + l.contextLens;
   c.args.blockTables = d + l.blockTables;

@@ -48,7 +48,8 @@ void launchLayerNorm(cudaStream_t s, const float *x, const float *w,
 
 /// style 0: half (rotate_half), 1: interleaved. out may be x.
 void launchRope(cudaStream_t s, const float *x, const int32_t *positions,
-                const float *invFreq, float *out, int64_t rows, int64_t heads,
+                const float *invFreq, const float *longInvFreq,
+                const int32_t *useLong, float *out, int64_t rows, int64_t heads,
                 int64_t headDim, int64_t rotaryDim, int64_t style,
                 float scaling);
 

@@ -127,12 +127,19 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     auto inv = uploadWeightF32(b, g.weights[bufOf(2)], rot / 2);
     p.weights.push_back(inv);
     const float *invFreq = inv->as<float>();
+    const float *longFreq = nullptr; // LongRoPE's long table
+    if (op.i[4] > 0) {
+      auto longInv = uploadWeightF32(b, g.weights[bufOf(3)], rot / 2);
+      p.weights.push_back(longInv);
+      longFreq = longInv->as<float>();
+    }
     uint32_t x = bufOf(0);
     llmc_operand pos = op.operands[1];
     float scaling = float(op.f[0]);
     kernel = [=](StepCtx &c) {
-      launchRope(c.stream, c.buf[x], inputOf(c, pos), invFreq, c.buf[r0],
-                 c.rows[x], heads, headDim, rot, style, scaling);
+      launchRope(c.stream, c.buf[x], inputOf(c, pos), invFreq, longFreq,
+                 c.args.ropeLong, c.buf[r0], c.rows[x], heads, headDim, rot,
+                 style, scaling);
     };
     check = [=](const llmc_step_args &a, const KvPool *,
                 const std::vector<int64_t> &rows) {

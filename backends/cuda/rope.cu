@@ -11,10 +11,12 @@ namespace llmc::cuda {
 namespace {
 
 __global__ void ropeKernel(const float *x, const int32_t *positions,
-                           const float *invFreq, float *out, int64_t heads,
+                           const float *shortFreq, const float *longFreq,
+                           const int32_t *useLong, float *out, int64_t heads,
                            int64_t headDim, int64_t rot, int64_t style,
                            float scaling) {
   int64_t t = blockIdx.x;
+  const float *invFreq = longFreq && useLong[t] ? longFreq : shortFreq;
   int64_t cols = heads * headDim;
   const float *xr = x + t * cols;
   float *o = out + t * cols;
@@ -42,12 +44,14 @@ __global__ void ropeKernel(const float *x, const int32_t *positions,
 } // namespace
 
 void launchRope(cudaStream_t s, const float *x, const int32_t *positions,
-                const float *invFreq, float *out, int64_t rows, int64_t heads,
+                const float *invFreq, const float *longInvFreq,
+                const int32_t *useLong, float *out, int64_t rows, int64_t heads,
                 int64_t headDim, int64_t rotaryDim, int64_t style,
                 float scaling) {
   if (rows > 0)
     ropeKernel<<<unsigned(rows), 128, 0, s>>>(
-        x, positions, invFreq, out, heads, headDim, rotaryDim, style, scaling);
+        x, positions, invFreq, longInvFreq, useLong, out, heads, headDim,
+        rotaryDim, style, scaling);
 }
 
 } // namespace llmc::cuda

@@ -6,6 +6,7 @@
 // out = x * cos + rotate(x) * sin.
 //
 //===----------------------------------------------------------------------===//
+#include "common/step.h"
 #include "ref.h"
 
 #include <algorithm>
@@ -37,23 +38,32 @@ void rope(float *out, const float *x, int64_t headDim, int64_t rot,
 
 } // namespace
 
-// ROPE. in: x, positions, inv_freq. i0 heads, i1 head_dim, i2 rotary_dim,
-// i3 style; f0 attention scaling.
+// ROPE. in: x, positions, inv_freq (and the long one when i4 > 0). i0
+// heads, i1 head_dim, i2 rotary_dim, i3 style; f0 attention scaling.
 void runRope(const llmc_op_desc &op, Step &step) {
   Matrix x = step.operand(op, 0), out = step.result(op, 0);
   const int32_t *positions = step.input(op, 1);
   int64_t heads = op.i[0], headDim = op.i[1], rot = op.i[2];
   expectRows(x, step.args.num_tokens, "x");
   expectRows(out, x.rows, "the result");
-  std::vector<float> invFreq(size_t(rot / 2));
+  std::vector<float> invFreq(size_t(rot / 2)), longFreq;
   loadWeight(step.weight(op, 2), 0, rot / 2, invFreq.data());
+  std::vector<uint8_t> useLong;
+  if (op.i[4] > 0) {
+    longFreq.resize(size_t(rot / 2));
+    loadWeight(step.weight(op, 3), 0, rot / 2, longFreq.data());
+    useLong = common::longRopeTokens(step.args);
+  }
 
   std::vector<float> row(size_t(x.cols)); // out may be x
   for (int64_t t = 0; t < x.rows; ++t) {
     std::copy(x.row(t), x.row(t) + x.cols, row.begin());
+    const float *table = !useLong.empty() && useLong[size_t(t)]
+                             ? longFreq.data()
+                             : invFreq.data();
     for (int64_t h = 0; h < heads; ++h)
       rope(out.row(t) + h * headDim, row.data() + h * headDim, headDim, rot,
-           op.i[3], positions[t], invFreq.data(), float(op.f[0]));
+           op.i[3], positions[t], table, float(op.f[0]));
   }
 }
 

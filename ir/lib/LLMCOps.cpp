@@ -318,12 +318,33 @@ LogicalResult RopeOp::verify() {
     if (!type)
       return emitOpError() << "scaling needs a string 'type'";
     if (!llvm::is_contained(
-            {"linear", "dynamic", "llama3", "yarn", "freq_factors"},
+            {"linear", "dynamic", "llama3", "yarn", "freq_factors", "longrope"},
             type.getValue()))
       return emitOpError() << "unsupported rope scaling type '"
                            << type.getValue()
                            << "' (supported: linear, dynamic, llama3, yarn, "
-                              "freq_factors)";
+                              "freq_factors, longrope)";
+    if (type.getValue() == "longrope") {
+      for (StringRef key : {"short_factor", "long_factor"}) {
+        auto factors = scaling->getAs<DenseF64ArrayAttr>(key);
+        if (!factors || static_cast<int64_t>(factors.size()) != rot / 2 ||
+            llvm::any_of(factors.asArrayRef(),
+                         [](double f) { return !(f > 0); }))
+          return emitOpError()
+                 << "rope scaling 'longrope' needs '" << key << "': " << rot / 2
+                 << " positive values, one per rotary pair";
+      }
+      auto original =
+          scaling->getAs<IntegerAttr>("original_max_position_embeddings");
+      if (!original || original.getInt() <= 0)
+        return emitOpError() << "rope scaling 'longrope' needs a positive "
+                                "'original_max_position_embeddings' (where "
+                                "the long factors take over)";
+      auto attention = scaling->getAs<FloatAttr>("attention_factor");
+      if (!attention || !(attention.getValueAsDouble() > 0.0))
+        return emitOpError()
+               << "rope scaling 'longrope' needs a positive 'attention_factor'";
+    }
     if (type.getValue() == "freq_factors") {
       auto factors = scaling->getAs<DenseF64ArrayAttr>("factors");
       if (!factors || static_cast<int64_t>(factors.size()) != rot / 2 ||

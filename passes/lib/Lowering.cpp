@@ -259,12 +259,10 @@ private:
                       {static_cast<int64_t>(o.getGroupSize())});
         })
         .Case([&](RopeOp o) -> LogicalResult {
-          std::vector<float> invFreq;
-          double mscale = 1.0;
+          RopeTables t;
           int64_t rot = static_cast<int64_t>(o.getRotaryDim());
           double theta = o.getTheta().convertToDouble();
-          if (failed(ropeTables(op, theta, rot, o.getScalingAttr(), invFreq,
-                                mscale)))
+          if (failed(ropeTables(op, theta, rot, o.getScalingAttr(), t)))
             return failure();
           std::string key;
           llvm::raw_string_ostream os(key);
@@ -272,14 +270,21 @@ private:
           if (o.getScalingAttr())
             os << "," << o.getScalingAttr();
           os << ")";
-          uint32_t table = syntheticWeight(os.str(), std::move(invFreq));
+          const bool longRope = !t.longInvFreq.empty();
+          uint32_t table = syntheticWeight(os.str(), std::move(t.invFreq));
           if (failed(emit(op, LLMC_OP_ROPE, {o.getInput(), o.getPositions()},
                           {heads(o.getInput()), headDim(o.getInput()), rot,
-                           o.getStyle() == "interleaved" ? 1 : 0},
-                          {mscale})))
+                           o.getStyle() == "interleaved" ? 1 : 0,
+                           longRope ? t.switchLength : 0},
+                          {t.attentionScaling})))
             return failure();
-          graph_.ops.back().operands[graph_.ops.back().num_operands++] =
+          llmc_op_desc &rope = graph_.ops.back();
+          rope.operands[rope.num_operands++] =
               llmc_operand{LLMC_OPERAND_WEIGHT, table};
+          if (longRope)
+            rope.operands[rope.num_operands++] = llmc_operand{
+                LLMC_OPERAND_WEIGHT,
+                syntheticWeight(os.str() + ".long", std::move(t.longInvFreq))};
           return success();
         })
         .Case([&](AddOp o) {

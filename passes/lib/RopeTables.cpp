@@ -2,7 +2,8 @@
 //------------------------===//
 //
 // transformers' ROPE_INIT_FUNCTIONS, computed once at compile time so the
-// ROPE kernel only reads a table: default, linear, llama3 and yarn, and the
+// ROPE kernel only reads a table: default, linear, llama3, yarn and
+// LongRoPE (two tables: the kernel picks one per sequence), and the
 // per-pair factors a GGUF stores instead of llama3's parameters.
 //
 //===----------------------------------------------------------------------===//
@@ -25,8 +26,9 @@ double attr(DictionaryAttr d, StringRef key, double fallback) {
 } // namespace
 
 LogicalResult ropeTables(Operation *rope, double theta, int64_t rotaryDim,
-                         DictionaryAttr scaling, std::vector<float> &invFreq,
-                         double &attentionScaling) {
+                         DictionaryAttr scaling, RopeTables &tables) {
+  std::vector<float> &invFreq = tables.invFreq;
+  double &attentionScaling = tables.attentionScaling;
   const int64_t half = rotaryDim / 2;
   invFreq.assign(half, 0.0f);
   // As torch: base ** (arange(0, dim, 2).float() / dim), in float32.
@@ -48,6 +50,23 @@ LogicalResult ropeTables(Operation *rope, double theta, int64_t rotaryDim,
     auto factors = scaling.getAs<DenseF64ArrayAttr>("factors").asArrayRef();
     for (int64_t i = 0; i < half; ++i)
       invFreq[i] = invFreq[i] / static_cast<float>(factors[i]);
+    return success();
+  }
+  if (type == "longrope") {
+    // As _compute_longrope_parameters: 1 / (ext_factors * base^(2i/dim)),
+    // in float32, ext_factors long past original_max_position_embeddings.
+    auto table = [&](StringRef key) {
+      auto f = scaling.getAs<DenseF64ArrayAttr>(key).asArrayRef();
+      std::vector<float> t(half);
+      for (int64_t i = 0; i < half; ++i)
+        t[i] = 1.0f / (static_cast<float>(f[i]) * posFreq[i]);
+      return t;
+    };
+    invFreq = table("short_factor");
+    tables.longInvFreq = table("long_factor");
+    tables.switchLength = static_cast<int64_t>(
+        attr(scaling, "original_max_position_embeddings", 0));
+    attentionScaling = attr(scaling, "attention_factor", 1.0);
     return success();
   }
   if (type == "linear") {

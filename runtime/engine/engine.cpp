@@ -161,6 +161,9 @@ Engine::Engine(const Plan &plan, const EngineOptions &options,
       continue;
     checkBackendAbi(plan.path(), *g, chosen.name, backend_->api());
     prepared_.emplace(name, backend_->prepare(plan.graphDesc(name)));
+    for (const llmc_op_desc &op : g->ops)
+      if (op.kind == LLMC_OP_ROPE && op.i[4] > 0)
+        ropeSwitch_ = op.i[4];
   }
   for (const char *name : {"prefill", "decode"})
     if (!prepared_.count(name))
@@ -227,7 +230,9 @@ void Engine::prefill(int32_t seq, std::span<const int32_t> tokens,
     size_t n = std::min(chunk, tokens.size() - start);
     bool last = start + n == tokens.size();
     StepWork w{seq, tokens.subspan(start, n),
-               allLogits ? static_cast<int32_t>(n) : (last ? 1 : 0)};
+               allLogits ? static_cast<int32_t>(n) : (last ? 1 : 0),
+               kv().length(seq) - static_cast<int64_t>(start) +
+                   static_cast<int64_t>(tokens.size())};
     step(std::span<const StepWork>(&w, 1), logits);
   }
 }

@@ -17,7 +17,8 @@ std::string graphFor(std::span<const StepWork> work) {
   return decode ? "decode" : "prefill";
 }
 
-StepBatch buildStep(const KvManager &kv, std::span<const StepWork> work) {
+StepBatch buildStep(const KvManager &kv, std::span<const StepWork> work,
+                    int64_t ropeSwitch) {
   if (work.empty())
     throw Error("internal error: a step needs at least one sequence");
   StepBatch s;
@@ -43,6 +44,8 @@ StepBatch buildStep(const KvManager &kv, std::span<const StepWork> work) {
     }
     s.queryStart.push_back(static_cast<int32_t>(s.tokens.size()));
     s.contextLens.push_back(static_cast<int32_t>(start + n));
+    if (ropeSwitch > 0)
+      s.ropeLong.push_back(std::max(start + n, w.knownLength) > ropeSwitch);
     std::vector<int32_t> row = kv.blockTable(w.seq);
     row.resize(static_cast<size_t>(s.maxBlocks), 0);
     s.blockTables.insert(s.blockTables.end(), row.begin(), row.end());
@@ -71,6 +74,7 @@ llmc_step_args StepBatch::args(float *logits) const {
   a.num_logits = static_cast<int32_t>(logitsRows.size());
   a.logits_rows = logitsRows.data();
   a.logits = logits;
+  a.rope_long = ropeLong.empty() ? nullptr : ropeLong.data();
   return a;
 }
 

@@ -36,7 +36,7 @@ void StepRunner::step(std::span<const StepWork> work, float *logits) {
       throw Error("internal error: a KV reservation failed after fits()");
   for (const BlockCopy &c : copies)
     copyBlock(c.src, c.dst);
-  execute(buildStep(kv_, work), work, logits);
+  execute(buildStep(kv_, work, ropeSwitch_), work, logits);
   for (const StepWork &w : work)
     kv_.append(w.seq, w.tokens);
 }

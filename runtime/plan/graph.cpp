@@ -84,6 +84,10 @@ AbiNeed abiNeeded(const llmc_op_desc &op) {
   case LLMC_OP_SCALE:
   case LLMC_OP_SOFTCAP:
     return {2, std::string("op ") + opKindName(llmc_op_kind(op.kind))};
+  case LLMC_OP_ROPE:
+    if (op.i[4] > 0)
+      return {5, "ROPE with LongRoPE's long table (i4)"};
+    break;
   default:
     break;
   }

@@ -483,6 +483,7 @@ int64_t Scheduler::step() {
       w.tokens = std::span<const int32_t>(s.tokens).subspan(
           static_cast<size_t>(s.computed), static_cast<size_t>(p.n));
       w.logitRows = s.computed + p.n == static_cast<int64_t>(s.tokens.size());
+      w.knownLength = static_cast<int64_t>(s.tokens.size());
     }
     rows += w.logitRows;
     work.push_back(w);

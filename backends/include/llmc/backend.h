@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define LLMC_BACKEND_ABI_MAJOR 1
-#define LLMC_BACKEND_ABI_MINOR 4
+#define LLMC_BACKEND_ABI_MINOR 5
 
 #if defined(__SANITIZE_ADDRESS__)
 #define LLMC_BACKEND_BUILD_FLAVOR "asan"
@@ -91,7 +91,10 @@ typedef enum llmc_op_kind {
    * may be x itself). in: x, positions (input), inv_freq (weight
    * [rotary_dim/2], f32, scaling already folded in by the compiler).
    * i0 = heads, i1 = head_dim, i2 = rotary_dim, i3 = style (0 half,
-   * 1 interleaved). f0 = attention scaling (yarn mscale; 1 otherwise). */
+   * 1 interleaved). f0 = attention scaling (yarn mscale; 1 otherwise).
+   * i4 > 0 (LongRoPE, ABI 1.5): a 4th operand holds the long table, used
+   * for the tokens of every sequence b with rope_long[b] set (see
+   * llmc_step_args); i4 is the length past which the host sets it. */
   LLMC_OP_ROPE = 5,
   LLMC_OP_ADD = 6, /* out = a + b */
   LLMC_OP_MUL = 7, /* out = a * b */
@@ -296,6 +299,10 @@ typedef struct llmc_step_args {
   int32_t num_logits;         /* rows of logits wanted */
   const int32_t *logits_rows; /* [num_logits] indices into [0, T) */
   float *logits;              /* [num_logits, vocab] host output */
+  /* [B] (ABI 1.5): 1 where sequence b rotates with LongRoPE's long table
+   * (it holds more than ROPE's i4 tokens: the host recomputes a sequence
+   * whose cache was written with the short one); NULL = all short. */
+  const uint8_t *rope_long;
 } llmc_step_args;
 
 /*===----------------------------------------------------------------------===

@@ -43,6 +43,47 @@ void addEosIds(const JsonObject &obj, std::vector<int64_t> &ids) {
   }
 }
 
+/// LongRoPE as transformers computes it (_compute_longrope_parameters):
+/// the switch at original_max_position_embeddings (top level, or in
+/// rope_scaling), factor = max_position_embeddings / that.
+RopeScaling readLongRope(const JsonObject &cfg, const JsonObject &rs,
+                         RopeScaling s) {
+  auto factors = [&](const char *key) {
+    if (rs.isNull(key) || !rs.raw().at(key).is_array())
+      throw Error(cfg.file() + ": rope_scaling '" + key +
+                  "' must be a list of numbers (LongRoPE)");
+    std::vector<double> v;
+    for (const auto &x : rs.raw().at(key)) {
+      if (!x.is_number() || !(x.get<double>() > 0))
+        throw Error(cfg.file() + ": rope_scaling '" + key +
+                    "' must hold positive numbers");
+      v.push_back(x.get<double>());
+    }
+    return v;
+  };
+  s.shortFactors = factors("short_factor");
+  s.longFactors = factors("long_factor");
+  const int64_t maxPositions = cfg.integer("max_position_embeddings");
+  s.originalMaxPositions =
+      cfg.integer("original_max_position_embeddings",
+                  rs.integer("original_max_position_embeddings", maxPositions));
+  if (s.originalMaxPositions <= 0 || maxPositions <= 0)
+    throw Error(cfg.file() + ": original_max_position_embeddings and "
+                             "max_position_embeddings must be positive");
+  s.factor =
+      rs.number("factor", static_cast<double>(maxPositions) /
+                              static_cast<double>(s.originalMaxPositions));
+  if (!rs.isNull("attention_factor"))
+    s.attentionFactor = rs.number("attention_factor");
+  else
+    s.attentionFactor = s.factor <= 1.0
+                            ? 1.0
+                            : std::sqrt(1.0 + std::log(s.factor) /
+                                                  std::log(static_cast<double>(
+                                                      s.originalMaxPositions)));
+  return s;
+}
+
 std::optional<RopeScaling> readRopeScaling(const JsonObject &cfg) {
   if (cfg.isNull("rope_scaling"))
     return std::nullopt;
@@ -52,10 +93,14 @@ std::optional<RopeScaling> readRopeScaling(const JsonObject &cfg) {
   s.type = rs.has("rope_type") ? rs.string("rope_type") : rs.string("type");
   if (s.type == "default")
     return std::nullopt;
+  if (s.type == "su") // Phi-3's name before transformers settled on one
+    s.type = "longrope";
   if (s.type != "linear" && s.type != "dynamic" && s.type != "llama3" &&
-      s.type != "yarn")
+      s.type != "yarn" && s.type != "longrope")
     throw Error(cfg.file() + ": unsupported rope_scaling type '" + s.type +
-                "' (supported: linear, dynamic, llama3, yarn)");
+                "' (supported: linear, dynamic, llama3, yarn, longrope)");
+  if (s.type == "longrope")
+    return readLongRope(cfg, rs, s);
   s.factor = rs.number("factor");
   if (!(s.factor > 0))
     throw Error(cfg.file() + ": rope_scaling factor must be positive");
@@ -244,6 +289,43 @@ void readLayerTypes(const JsonObject &cfg, ModelConfig &c, int64_t window) {
   }
 }
 
+/// transformers' Phi3Config (Phi-3-mini/medium, Phi-3.5-mini, Phi-4-mini):
+/// Llama's layer with fused qkv_proj and gate_up_proj, partial rotary
+/// dimensions and LongRoPE, a window on every layer when sliding_window is
+/// set.
+ModelConfig readPhi3(const JsonObject &cfg, const std::string &arch) {
+  ModelConfig c;
+  c.architecture = arch;
+  c.family = ArchFamily::Llama;
+  readDecoderSizes(cfg, c, std::nullopt, 4096);
+  c.normEps = cfg.number("rms_norm_eps", 1e-5);
+  c.fusedProjections = true;
+  c.tiedEmbeddings = cfg.boolean("tie_word_embeddings", false);
+  c.hiddenAct = cfg.string("hidden_act", "silu");
+  if (c.hiddenAct != "silu")
+    throw Error(cfg.file() + ": unsupported hidden_act '" + c.hiddenAct +
+                "' for " + arch + " (supported: silu)");
+  c.qkvBias = c.outputBias = cfg.boolean("attention_bias", false);
+  const double partial = cfg.number("partial_rotary_factor", 1.0);
+  if (!(partial > 0 && partial <= 1))
+    throw Error(cfg.file() + ": partial_rotary_factor must be in (0, 1]");
+  c.rotaryDim = static_cast<int64_t>(static_cast<double>(c.headDim) * partial);
+  if (c.ropeScaling && c.ropeScaling->type == "longrope")
+    for (const auto *f :
+         {&c.ropeScaling->shortFactors, &c.ropeScaling->longFactors})
+      if (static_cast<int64_t>(f->size()) != c.rotaryDim / 2)
+        throw Error(cfg.file() +
+                    ": rope_scaling's short_factor and "
+                    "long_factor must hold " +
+                    std::to_string(c.rotaryDim / 2) +
+                    " values (one per rotary pair), got " +
+                    std::to_string(f->size()));
+  c.slidingWindow.assign(
+      static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
+      cfg.isNull("sliding_window") ? 0 : cfg.integer("sliding_window"));
+  return c;
+}
+
 /// What Gemma 2 and 3 share, with their own defaults: tied unless told
 /// otherwise, tanh GELU, scores scaled by query_pre_attn_scalar^-0.5.
 void readGemmaCommon(const JsonObject &cfg, ModelConfig &c,
@@ -372,6 +454,7 @@ const std::vector<std::string> &supportedArchitectures() {
       "LlamaForCausalLM",
       "MistralForCausalLM",
       "MixtralForCausalLM",
+      "Phi3ForCausalLM",
       "Qwen2ForCausalLM",
       "Qwen3ForCausalLM",
       "Qwen3MoeForCausalLM"};
@@ -453,12 +536,13 @@ ModelConfig readHFConfig(const std::string &configPath) {
     c = readGemma2(cfg, arch);
   else if (arch == "Gemma3ForCausalLM")
     c = readGemma3(cfg, arch);
+  else if (arch == "Phi3ForCausalLM")
+    c = readPhi3(cfg, arch);
   else if (arch == "Gemma3ForConditionalGeneration") {
     if (!cfg.has("text_config") || !cfg.raw().at("text_config").is_object())
       throw Error(configPath + ": " + arch +
                   " needs a 'text_config' object (its language model)");
-    JsonObject text(cfg.raw().at("text_config"),
-                    configPath + " (text_config)");
+    JsonObject text(cfg.raw().at("text_config"), configPath + " (text_config)");
     c = readGemma3(text, "Gemma3ForCausalLM");
     c.multimodalArchitecture = arch;
   }

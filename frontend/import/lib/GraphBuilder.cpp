@@ -194,6 +194,14 @@ Value GraphBuilder::rope(Value x, Value positions, double theta,
     if (s->type == "freq_factors")
       entries.push_back(
           b_.getNamedAttr("factors", b_.getDenseF64ArrayAttr(s->freqFactors)));
+    if (s->type == "longrope") {
+      entries.push_back(b_.getNamedAttr(
+          "short_factor", b_.getDenseF64ArrayAttr(s->shortFactors)));
+      entries.push_back(b_.getNamedAttr(
+          "long_factor", b_.getDenseF64ArrayAttr(s->longFactors)));
+      entries.push_back(b_.getNamedAttr(
+          "attention_factor", b_.getF64FloatAttr(*s->attentionFactor)));
+    }
     if (s->type == "yarn") {
       entries.push_back(
           b_.getNamedAttr("beta_fast", b_.getF64FloatAttr(s->betaFast)));

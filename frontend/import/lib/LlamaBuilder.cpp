@@ -8,6 +8,9 @@
 //   rope(q_norm(split_heads(q_proj(n)))), and the same for k.
 // Mixtral and Qwen3-MoE replace the MLP with a mixture of experts:
 //   y = h + sum_j w_j * expert_{e_j}(m), (w, e) = top-k(softmax(gate(m)))
+// Phi-3 stores q/k/v as one qkv_proj and gate/up as one gate_up_proj: one
+// linear each, sliced (llmc-fuse turns the sliced gate/up back into
+// swiglu).
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,20 +93,31 @@ mlir::Value buildLlama(GraphBuilder &g, const ModelConfig &c,
     // the IR must come out in the same order with every compiler.
     mlir::Value normed =
         g.rmsNorm(x, w("input_layernorm.weight", "attn_norm.weight", {h}));
-    mlir::Value wq =
-        w("self_attn.q_proj.weight", "attn_q.weight", {qDim, h}, c.numHeads);
-    mlir::Value bq =
-        bias(c.qkvBias, "self_attn.q_proj.bias", "attn_q.bias", qDim);
-    mlir::Value q = g.linear(normed, wq, bq);
-    mlir::Value wk =
-        w("self_attn.k_proj.weight", "attn_k.weight", {kvDim, h}, c.numKVHeads);
-    mlir::Value bk =
-        bias(c.qkvBias, "self_attn.k_proj.bias", "attn_k.bias", kvDim);
-    mlir::Value k = g.linear(normed, wk, bk);
-    mlir::Value wv = w("self_attn.v_proj.weight", "attn_v.weight", {kvDim, h});
-    mlir::Value bv =
-        bias(c.qkvBias, "self_attn.v_proj.bias", "attn_v.bias", kvDim);
-    mlir::Value v = g.linear(normed, wv, bv);
+    mlir::Value q, k, v;
+    if (c.fusedProjections) { // Phi-3: q, k then v rows
+      mlir::Value wqkv = w("self_attn.qkv_proj.weight", "attn_qkv.weight",
+                           {qDim + 2 * kvDim, h});
+      mlir::Value qkv = g.linear(normed, wqkv);
+      q = g.slice(qkv, 0, qDim);
+      k = g.slice(qkv, qDim, kvDim);
+      v = g.slice(qkv, qDim + kvDim, kvDim);
+    } else {
+      mlir::Value wq =
+          w("self_attn.q_proj.weight", "attn_q.weight", {qDim, h}, c.numHeads);
+      mlir::Value bq =
+          bias(c.qkvBias, "self_attn.q_proj.bias", "attn_q.bias", qDim);
+      q = g.linear(normed, wq, bq);
+      mlir::Value wk = w("self_attn.k_proj.weight", "attn_k.weight", {kvDim, h},
+                         c.numKVHeads);
+      mlir::Value bk =
+          bias(c.qkvBias, "self_attn.k_proj.bias", "attn_k.bias", kvDim);
+      k = g.linear(normed, wk, bk);
+      mlir::Value wv =
+          w("self_attn.v_proj.weight", "attn_v.weight", {kvDim, h});
+      mlir::Value bv =
+          bias(c.qkvBias, "self_attn.v_proj.bias", "attn_v.bias", kvDim);
+      v = g.linear(normed, wv, bv);
+    }
     q = g.splitHeads(q, c.numHeads, c.headDim);
     k = g.splitHeads(k, c.numKVHeads, c.headDim);
     if (c.qkNorm) {
@@ -130,6 +144,17 @@ mlir::Value buildLlama(GraphBuilder &g, const ModelConfig &c,
       continue;
     }
     const int64_t ff = c.intermediateSize;
+    if (c.fusedProjections) { // Phi-3: gate rows, then up rows
+      mlir::Value wgu =
+          w("mlp.gate_up_proj.weight", "ffn_up.weight", {2 * ff, h});
+      mlir::Value gu = g.linear(m, wgu);
+      mlir::Value gate = g.slice(gu, 0, ff);
+      mlir::Value up = g.slice(gu, ff, ff);
+      mlir::Value act = g.mul(g.silu(gate), up);
+      mlir::Value wd = w("mlp.down_proj.weight", "ffn_down.weight", {h, ff});
+      x = g.add(x, g.linear(act, wd));
+      continue;
+    }
     mlir::Value wg = w("mlp.gate_proj.weight", "ffn_gate.weight", {ff, h});
     mlir::Value bg = bias(c.mlpBias, "mlp.gate_proj.bias", "ffn_gate.bias", ff);
     mlir::Value gate = g.linear(m, wg, bg);

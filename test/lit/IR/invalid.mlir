@@ -260,8 +260,24 @@ func.func @case31(%x: tensor<?x4x16xf32>, %p: tensor<?xi32>) {
 // -----
 
 func.func @case32(%x: tensor<?x4x16xf32>, %p: tensor<?xi32>) {
-  // expected-error @+1 {{'llmc.rope' op unsupported rope scaling type 'longrope' (supported: linear, dynamic, llama3, yarn, freq_factors)}}
-  %0 = llmc.rope %x, %p {theta = 1.0e4 : f64, rotary_dim = 16 : i64, style = "half", scaling = {type = "longrope", factor = 2.0 : f64}} : (tensor<?x4x16xf32>, tensor<?xi32>) -> tensor<?x4x16xf32>
+  // expected-error @+1 {{'llmc.rope' op unsupported rope scaling type 'ntk' (supported: linear, dynamic, llama3, yarn, freq_factors, longrope)}}
+  %0 = llmc.rope %x, %p {theta = 1.0e4 : f64, rotary_dim = 16 : i64, style = "half", scaling = {type = "ntk", factor = 2.0 : f64}} : (tensor<?x4x16xf32>, tensor<?xi32>) -> tensor<?x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @case32b(%x: tensor<?x4x16xf32>, %p: tensor<?xi32>) {
+  // expected-error @+1 {{'llmc.rope' op rope scaling 'longrope' needs 'long_factor': 8 positive values, one per rotary pair}}
+  %0 = llmc.rope %x, %p {theta = 1.0e4 : f64, rotary_dim = 16 : i64, style = "half", scaling = {type = "longrope", factor = 2.0 : f64, original_max_position_embeddings = 4 : i64, attention_factor = 1.1 : f64, short_factor = array<f64: 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0>, long_factor = array<f64: 2.0>}} : (tensor<?x4x16xf32>, tensor<?xi32>) -> tensor<?x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @case32c(%x: tensor<?x4x16xf32>, %p: tensor<?xi32>) {
+  // expected-error @+1 {{'llmc.rope' op rope scaling 'longrope' needs a positive 'original_max_position_embeddings' (where the long factors take over)}}
+  %0 = llmc.rope %x, %p {theta = 1.0e4 : f64, rotary_dim = 4 : i64, style = "half", scaling = {type = "longrope", factor = 2.0 : f64, attention_factor = 1.1 : f64, short_factor = array<f64: 1.0, 1.0>, long_factor = array<f64: 2.0, 2.0>}} : (tensor<?x4x16xf32>, tensor<?xi32>) -> tensor<?x4x16xf32>
   return
 }
 

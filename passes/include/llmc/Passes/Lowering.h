@@ -48,11 +48,18 @@ FailureOr<LoweredModule> lowerToGraphs(ModuleOp module);
 /// One line per kernel call, e.g. "b4 = LINEAR(b3, w2, -, w3) i=[0]".
 std::vector<std::string> describeGraph(const ::llmc::Graph &graph);
 
-/// HF's inv_freq for a rope op's theta, rotary_dim and scaling, and the
-/// attention scaling (yarn's mscale; 1 otherwise). Fails for scaling it
-/// cannot express as a fixed table.
+/// HF's rotary tables for a rope op's theta, rotary_dim and scaling.
+struct RopeTables {
+  std::vector<float> invFreq;
+  /// LongRoPE: the table of sequences longer than `switchLength` tokens
+  /// (invFreq is the short one); empty otherwise.
+  std::vector<float> longInvFreq;
+  int64_t switchLength = 0;
+  double attentionScaling = 1.0; // yarn's mscale, LongRoPE's factor
+};
+
+/// Fails for scaling it cannot express as fixed tables.
 LogicalResult ropeTables(Operation *rope, double theta, int64_t rotaryDim,
-                         DictionaryAttr scaling, std::vector<float> &invFreq,
-                         double &attentionScaling);
+                         DictionaryAttr scaling, RopeTables &tables);
 
 } // namespace mlir::llmc

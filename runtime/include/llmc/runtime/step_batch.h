@@ -29,6 +29,11 @@ struct StepWork {
   /// chunk that is not the prompt's last), 1 (the next token), or
   /// tokens.size() (every position: speculative verification, perplexity).
   int32_t logitRows = 1;
+  /// The sequence's length once its whole prompt is fed, where a prefill
+  /// chunk knows it (0: its length after this step): LongRoPE rotates a
+  /// sequence longer than the switch with the long table from its first
+  /// token, as Hugging Face does for a long prompt.
+  int64_t knownLength = 0;
 };
 
 /// The graph a step runs: "decode" when every sequence feeds one token and
@@ -41,6 +46,7 @@ struct StepBatch {
   std::string graph;
   std::vector<int32_t> tokens, positions, slots, queryStart, contextLens,
       blockTables, logitsRows;
+  std::vector<uint8_t> ropeLong; // [B], LongRoPE plans only
   int32_t maxBlocks = 1;
   /// Logits rows the caller gets back, in work order.
   int32_t outputRows = 0;
@@ -51,7 +57,10 @@ struct StepBatch {
 };
 
 /// Builds a step for `work` (each sequence at most once, room for its
-/// tokens reserved in `kv`, which still holds the old lengths).
-StepBatch buildStep(const KvManager &kv, std::span<const StepWork> work);
+/// tokens reserved in `kv`, which still holds the old lengths). With
+/// `ropeSwitch` > 0 (a LongRoPE plan), a sequence longer than that rotates
+/// with the long table.
+StepBatch buildStep(const KvManager &kv, std::span<const StepWork> work,
+                    int64_t ropeSwitch = 0);
 
 } // namespace llmc

@@ -60,6 +60,9 @@ public:
   void step(std::span<const StepWork> work, float *logits);
 
 protected:
+  /// LongRoPE's switch length (0: the plan has none), for buildStep.
+  int64_t ropeSwitch_ = 0;
+
   /// Copy block src to dst in every layer of the device pool.
   virtual void copyBlock(int32_t src, int32_t dst) = 0;
   /// Run the model over `batch` (built from `work`); write the rows

@@ -19,7 +19,8 @@ enum class ArchFamily { Llama, GPT2, Gemma2 };
 
 /// Hugging Face `rope_scaling`; the defaults are HF's.
 struct RopeScaling {
-  std::string type; // linear | dynamic | llama3 | yarn | freq_factors
+  std::string type; // linear | dynamic | llama3 | yarn | freq_factors |
+                    // longrope
   double factor = 1.0;
   double lowFreqFactor = 1.0;  // llama3
   double highFreqFactor = 4.0; // llama3
@@ -29,6 +30,11 @@ struct RopeScaling {
   /// freq_factors: what a GGUF's rope_freqs.weight holds (llama.cpp's form
   /// of llama3 scaling); rotary pair i turns at inv_freq[i] / factors[i].
   std::vector<double> freqFactors;
+  /// longrope (Phi-3): rotary pair i turns at inv_freq[i] / factor[i], with
+  /// the short factors while a sequence holds at most originalMaxPositions
+  /// tokens and the long ones beyond; cos and sin times attentionFactor
+  /// (default sqrt(1 + ln(factor) / ln(original))) either way.
+  std::vector<double> shortFactors, longFactors;
 };
 
 /// A mixture-of-experts MLP (Mixtral, Qwen3-MoE): a router picks
@@ -77,6 +83,8 @@ struct ModelConfig {
   /// final logits; 0 = none.
   double attnLogitSoftcap = 0, finalLogitSoftcap = 0;
   MoeConfig moe;
+  /// Phi-3: one qkv_proj (q, k, v rows) and one gate_up_proj (gate, up).
+  bool fusedProjections = false;
   std::string hiddenAct = "silu"; // silu | gelu_new | gelu |
                                   // gelu_pytorch_tanh
   std::optional<int64_t> bosTokenId;
