@@ -8,6 +8,8 @@
 //       =>  geglu(linear(x, [Wg; Wu]))
 //   mul(silu(expert_linear(x, Wg, e)), expert_linear(x, Wu, e))
 //       =>  swiglu(expert_linear(x, [Wg; Wu] per expert, e))
+//   mul(silu(slice(y, 0, I)), slice(y, I, I))   (Phi-3's gate_up_proj)
+//       =>  swiglu(y)
 //   linear(x, Wq), linear(x, Wk), linear(x, Wv)
 //       =>  slice x3 (linear(x, [Wq; Wk; Wv]))
 //
@@ -187,6 +189,36 @@ struct FuseGateUp : OpRewritePattern<MulOp> {
   }
 };
 
+/// A checkpoint that stores gate and up as one projection (Phi-3's
+/// gate_up_proj) already has the packed linear:
+///   mul(act(slice(y, 0, I)), slice(y, I, I)), y [.., 2I]  =>  swiglu(y).
+struct FuseSlicedGateUp : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MulOp mul,
+                                PatternRewriter &rewriter) const override {
+    GateActivation act = gateActivation(mul.getLhs());
+    if (!act.op || !act.op->hasOneUse())
+      return failure();
+    auto gate = act.op->getOperand(0).getDefiningOp<SliceOp>();
+    auto up = mul.getRhs().getDefiningOp<SliceOp>();
+    if (!gate || !up || !gate->hasOneUse() || !up->hasOneUse() ||
+        gate.getInput() != up.getInput())
+      return failure();
+    const int64_t width = static_cast<int64_t>(gate.getSize());
+    auto packed = dyn_cast<RankedTensorType>(gate.getInput().getType());
+    if (!packed || gate.getStart() != 0 || up.getStart() != gate.getSize() ||
+        up.getSize() != gate.getSize() ||
+        packed.getShape().back() != 2 * width)
+      return failure();
+    if (act.gelu)
+      rewriter.replaceOpWithNewOp<GeGLUOp>(mul, mul.getType(), gate.getInput());
+    else
+      rewriter.replaceOpWithNewOp<SwiGLUOp>(mul, mul.getType(),
+                                            gate.getInput());
+    return success();
+  }
+};
+
 /// The experts' gate and up projections of the same tokens, as the dense
 /// MLP's: mul(silu(expert_linear(x, Wg, e)), expert_linear(x, Wu, e))
 ///   => swiglu(expert_linear(x, [Wg; Wu] per expert, e)).
@@ -262,7 +294,8 @@ struct FusePass : impl::FuseBase<FusePass> {
   void runOnOperation() override {
     fuseQKV(getOperation());
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseAddRMSNorm, FuseGateUp, FuseExpertGateUp>(&getContext());
+    patterns.add<FuseAddRMSNorm, FuseGateUp, FuseSlicedGateUp,
+                 FuseExpertGateUp>(&getContext());
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
