@@ -8,8 +8,8 @@
 // and on every usable backend must agree at >= 95% of the positions and give
 // the same greedy tokens. The same for Gemma 2 (gemma2-softcap as llama.cpp's
 // gemma2, F32): llama.cpp's reading of the norms' 1 + w, the soft-caps, the
-// alternating window and the attention scale it derives; and Gemma 3. And the MoE
-// architectures (GgufFromLlamaCppMoe, fortune-moe-Q4_K_M).
+// alternating window and the attention scale it derives; and Gemma 3. And the
+// MoE architectures (GgufFromLlamaCppMoe, fortune-moe-Q4_K_M).
 //
 //===----------------------------------------------------------------------===//
 #include "e2e_util.h"
@@ -106,6 +106,15 @@ TEST(GgufFromLlamaCppGemma2, F32AgreesWithLlamaCpp) {
 // Hugging Face, and llmc-make-gguf refuses to write the GGUF.
 TEST(GgufFromLlamaCppGemma3, F32AgreesWithLlamaCpp) {
   expectAgreesWithLlamaCpp("gemma3-text-f32", "", 0.1);
+}
+
+// Phi-3 (phi4-mini-longrope as llama.cpp's phi3, F32): the fused attn_qkv
+// and ffn_up, 24 of 32 dims rotating, LongRoPE's factor tensors and
+// attention factor. llama.cpp picks the long factors by its context size
+// (256 > 24 here), Hugging Face by the sequence's length: for this 40-token
+// prompt both rotate with the long ones.
+TEST(GgufFromLlamaCppPhi3, F32AgreesWithLlamaCpp) {
+  expectAgreesWithLlamaCpp("phi4-mini-longrope-f32", "", 0.1);
 }
 
 // Mixtral and Qwen3-MoE as llama.cpp reads them (llama with expert_count

@@ -51,9 +51,12 @@ Arch archOf(const json &config) {
     return {"gemma2", false, false, true, ""};
   if (a == "Gemma3ForCausalLM")
     return {"gemma3", false, false, true, ""};
+  if (a == "Phi3ForCausalLM")
+    return {"phi3", false, false, false, ""};
   throw Error("config.json: architecture '" + a +
               "' is not supported by llmc-make-gguf (Gemma2ForCausalLM, "
-              "Gemma3ForCausalLM, GPT2LMHeadModel, LlamaForCausalLM, MixtralForCausalLM, "
+              "Gemma3ForCausalLM, GPT2LMHeadModel, Phi3ForCausalLM, "
+              "LlamaForCausalLM, MixtralForCausalLM, "
               "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM)");
 }
 
@@ -110,6 +113,8 @@ std::string ggufName(const std::string &hf, bool gemma2) {
       {"mlp.up_proj.weight", "ffn_up.weight"},
       {"mlp.down_proj.weight", "ffn_down.weight"},
       {"self_attn.rotary_emb.inv_freq", ""},
+      {"self_attn.qkv_proj.weight", "attn_qkv.weight"}, // Phi-3's fused
+      {"mlp.gate_up_proj.weight", "ffn_up.weight"},     // ones
       {"block_sparse_moe.gate.weight", "ffn_gate_inp.weight"},
       {"mlp.gate.weight", "ffn_gate_inp.weight"},
   };
@@ -298,7 +303,8 @@ void gemmaMetadata(const json &config, const std::string &p,
       throw Error("config.json: llama.cpp's gemma3 makes every sixth layer "
                   "global (sliding_window_pattern 6, no layer_types); a GGUF "
                   "cannot carry another pattern");
-    for (const char *key : {"attn_logit_softcapping", "final_logit_softcapping"})
+    for (const char *key :
+         {"attn_logit_softcapping", "final_logit_softcapping"})
       if (config.contains(key) && !config[key].is_null())
         throw Error(std::string("config.json: '") + key +
                     "' is set, but llama.cpp's gemma3 soft-caps nothing; a "
@@ -327,8 +333,9 @@ void gemmaMetadata(const json &config, const std::string &p,
   out.addU32(p + ".attention.key_length", static_cast<uint32_t>(headDim));
   out.addU32(p + ".attention.value_length", static_cast<uint32_t>(headDim));
   if (!gemma3) {
-    out.addF32(p + ".attn_logit_softcapping",
-               static_cast<float>(floatKey(config, "attn_logit_softcapping", 0)));
+    out.addF32(
+        p + ".attn_logit_softcapping",
+        static_cast<float>(floatKey(config, "attn_logit_softcapping", 0)));
     out.addF32(
         p + ".final_logit_softcapping",
         static_cast<float>(floatKey(config, "final_logit_softcapping", 0)));
@@ -345,6 +352,77 @@ void gemmaMetadata(const json &config, const std::string &p,
       throw Error("config.json: Gemma 3's rope_scaling must be linear (as "
                   "llama.cpp's converter requires)");
     ropeScalingMetadata(config, p, out);
+  }
+}
+
+/// The keys convert_hf_to_gguf.py's Phi3MiniModel writes: the rotary width
+/// (partial_rotary_factor) as rope.dimension_count, the window (0 for none,
+/// as Phi-4), and LongRoPE's switch and attention factor (its factors are
+/// tensors: phi3RopeFactors).
+void phi3Metadata(const json &config, weights::GGUFWriter &out) {
+  const int64_t hidden = intKey(config, "hidden_size");
+  const int64_t nHead = intKey(config, "num_attention_heads");
+  const int64_t maxPos = intKey(config, "max_position_embeddings");
+  const int64_t rot =
+      static_cast<int64_t>(static_cast<double>(hidden / nHead) *
+                           floatKey(config, "partial_rotary_factor", 1.0));
+  out.addU32("phi3.context_length", static_cast<uint32_t>(maxPos));
+  out.addU32("phi3.embedding_length", static_cast<uint32_t>(hidden));
+  out.addU32("phi3.feed_forward_length",
+             static_cast<uint32_t>(intKey(config, "intermediate_size")));
+  out.addU32("phi3.block_count",
+             static_cast<uint32_t>(intKey(config, "num_hidden_layers")));
+  out.addU32("phi3.attention.head_count", static_cast<uint32_t>(nHead));
+  out.addU32("phi3.attention.head_count_kv",
+             static_cast<uint32_t>(config.contains("num_key_value_heads")
+                                       ? intKey(config, "num_key_value_heads")
+                                       : nHead));
+  out.addF32("phi3.attention.layer_norm_rms_epsilon",
+             static_cast<float>(floatKey(config, "rms_norm_eps", 1e-5)));
+  out.addU32("phi3.rope.dimension_count", static_cast<uint32_t>(rot));
+  out.addF32("phi3.rope.freq_base",
+             static_cast<float>(floatKey(config, "rope_theta", 10000.0)));
+  auto window = config.find("sliding_window");
+  out.addU32("phi3.attention.sliding_window",
+             window != config.end() && window->is_number_integer()
+                 ? static_cast<uint32_t>(window->get<int64_t>())
+                 : 0);
+  auto rs = config.find("rope_scaling");
+  if (rs == config.end() || !rs->is_object())
+    return;
+  const std::string type = rs->value("rope_type", rs->value("type", ""));
+  if (type != "longrope" && type != "su")
+    throw Error("config.json: Phi-3's rope_scaling '" + type +
+                "' is not supported by llmc-make-gguf (longrope)");
+  const int64_t original =
+      config.contains("original_max_position_embeddings")
+          ? intKey(config, "original_max_position_embeddings")
+          : maxPos;
+  out.addU32("phi3.rope.scaling.original_context_length",
+             static_cast<uint32_t>(original));
+  const double scale = double(maxPos) / double(original);
+  out.addF32(
+      "phi3.rope.scaling.attn_factor",
+      static_cast<float>(
+          rs->contains("attention_factor")
+              ? floatKey(*rs, "attention_factor", 1.0)
+          : scale <= 1.0
+              ? 1.0
+              : std::sqrt(1.0 + std::log(scale) / std::log(double(original)))));
+}
+
+/// LongRoPE's per-pair factors as the converter stores them.
+void phi3RopeFactors(const json &config, weights::GGUFWriter &out) {
+  auto rs = config.find("rope_scaling");
+  if (rs == config.end() || !rs->is_object())
+    return;
+  for (const auto &[hf, gg] : {std::pair<const char *, const char *>{
+                                   "long_factor", "rope_factors_long.weight"},
+                               {"short_factor", "rope_factors_short.weight"}}) {
+    std::vector<float> v;
+    for (const auto &x : rs->at(hf))
+      v.push_back(x.get<float>());
+    out.addTensor(gg, {static_cast<int64_t>(v.size())}, v.data(), DType::F32);
   }
 }
 
@@ -475,9 +553,10 @@ void convertExperts(const weights::Checkpoint &ck, const json &config,
                                  arch.moePrefix + "experts." +
                                  std::to_string(experts) + "." + hf + ".weight";
       if (ck.find(beyond))
-        throw Error("tensor '" + beyond + "': the checkpoint holds more than "
-                    "the " + std::to_string(experts) +
-                    " experts config.json names");
+        throw Error("tensor '" + beyond +
+                    "': the checkpoint holds more than "
+                    "the " +
+                    std::to_string(experts) + " experts config.json names");
       if (!perExpert)
         out.addTensor(blk + gg + "_exps.weight", shape, stacked.data(),
                       storageFor(blk + gg + "_exps.weight", shape, type));
@@ -508,6 +587,8 @@ void convertModel(const std::string &dir, const json &config, DType type,
     gpt2Metadata(config, out);
   else if (arch.gemma2)
     gemmaMetadata(config, p, out);
+  else if (p == "phi3")
+    phi3Metadata(config, out);
   else
     llamaMetadata(config, p, out);
   if (!arch.moePrefix.empty())
@@ -561,7 +642,9 @@ void convertModel(const std::string &dir, const json &config, DType type,
   }
   if (!arch.moePrefix.empty())
     convertExperts(ck, config, arch, type, perExpert, out);
-  if (!arch.gpt2 && !arch.gemma2) {
+  if (p == "phi3")
+    phi3RopeFactors(config, out);
+  else if (!arch.gpt2 && !arch.gemma2) {
     std::vector<float> freqs = llamaRopeFreqs(config, headDimOf(config));
     if (!freqs.empty())
       out.addTensor("rope_freqs.weight", {static_cast<int64_t>(freqs.size())},

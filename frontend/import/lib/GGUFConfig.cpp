@@ -74,14 +74,14 @@ ModelConfig gemmaFromGGUF(const weights::GGUFFile &f, const std::string &arch) {
   c.rotaryDim = f.findInt(key("rope.dimension_count")).value_or(c.headDim);
   c.maxPositions =
       f.findInt(key("context_length")).value_or(gemma3 ? 131072 : 8192);
-  c.normEps = shortestDecimal(f.getFloat(key("attention.layer_norm_rms_epsilon")));
+  c.normEps =
+      shortestDecimal(f.getFloat(key("attention.layer_norm_rms_epsilon")));
   c.ropeTheta = shortestDecimal(
       f.findFloat(key("rope.freq_base")).value_or(gemma3 ? 1e6 : 10000.0));
   c.hiddenAct = "gelu_pytorch_tanh";
-  const int64_t scalar =
-      c.numLayers == (gemma3 ? 62 : 46) && c.numHeads > 0
-          ? c.hiddenSize / c.numHeads
-          : c.headDim;
+  const int64_t scalar = c.numLayers == (gemma3 ? 62 : 46) && c.numHeads > 0
+                             ? c.hiddenSize / c.numHeads
+                             : c.headDim;
   if (scalar > 0)
     c.attentionScale = 1.0 / std::sqrt(static_cast<double>(scalar));
   if (auto v = f.findInt(key("vocab_size")))
@@ -105,8 +105,8 @@ ModelConfig gemmaFromGGUF(const weights::GGUFFile &f, const std::string &arch) {
   // (every layer for n = 0).
   if (auto period = f.findInt(key("attention.sliding_window_pattern"))) {
     if (*period < 0)
-      throw Error(f.fileName() + ": " + key("attention.sliding_window_pattern") +
-                  " must be >= 0");
+      throw Error(f.fileName() + ": " +
+                  key("attention.sliding_window_pattern") + " must be >= 0");
     for (int64_t i = 0; i < c.numLayers; ++i)
       c.slidingWindow[static_cast<size_t>(i)] =
           *period == 0 || i % *period < *period - 1 ? window : 0;
@@ -114,26 +114,89 @@ ModelConfig gemmaFromGGUF(const weights::GGUFFile &f, const std::string &arch) {
   return c;
 }
 
-/// llama.cpp's converter turns llama3 rope scaling into per-pair factors
-/// (rope_freqs.weight) and writes no rope.scaling keys for it.
-RopeScaling freqFactors(const weights::GGUFFile &f, const weights::TensorRef &t,
-                        int64_t rotaryDim) {
-  if (t.shape.size() != 1 || t.shape[0] != rotaryDim / 2)
-    throw Error(f.fileName() + ": tensor 'rope_freqs.weight' must hold " +
+/// A tensor of per-rotary-pair rope factors (rope_freqs, rope_factors_long,
+/// rope_factors_short): rotaryDim / 2 positive values.
+std::vector<double> pairFactors(const weights::GGUFFile &f,
+                                const std::string &name, int64_t rotaryDim) {
+  const weights::TensorRef *t = f.find(name);
+  if (!t)
+    throw Error(f.fileName() + ": tensor '" + name + "' is missing");
+  if (t->shape.size() != 1 || t->shape[0] != rotaryDim / 2)
+    throw Error(f.fileName() + ": tensor '" + name + "' must hold " +
                 std::to_string(rotaryDim / 2) +
                 " factors (one per rotary pair)");
-  std::vector<float> v(static_cast<size_t>(t.shape[0]));
-  weights::toFloat32(t, v.data());
-  RopeScaling s;
-  s.type = "freq_factors";
+  std::vector<float> v(static_cast<size_t>(t->shape[0]));
+  weights::toFloat32(*t, v.data());
+  std::vector<double> out;
   for (float x : v) {
     if (!(x > 0))
-      throw Error(f.fileName() +
-                  ": tensor 'rope_freqs.weight' holds a factor that is not "
-                  "positive");
-    s.freqFactors.push_back(x);
+      throw Error(f.fileName() + ": tensor '" + name +
+                  "' holds a factor that is not positive");
+    out.push_back(x);
   }
+  return out;
+}
+
+/// llama.cpp's converter turns llama3 rope scaling into per-pair factors
+/// (rope_freqs.weight) and writes no rope.scaling keys for it.
+RopeScaling freqFactors(const weights::GGUFFile &f, int64_t rotaryDim) {
+  RopeScaling s;
+  s.type = "freq_factors";
+  s.freqFactors = pairFactors(f, "rope_freqs.weight", rotaryDim);
   return s;
+}
+
+/// llama.cpp's phi3 (convert_hf_to_gguf.py's Phi3MiniModel): Llama's keys,
+/// the fused attn_qkv and ffn_up (gate then up) tensors, the rotary width
+/// as rope.dimension_count, and LongRoPE as rope_factors_short/long tensors
+/// with rope.scaling.original_context_length and attn_factor.
+ModelConfig phi3FromGGUF(const weights::GGUFFile &f) {
+  auto key = [](const char *k) { return std::string("phi3.") + k; };
+  ModelConfig c;
+  c.architecture = "Phi3ForCausalLM";
+  c.family = ArchFamily::Llama;
+  c.fusedProjections = true;
+  c.numLayers = f.getInt(key("block_count"));
+  c.hiddenSize = f.getInt(key("embedding_length"));
+  c.intermediateSize = f.getInt(key("feed_forward_length"));
+  c.numHeads = f.getInt(key("attention.head_count"));
+  c.numKVHeads = f.findInt(key("attention.head_count_kv")).value_or(c.numHeads);
+  c.headDim = c.numHeads > 0 ? c.hiddenSize / c.numHeads : 0;
+  c.rotaryDim = f.findInt(key("rope.dimension_count")).value_or(c.headDim);
+  c.maxPositions = f.findInt(key("context_length")).value_or(4096);
+  c.normEps =
+      shortestDecimal(f.getFloat(key("attention.layer_norm_rms_epsilon")));
+  c.ropeTheta =
+      shortestDecimal(f.findFloat(key("rope.freq_base")).value_or(10000.0));
+  if (auto v = f.findInt(key("vocab_size")))
+    c.vocabSize = *v;
+  c.slidingWindow.assign(
+      static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
+      f.findInt(key("attention.sliding_window")).value_or(0));
+  if (f.find("rope_factors_long.weight") ||
+      f.find("rope_factors_short.weight")) {
+    RopeScaling s;
+    s.type = "longrope";
+    s.shortFactors = pairFactors(f, "rope_factors_short.weight", c.rotaryDim);
+    s.longFactors = pairFactors(f, "rope_factors_long.weight", c.rotaryDim);
+    s.originalMaxPositions =
+        f.getInt(key("rope.scaling.original_context_length"));
+    if (s.originalMaxPositions <= 0)
+      throw Error(f.fileName() + ": " +
+                  key("rope.scaling.original_context_length") +
+                  " must be positive");
+    s.factor = static_cast<double>(c.maxPositions) /
+               static_cast<double>(s.originalMaxPositions);
+    s.attentionFactor = shortestDecimal(
+        f.findFloat(key("rope.scaling.attn_factor"))
+            .value_or(s.factor <= 1.0
+                          ? 1.0
+                          : std::sqrt(1.0 + std::log(s.factor) /
+                                                std::log(static_cast<double>(
+                                                    s.originalMaxPositions)))));
+    c.ropeScaling = s;
+  }
+  return c;
 }
 
 /// llama.cpp's MoE keys: expert_count and expert_used_count; qwen3moe's
@@ -191,6 +254,8 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
     c = gpt2FromGGUF(f);
   } else if (arch == "gemma2" || arch == "gemma3") {
     c = gemmaFromGGUF(f, arch);
+  } else if (arch == "phi3") {
+    c = phi3FromGGUF(f);
   } else if (arch == "llama" || arch == "qwen2" || arch == "qwen3" ||
              arch == "qwen3moe") {
     // llama.cpp writes Mistral and Mixtral checkpoints as "llama" too.
@@ -223,12 +288,13 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
       c.architecture = "MixtralForCausalLM";
     c.ropeScaling = ropeScalingFromGGUF(f, arch);
   } else {
-    throw Error(f.fileName() + ": unsupported GGUF architecture '" + arch +
-                "' (supported: gemma2, gemma3, gpt2, llama, qwen2, qwen3, "
-                "qwen3moe)");
+    throw Error(
+        f.fileName() + ": unsupported GGUF architecture '" + arch +
+        "' (supported: gemma2, gemma3, gpt2, llama, phi3, qwen2, qwen3, "
+        "qwen3moe)");
   }
-  if (const auto *t = f.find("rope_freqs.weight"))
-    c.ropeScaling = freqFactors(f, *t, c.rotaryDim);
+  if (f.find("rope_freqs.weight"))
+    c.ropeScaling = freqFactors(f, c.rotaryDim);
   if (c.vocabSize == 0)
     if (const auto *embd = f.find("token_embd.weight"))
       c.vocabSize = embd->shape.empty() ? 0 : embd->shape[0];

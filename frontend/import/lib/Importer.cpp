@@ -164,6 +164,10 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context,
     // Read into the config (the rope scaling's factors), not a graph weight.
     if (config.ropeScaling && config.ropeScaling->type == "freq_factors")
       weights->require("rope_freqs.weight", {config.rotaryDim / 2});
+    if (config.ropeScaling && config.ropeScaling->type == "longrope")
+      for (const char *t :
+           {"rope_factors_short.weight", "rope_factors_long.weight"})
+        weights->require(t, {config.rotaryDim / 2});
   } else {
     config = readHFConfig(m.configPath);
     weights.emplace(WeightSource::safetensors(m.dir));

@@ -70,6 +70,17 @@ g3ids=$(/usr/bin/python3 -c "import json, sys; r = json.load(open(sys.argv[1]));
 NLC_BINS=$B "$tmp/llama_reference" "$here/gemma3-text-f32.gguf" "$g3ids" 16 > "$here/gemma3-text-f32.json"
 cat "$here/gemma3-text-f32.json"
 
+# Phi-3: test/data/models/phi4-mini-longrope as convert_hf_to_gguf.py's
+# Phi3MiniModel writes it (fused attn_qkv and ffn_up, rope_factors_long and
+# _short, rope.scaling.attn_factor); its 40-token prompt is past the LongRoPE
+# switch (24), where llama.cpp (choosing by context size) and Hugging Face
+# (by sequence length) both use the long factors.
+"$build/bin/llmc-make-gguf" "$root/test/data/models/phi4-mini-longrope" -o "$here/phi4-mini-longrope-f32.gguf" --type f32
+pids=$(/usr/bin/python3 -c "import json, sys; r = json.load(open(sys.argv[1])); print(','.join(map(str, r['prompts'][-1]['input_ids'])))" \
+  "$root/test/data/models/phi4-mini-longrope/reference/reference.json")
+NLC_BINS=$B "$tmp/llama_reference" "$here/phi4-mini-longrope-f32.gguf" "$pids" 16 > "$here/phi4-mini-longrope-f32.json"
+cat "$here/phi4-mini-longrope-f32.json"
+
 # Mixture of experts. The bundled model upcycled to 4 experts, top 2
 # (tools/demo-model/upcycle_moe.py: trained MLP copies with 10% noise, a
 # random router), quantized to Q4_K_M by llama.cpp; and the two MoE
