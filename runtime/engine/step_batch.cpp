@@ -18,7 +18,7 @@ std::string graphFor(std::span<const StepWork> work) {
 }
 
 StepBatch buildStep(const KvManager &kv, std::span<const StepWork> work,
-                    int64_t ropeSwitch) {
+                    bool ropeSwitch) {
   if (work.empty())
     throw Error("internal error: a step needs at least one sequence");
   StepBatch s;
@@ -45,7 +45,7 @@ StepBatch buildStep(const KvManager &kv, std::span<const StepWork> work,
     s.queryStart.push_back(static_cast<int32_t>(s.tokens.size()));
     s.contextLens.push_back(static_cast<int32_t>(start + n));
     if (ropeSwitch > 0)
-      s.ropeLong.push_back(std::max(start + n, w.knownLength) > ropeSwitch);
+      s.ropeLong.push_back(kv.variant(w.seq) != 0);
     std::vector<int32_t> row = kv.blockTable(w.seq);
     row.resize(static_cast<size_t>(s.maxBlocks), 0);
     s.blockTables.insert(s.blockTables.end(), row.begin(), row.end());

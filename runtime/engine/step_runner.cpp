@@ -3,6 +3,8 @@
 
 #include "llmc/support/error.h"
 
+#include <algorithm>
+
 namespace llmc {
 
 StepRunner::StepRunner(KvManager::Options kv, int64_t contextLength)
@@ -17,6 +19,28 @@ bool StepRunner::fits(std::span<const StepWork> work) const {
   return need <= kv_.availableBlocks();
 }
 
+void StepRunner::recomputePastRopeSwitch(std::span<const StepWork> work) {
+  for (const StepWork &w : work) {
+    const int64_t cached = kv_.length(w.seq);
+    const int64_t after = cached + static_cast<int64_t>(w.tokens.size());
+    const uint64_t variant = ropeVariant(std::max(after, w.knownLength));
+    if (cached == 0 || kv_.variant(w.seq) == variant)
+      continue;
+    // Its cache rotated with the short factors: feed it again, whole.
+    std::vector<int32_t> tokens = kv_.tokens(w.seq);
+    kv_.truncate(w.seq, 0);
+    kv_.setVariant(w.seq, variant);
+    constexpr size_t kChunk = 2048;
+    for (size_t start = 0; start < tokens.size(); start += kChunk) {
+      StepWork again{w.seq,
+                     std::span<const int32_t>(tokens).subspan(
+                         start, std::min(kChunk, tokens.size() - start)),
+                     0, std::max(after, w.knownLength)};
+      runStep(std::span<const StepWork>(&again, 1), nullptr);
+    }
+  }
+}
+
 void StepRunner::step(std::span<const StepWork> work, float *logits) {
   for (const StepWork &w : work) {
     int64_t end = kv_.length(w.seq) + static_cast<int64_t>(w.tokens.size());
@@ -25,6 +49,12 @@ void StepRunner::step(std::span<const StepWork> work, float *logits) {
                   " positions but the context length is " +
                   std::to_string(contextLength_));
   }
+  if (ropeSwitch_ > 0)
+    recomputePastRopeSwitch(work);
+  runStep(work, logits);
+}
+
+void StepRunner::runStep(std::span<const StepWork> work, float *logits) {
   if (!fits(work))
     throw Error("KV cache is full: all " + std::to_string(kv_.numBlocks()) +
                 " blocks of " + std::to_string(kv_.blockSize()) +
@@ -36,7 +66,12 @@ void StepRunner::step(std::span<const StepWork> work, float *logits) {
       throw Error("internal error: a KV reservation failed after fits()");
   for (const BlockCopy &c : copies)
     copyBlock(c.src, c.dst);
-  execute(buildStep(kv_, work, ropeSwitch_), work, logits);
+  for (const StepWork &w : work)
+    if (kv_.length(w.seq) == 0)
+      kv_.setVariant(w.seq,
+                     ropeVariant(std::max(static_cast<int64_t>(w.tokens.size()),
+                                          w.knownLength)));
+  execute(buildStep(kv_, work, ropeSwitch_ > 0), work, logits);
   for (const StepWork &w : work)
     kv_.append(w.seq, w.tokens);
 }

@@ -135,7 +135,7 @@ generateOn(Engine &engine, const tok::Tokenizer *tokenizer, int32_t seq,
                      request.outputIds().end());
       const int64_t before = engine.length(seq);
       spec::Proposal *p =
-          spec->want(request, context, engine.contextLength() - before - 1);
+          spec->want(request, context, engine.draftRoom(before + 1));
       if (!p)
         break;
       options.proposer->propose(std::span<spec::Proposal *const>(&p, 1));

@@ -76,13 +76,23 @@ void KvManager::truncate(int32_t seq, int64_t length) {
       pool_.refcount(s.blocks.back()) == 1)
     pool_.unregister(s.blocks.back());
   s.tokens.resize(static_cast<size_t>(length));
+  if (length == 0)
+    s.variant = 0;
   s.hashes.resize(std::min(s.hashes.size(), static_cast<size_t>(length / bs)));
+}
+
+void KvManager::setVariant(int32_t seq, uint64_t variant) {
+  Sequence &s = at(seq);
+  if (!s.tokens.empty())
+    throw Error("internal error: a KV sequence's variant is set while it is "
+                "empty");
+  s.variant = variant;
 }
 
 BlockKey KvManager::keyOf(const Sequence &s, size_t block) const {
   const auto bs = static_cast<size_t>(options_.blockSize);
   BlockKey key;
-  key.parent = block > 0 ? s.hashes[block - 1] : 0;
+  key.parent = block > 0 ? s.hashes[block - 1] : s.variant;
   key.tokens.assign(s.tokens.begin() + static_cast<std::ptrdiff_t>(block * bs),
                     s.tokens.begin() +
                         static_cast<std::ptrdiff_t>((block + 1) * bs));
@@ -94,13 +104,13 @@ namespace {
 /// The keys of the full blocks of `prompt` a cached prefix may cover (the
 /// block holding the last token excluded), in order.
 std::vector<BlockKey> prefixKeys(std::span<const int32_t> prompt,
-                                 int32_t blockSize) {
+                                 int32_t blockSize, uint64_t variant) {
   std::vector<BlockKey> keys;
   if (prompt.empty())
     return keys;
   const size_t bs = static_cast<size_t>(blockSize);
   const size_t blocks = (prompt.size() - 1) / bs;
-  uint64_t parent = 0;
+  uint64_t parent = variant;
   for (size_t i = 0; i < blocks; ++i) {
     BlockKey key;
     key.parent = parent;
@@ -115,11 +125,12 @@ std::vector<BlockKey> prefixKeys(std::span<const int32_t> prompt,
 
 } // namespace
 
-int64_t KvManager::cachedPrefixLength(std::span<const int32_t> prompt) const {
+int64_t KvManager::cachedPrefixLength(std::span<const int32_t> prompt,
+                                      uint64_t variant) const {
   if (!options_.prefixCaching)
     return 0;
   int64_t covered = 0;
-  for (const BlockKey &key : prefixKeys(prompt, options_.blockSize)) {
+  for (const BlockKey &key : prefixKeys(prompt, options_.blockSize, variant)) {
     if (!pool_.contains(key))
       break;
     covered += options_.blockSize;
@@ -135,7 +146,7 @@ int64_t KvManager::attachCachedPrefix(int32_t seq,
                 "sequence only");
   if (!options_.prefixCaching)
     return 0;
-  for (BlockKey &key : prefixKeys(prompt, options_.blockSize)) {
+  for (BlockKey &key : prefixKeys(prompt, options_.blockSize, s.variant)) {
     std::optional<int32_t> b = pool_.lookup(key);
     if (!b)
       break;

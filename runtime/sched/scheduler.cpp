@@ -314,9 +314,8 @@ void Scheduler::propose() {
       if (!s.spec)
         s.spec = std::make_unique<spec::SpecSequence>(*options_.proposer,
                                                       g->spec, nextSpecKey_++);
-      // Feeding the last token and k drafts must stay inside the context.
       const int64_t room =
-          engine_.contextLength() - static_cast<int64_t>(s.tokens.size());
+          engine_.draftRoom(static_cast<int64_t>(s.tokens.size()));
       if (spec::Proposal *p = s.spec->want(*s.request, s.tokens, room)) {
         proposals.push_back(p);
         drafting.push_back(&s);
@@ -417,7 +416,7 @@ int64_t Scheduler::step() {
     for (Seq &s : g->seqs)
       if (!s.done) {
         s.kv = kv.create();
-        s.computed = kv.attachCachedPrefix(s.kv, s.tokens);
+        s.computed = engine_.attachCachedPrefix(s.kv, s.tokens);
       }
     std::vector<Planned> chunks;
     int64_t need = 0, tokens = 0;

@@ -142,6 +142,32 @@ TEST(KvManager, PrefixCacheSharesFullBlocksOfTheSamePrompt) {
   EXPECT_EQ(off.cachedBlocks(), 0);
 }
 
+// Blocks of the same tokens computed another way (LongRoPE's long table)
+// are cached apart: a sequence shares only those of its own variant.
+TEST(KvManager, VariantsCacheTheirBlocksApart) {
+  KvManager kv({8, 4, true});
+  std::vector<int32_t> prompt = iota(10);
+  int32_t a = kv.create();
+  kv.setVariant(a, 1);
+  feed(kv, a, prompt);
+  EXPECT_EQ(kv.cachedPrefixLength(prompt), 0);
+  EXPECT_EQ(kv.cachedPrefixLength(prompt, 1), 8);
+  EXPECT_THROW(kv.setVariant(a, 0), Error); // not empty
+  int32_t f = kv.fork(a);
+  EXPECT_EQ(kv.variant(f), 1u);
+  int32_t b = kv.create();
+  EXPECT_EQ(kv.attachCachedPrefix(b, prompt), 0);
+  int32_t c = kv.create();
+  kv.setVariant(c, 1);
+  EXPECT_EQ(kv.attachCachedPrefix(c, prompt), 8);
+  // Cut to nothing, a sequence starts over as variant 0.
+  kv.truncate(a, 0);
+  EXPECT_EQ(kv.variant(a), 0u);
+  for (int32_t s : {a, b, c, f})
+    kv.release(s);
+  kv.checkIdle();
+}
+
 TEST(KvManager, EvictionMakesRoomForNewSequences) {
   KvManager kv({4, 4, true});
   int32_t a = kv.create();

@@ -7,6 +7,8 @@
 // that writes. With prefix caching on, every block a sequence fills is
 // registered in the pool under its tokens, and a new sequence can start by
 // sharing the cached blocks its prompt begins with (attachCachedPrefix).
+// A sequence's variant (0 unless set) salts its keys: blocks of the same
+// tokens computed differently (LongRoPE's two tables) are never shared.
 //
 // Reservations are all-or-nothing: reserve() either makes room for all the
 // new tokens or changes nothing and returns false, so a scheduler can try
@@ -58,9 +60,13 @@ public:
   /// Where position `pos` of `seq` lives: block * block_size + offset.
   int32_t slot(int32_t seq, int64_t pos) const;
 
-  /// Drops every token at position >= `length` and frees the blocks past it.
-  /// Throws llmc::Error if `length` is negative or beyond the sequence.
+  /// Drops every token at position >= `length` and frees the blocks past it;
+  /// at 0 the variant goes back to 0. Throws llmc::Error if `length` is
+  /// negative or beyond the sequence.
   void truncate(int32_t seq, int64_t length);
+  /// How an empty sequence's K/V will be computed; its cache keys carry it.
+  void setVariant(int32_t seq, uint64_t variant);
+  uint64_t variant(int32_t seq) const { return at(seq).variant; }
 
   /// For an empty sequence: shares the cached full blocks `prompt` starts
   /// with, up to and excluding the block holding its last token (whose
@@ -68,8 +74,9 @@ public:
   /// 0 without prefix caching.
   int64_t attachCachedPrefix(int32_t seq, std::span<const int32_t> prompt);
   /// How many of `prompt`'s leading tokens attachCachedPrefix would cover
-  /// now, without attaching anything.
-  int64_t cachedPrefixLength(std::span<const int32_t> prompt) const;
+  /// now for a sequence of `variant`, without attaching anything.
+  int64_t cachedPrefixLength(std::span<const int32_t> prompt,
+                             uint64_t variant = 0) const;
 
   /// Blocks that appending `n` tokens to `seq` takes from the pool, the
   /// copy of a shared last block included (an upper bound when forks that
@@ -107,6 +114,7 @@ private:
     std::vector<int32_t> tokens;
     std::vector<uint64_t>
         hashes; // of its registered-or-registrable full blocks
+    uint64_t variant = 0;
   };
   Sequence &at(int32_t seq);
   const Sequence &at(int32_t seq) const;

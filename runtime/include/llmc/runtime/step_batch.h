@@ -58,9 +58,9 @@ struct StepBatch {
 
 /// Builds a step for `work` (each sequence at most once, room for its
 /// tokens reserved in `kv`, which still holds the old lengths). With
-/// `ropeSwitch` > 0 (a LongRoPE plan), a sequence longer than that rotates
-/// with the long table.
+/// `ropeSwitch` (a LongRoPE plan), a sequence of KV variant 1 rotates with
+/// the long table.
 StepBatch buildStep(const KvManager &kv, std::span<const StepWork> work,
-                    int64_t ropeSwitch = 0);
+                    bool ropeSwitch = false);
 
 } // namespace llmc

@@ -16,6 +16,7 @@
 #include "llmc/runtime/kv_manager.h"
 #include "llmc/runtime/step_batch.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 
@@ -38,6 +39,27 @@ public:
   void releaseSequence(int32_t seq) { kv_.release(seq); }
   /// A new sequence sharing all of `seq`'s blocks (copy-on-write).
   int32_t forkSequence(int32_t seq) { return kv_.fork(seq); }
+  /// LongRoPE's switch length (0: the plan has none): a sequence longer
+  /// than this rotates with the long factors (its KV variant is 1), and
+  /// one that grows past it is recomputed (step does it), as Hugging Face
+  /// drops its cache there.
+  int64_t ropeSwitch() const { return ropeSwitch_; }
+  /// How many drafts a verify step may carry after `tokens` tokens (the
+  /// last one fed with them): inside the context, and on one side of the
+  /// switch, whose rows would otherwise rotate as no plain step does.
+  int64_t draftRoom(int64_t tokens) const {
+    int64_t room = contextLength_ - tokens;
+    if (ropeSwitch_ > 0 && tokens <= ropeSwitch_)
+      room = std::min(room, ropeSwitch_ - tokens);
+    return room;
+  }
+  /// For an empty sequence that will hold `prompt`: shares the cached
+  /// blocks it starts with that were computed as it will be (see
+  /// KvManager::attachCachedPrefix); returns the tokens covered.
+  int64_t attachCachedPrefix(int32_t seq, std::span<const int32_t> prompt) {
+    kv_.setVariant(seq, ropeVariant(static_cast<int64_t>(prompt.size())));
+    return kv_.attachCachedPrefix(seq, prompt);
+  }
   int64_t length(int32_t seq) const { return kv_.length(seq); }
   /// Blocks a step can still take (free and cached), all of them, and
   /// tokens per block.
@@ -60,8 +82,16 @@ public:
   void step(std::span<const StepWork> work, float *logits);
 
 protected:
-  /// LongRoPE's switch length (0: the plan has none), for buildStep.
   int64_t ropeSwitch_ = 0;
+  /// The KV variant of a sequence of `length` tokens: 1 past the switch.
+  uint64_t ropeVariant(int64_t length) const {
+    return ropeSwitch_ > 0 && length > ropeSwitch_ ? 1 : 0;
+  }
+  /// Recomputes, with the long factors, the cache of each sequence in
+  /// `work` that the step takes past ropeSwitch_.
+  void recomputePastRopeSwitch(std::span<const StepWork> work);
+  /// step's work once the checks passed: reserve, run, append.
+  void runStep(std::span<const StepWork> work, float *logits);
 
   /// Copy block src to dst in every layer of the device pool.
   virtual void copyBlock(int32_t src, int32_t dst) = 0;

@@ -104,8 +104,8 @@ if case == "gguf-missing-key":
         ("general.architecture", "llama"), ("llama.block_count", 2),
         ("llama.embedding_length", 64), ("llama.feed_forward_length", 128),
         ("llama.attention.head_count", 4)]))
-if case == "gguf-gemma3":
+if case == "gguf-falcon":
     (out / "model.gguf").write_bytes(gguf_kv([
-        ("general.architecture", "gemma3")]))
+        ("general.architecture", "falcon")]))
 if case == "gguf-bad-version":
     (out / "model.gguf").write_bytes(b"GGUF" + struct.pack("<I", 7) + bytes(16))
