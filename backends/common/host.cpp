@@ -39,19 +39,30 @@ void initKvCache(KvCache &cache, const llmc_kv_cache_desc &desc) {
   checkKvCacheDesc(desc);
   cache.desc = desc;
   cache.layout = KvLayout(desc);
-  size_t bytes = size_t(desc.num_blocks) * cache.layout.blockBytes;
+  cache.sliding.clear();
+  if (desc.sliding_layers)
+    cache.sliding.assign(desc.sliding_layers,
+                         desc.sliding_layers + desc.layers);
+  cache.desc.sliding_layers =
+      cache.sliding.empty() ? nullptr : cache.sliding.data();
   cache.k.clear();
   cache.v.clear();
+  // Anonymous mappings start zeroed: sliding block 0 reads as zeros.
   for (uint32_t l = 0; l < desc.layers; ++l) {
+    size_t bytes =
+        size_t(cache.isSliding(l) ? desc.num_sliding_blocks : desc.num_blocks) *
+        cache.layout.blockBytes;
     cache.k.emplace_back(bytes);
     cache.v.emplace_back(bytes);
   }
 }
 
-void copyKvBlock(KvCache &cache, int32_t src, int32_t dst) {
-  checkBlockCopy(cache.desc, src, dst);
+void copyKvBlock(KvCache &cache, int32_t src, int32_t dst, bool sliding) {
+  checkBlockCopy(cache.desc, src, dst, sliding);
   const size_t blockBytes = cache.layout.blockBytes;
   for (uint32_t l = 0; l < cache.desc.layers; ++l) {
+    if (cache.isSliding(l) != sliding)
+      continue;
     for (auto *layer : {&cache.k[l], &cache.v[l]}) {
       uint8_t *base = layer->data();
       std::memmove(base + dst * blockBytes, base + src * blockBytes,
@@ -124,8 +135,9 @@ HostBackend::createKvCache(const llmc_kv_cache_desc &desc) {
   return pool;
 }
 
-void HostBackend::copyKvBlock(KvPool &pool, int32_t src, int32_t dst) {
-  common::copyKvBlock(static_cast<HostPool &>(pool).cache, src, dst);
+void HostBackend::copyKvBlock(KvPool &pool, int32_t src, int32_t dst,
+                              bool sliding) {
+  common::copyKvBlock(static_cast<HostPool &>(pool).cache, src, dst, sliding);
 }
 
 KvCache *HostBackend::hostCache(KvPool *pool) {

@@ -47,17 +47,20 @@ private:
 /// layout of backend.h (with scales for i8 and fp8). A slot is block *
 /// block_size + offset (vLLM's layout).
 struct KvCache {
-  llmc_kv_cache_desc desc{};
+  llmc_kv_cache_desc desc{}; // sliding_layers points into `sliding`
   KvLayout layout;
   std::vector<HostMemory> k, v; // one per layer
+  std::vector<uint8_t> sliding; // [layers]: 1 = in the sliding pool
 
-  int64_t slots() const { return int64_t(desc.num_blocks) * desc.block_size; }
   int64_t rowElements() const { return int64_t(desc.kv_heads) * desc.head_dim; }
+  bool isSliding(int64_t layer) const {
+    return !sliding.empty() && sliding[size_t(layer)] != 0;
+  }
 };
 
 void initKvCache(KvCache &cache, const llmc_kv_cache_desc &desc);
-/// Copies block src to dst in every layer (copy-on-write).
-void copyKvBlock(KvCache &cache, int32_t src, int32_t dst);
+/// Copies block src to dst in every layer of its pool (copy-on-write).
+void copyKvBlock(KvCache &cache, int32_t src, int32_t dst, bool sliding);
 /// One K or V row (kv_heads * head_dim values) at a slot of a layer,
 /// converted from / to f32 head by head.
 void storeKvRow(const KvCache &cache, HostMemory &layer, int64_t slot,
@@ -96,6 +99,16 @@ struct Step {
   }
   /// The pool; throws InvalidArgument when the step was given none.
   KvCache &kv() const;
+  /// Where `layer` writes the step's tokens ([T] slots) and reads its
+  /// sequences' blocks ([B, max_blocks]): its pool's.
+  const int32_t *slots(int64_t layer) const {
+    return kv().isSliding(layer) ? args.sliding_slot_mapping
+                                 : args.slot_mapping;
+  }
+  const int32_t *blockTables(int64_t layer) const {
+    return kv().isSliding(layer) ? args.sliding_block_tables
+                                 : args.block_tables;
+  }
 };
 
 struct AlignedFree {
@@ -131,7 +144,8 @@ class HostBackend : public Backend {
 public:
   std::unique_ptr<KvPool>
   createKvCache(const llmc_kv_cache_desc &desc) override;
-  void copyKvBlock(KvPool &pool, int32_t src, int32_t dst) override;
+  void copyKvBlock(KvPool &pool, int32_t src, int32_t dst,
+                   bool sliding) override;
 
 protected:
   static KvCache *hostCache(KvPool *pool);

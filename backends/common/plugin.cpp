@@ -178,7 +178,17 @@ llmc_status kvCopyBlock(llmc_backend *backend, llmc_kv_cache *cache,
     return LLMC_INVALID_ARGUMENT;
   return guarded(backend->error, [&] {
     backend->impl->enter();
-    backend->impl->copyKvBlock(*cache->impl, src, dst);
+    backend->impl->copyKvBlock(*cache->impl, src, dst, false);
+  });
+}
+
+llmc_status kvCopySlidingBlock(llmc_backend *backend, llmc_kv_cache *cache,
+                               int32_t src, int32_t dst) {
+  if (!backend || !cache)
+    return LLMC_INVALID_ARGUMENT;
+  return guarded(backend->error, [&] {
+    backend->impl->enter();
+    backend->impl->copyKvBlock(*cache->impl, src, dst, true);
   });
 }
 
@@ -221,6 +231,7 @@ const llmc_backend_api *pluginApi(const PluginDesc &desc) {
       kvDestroy,
       kvCopyBlock,
       execute,
+      desc.slidingPool ? kvCopySlidingBlock : nullptr,
   };
   return &api;
 }

@@ -60,7 +60,10 @@ public:
   prepare(const llmc_graph_desc &graph) = 0;
   virtual std::unique_ptr<KvPool>
   createKvCache(const llmc_kv_cache_desc &desc) = 0;
-  virtual void copyKvBlock(KvPool &pool, int32_t src, int32_t dst) = 0;
+  /// `sliding`: a block of the sliding pool (llmc_kv_cache_desc), which
+  /// only backends whose PluginDesc says slidingPool are given.
+  virtual void copyKvBlock(KvPool &pool, int32_t src, int32_t dst,
+                           bool sliding) = 0;
   /// `pool` is null when the caller gave none.
   virtual void execute(PreparedGraph &graph, KvPool *pool,
                        const llmc_step_args &args) = 0;
@@ -76,6 +79,8 @@ struct PluginDesc {
   int32_t (*score)(); // optional: several builds of one backend
   /// A backend for options.device (options zeroed when the host gave none).
   std::unique_ptr<Backend> (*create)(const llmc_backend_options &options);
+  /// Whether its pools take sliding-window layers apart (ABI 1.6).
+  bool slidingPool = false;
 };
 
 /// The ABI table built from `desc`; what llmc_backend_query returns.

@@ -59,15 +59,39 @@ void checkStepArgs(const Graph &g, const llmc_kv_cache_desc *kv,
 
   if (u.kvWrite || u.prefill || u.decode)
     require(kv, "the graph uses the KV cache but none was given");
-  if (u.kvWrite) {
-    int64_t slots = int64_t(kv->num_blocks) * kv->block_size;
-    require(a.slot_mapping, "slot_mapping is NULL");
-    for (int64_t t = 0; t < T; ++t)
-      require(a.slot_mapping[t] >= 0 && a.slot_mapping[t] < slots,
-              "slot_mapping[" + std::to_string(t) + "] = " +
-                  std::to_string(a.slot_mapping[t]) + " is outside the " +
-                  std::to_string(slots) + " slots of the pool");
+  // The pools the graph's layers use: [0] the full one, [1] the sliding.
+  struct PoolArgs {
+    const char *name;
+    const int32_t *slots, *tables;
+    int64_t blocks, first;
+  };
+  std::vector<PoolArgs> pools;
+  if (kv) {
+    bool full = true, sliding = false;
+    if (kv->sliding_layers) {
+      full = std::find(kv->sliding_layers, kv->sliding_layers + kv->layers,
+                       0) != kv->sliding_layers + kv->layers;
+      sliding = true;
+    }
+    if (full)
+      pools.push_back(
+          {"", a.slot_mapping, a.block_tables, int64_t(kv->num_blocks), 0});
+    if (sliding)
+      pools.push_back({"sliding_", a.sliding_slot_mapping,
+                       a.sliding_block_tables, int64_t(kv->num_sliding_blocks),
+                       1});
   }
+  if (u.kvWrite)
+    for (const PoolArgs &p : pools) {
+      const std::string name = std::string(p.name) + "slot_mapping";
+      int64_t slots = p.blocks * kv->block_size;
+      require(p.slots, name + " is NULL");
+      for (int64_t t = 0; t < T; ++t)
+        require(p.slots[t] >= p.first * kv->block_size && p.slots[t] < slots,
+                name + "[" + std::to_string(t) +
+                    "] = " + std::to_string(p.slots[t]) + " is outside the " +
+                    std::to_string(slots) + " slots of the pool");
+    }
 
   require(!u.prefill || a.query_start, "query_start is NULL");
   if (a.query_start) {
@@ -82,7 +106,8 @@ void checkStepArgs(const Graph &g, const llmc_kv_cache_desc *kv,
 
   if (u.prefill || u.decode) {
     require(a.context_lens, "context_lens is NULL");
-    require(a.block_tables, "block_tables is NULL");
+    for (const PoolArgs &p : pools)
+      require(p.tables, std::string(p.name) + "block_tables is NULL");
     require(a.max_blocks > 0, "max_blocks must be positive");
     int64_t bs = kv->block_size;
     for (int64_t b = 0; b < B; ++b) {
@@ -99,13 +124,15 @@ void checkStepArgs(const Graph &g, const llmc_kv_cache_desc *kv,
               seq + ": " + std::to_string(len) + " tokens need " +
                   std::to_string(blocks) + " blocks, max_blocks is " +
                   std::to_string(a.max_blocks));
-      for (int64_t j = 0; j < blocks; ++j) {
-        int32_t block = a.block_tables[b * a.max_blocks + j];
-        require(block >= 0 && block < int64_t(kv->num_blocks),
-                seq + ": block_tables entry " + std::to_string(j) + " = " +
-                    std::to_string(block) + " is outside the pool of " +
-                    std::to_string(kv->num_blocks) + " blocks");
-      }
+      for (const PoolArgs &p : pools)
+        for (int64_t j = 0; j < blocks; ++j) {
+          int32_t block = p.tables[b * a.max_blocks + j];
+          require(block >= 0 && block < p.blocks,
+                  seq + ": " + p.name + "block_tables entry " +
+                      std::to_string(j) + " = " + std::to_string(block) +
+                      " is outside the pool of " + std::to_string(p.blocks) +
+                      " blocks");
+        }
     }
   }
 
@@ -128,6 +155,9 @@ void checkKvCacheDesc(const llmc_kv_cache_desc &desc) {
       desc.block_size == 0 || desc.num_blocks == 0)
     throw InvalidArgument("kv cache: layers, kv_heads, head_dim, block_size "
                           "and num_blocks must be positive");
+  if (desc.sliding_layers && desc.num_sliding_blocks < 2)
+    throw InvalidArgument("kv cache: a pool with sliding layers needs "
+                          "num_sliding_blocks >= 2 (block 0 is reserved)");
   if (!llmc_kv_dtype_name(desc.dtype))
     throw InvalidArgument("kv cache: dtype " + std::to_string(desc.dtype) +
                           " is not f32, bf16, f16, int8 or fp8");
@@ -159,10 +189,16 @@ void expectCacheFits(const llmc_kv_cache_desc &kv, const AttentionShape &s) {
                           " of " + std::to_string(kv.head_dim));
 }
 
-void checkBlockCopy(const llmc_kv_cache_desc &kv, int32_t src, int32_t dst) {
-  int64_t blocks = kv.num_blocks;
-  if (src < 0 || src >= blocks || dst < 0 || dst >= blocks)
-    throw InvalidArgument("kv_copy_block: block " +
+void checkBlockCopy(const llmc_kv_cache_desc &kv, int32_t src, int32_t dst,
+                    bool sliding) {
+  const char *fn = sliding ? "kv_copy_sliding_block" : "kv_copy_block";
+  if (sliding && !kv.sliding_layers)
+    throw InvalidArgument(std::string(fn) + ": the pool has no sliding layers");
+  // Sliding block 0 stands for the freed ones: never written.
+  int64_t first = sliding ? 1 : 0;
+  int64_t blocks = sliding ? kv.num_sliding_blocks : kv.num_blocks;
+  if (src < 0 || src >= blocks || dst < first || dst >= blocks)
+    throw InvalidArgument(std::string(fn) + ": block " +
                           std::to_string(src < 0 || src >= blocks ? src : dst) +
                           " is outside the pool of " + std::to_string(blocks) +
                           " blocks");

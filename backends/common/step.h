@@ -30,8 +30,10 @@ void expectRows(int64_t actual, int64_t expected, const char *what);
 struct AttentionShape;
 void expectCacheFits(const llmc_kv_cache_desc &kv, const AttentionShape &s);
 
-/// kv_copy_block's arguments name blocks of the pool.
-void checkBlockCopy(const llmc_kv_cache_desc &kv, int32_t src, int32_t dst);
+/// kv_copy_block's (or, `sliding`, kv_copy_sliding_block's) arguments name
+/// blocks of that pool.
+void checkBlockCopy(const llmc_kv_cache_desc &kv, int32_t src, int32_t dst,
+                    bool sliding);
 
 int64_t evalRows(const llmc_rows &r, int64_t T, int64_t B);
 

@@ -248,7 +248,7 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
 
   const uint8_t *kBase = cache.k[size_t(s.layer)].data();
   const uint8_t *vBase = cache.v[size_t(s.layer)].data();
-  const int32_t *table = step.args.block_tables + b * step.args.max_blocks;
+  const int32_t *table = step.blockTables(s.layer) + b * step.args.max_blocks;
   // Keys [lo, hi) of the chunk at j0 (nt keys) that row r sees; empty when
   // lo >= hi.
   auto keysOf = [&](int64_t r, int64_t j0, int64_t nt) {

@@ -122,8 +122,8 @@ std::unique_ptr<common::Backend> create(const llmc_backend_options &options) {
   return std::make_unique<CpuBackend>(threads, isa);
 }
 
-const common::PluginDesc kPlugin = {"cpu", deviceCount, deviceInfo, score,
-                                    create};
+const common::PluginDesc kPlugin = {"cpu", deviceCount, deviceInfo,
+                                    score, create,      true};
 
 } // namespace
 } // namespace llmc::cpu

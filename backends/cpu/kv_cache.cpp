@@ -18,10 +18,11 @@ Kernel makeKvWrite(const llmc_op_desc &op, const Graph &, Backend &) {
     expectRows(k, step.args.num_tokens, "k");
     expectRows(v, step.args.num_tokens, "v");
     auto &kl = cache.k[size_t(s.layer)], &vl = cache.v[size_t(s.layer)];
+    const int32_t *slots = step.slots(s.layer);
 #pragma omp parallel for if (k.rows >= 64)
     for (int64_t t = 0; t < k.rows; ++t) {
-      common::storeKvRow(cache, kl, step.args.slot_mapping[t], k.row(t));
-      common::storeKvRow(cache, vl, step.args.slot_mapping[t], v.row(t));
+      common::storeKvRow(cache, kl, slots[t], k.row(t));
+      common::storeKvRow(cache, vl, slots[t], v.row(t));
     }
   };
 }

@@ -117,7 +117,12 @@ public:
     return pool;
   }
 
-  void copyKvBlock(common::KvPool &pool, int32_t src, int32_t dst) override {
+  // No sliding pool here yet (PluginDesc.slidingPool is false), so the host
+  // never asks for a sliding block.
+  void copyKvBlock(common::KvPool &pool, int32_t src, int32_t dst,
+                   bool sliding) override {
+    if (sliding)
+      throw InvalidArgument("the cuda backend has no sliding KV pool");
     cuda::copyKvBlock(b, static_cast<Pool &>(pool).pool, src, dst);
   }
 

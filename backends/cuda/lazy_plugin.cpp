@@ -144,7 +144,8 @@ const llmc_backend_api kApi = {LLMC_BACKEND_ABI_MAJOR,
                                kvCreate,
                                kvDestroy,
                                kvCopyBlock,
-                               execute};
+                               execute,
+                               nullptr}; // no sliding pool (ABI 1.6)
 
 } // namespace
 

@@ -123,6 +123,9 @@ uploadWeightF32(Backend &b, const llmc_weight_desc &w, int64_t count) {
 
 void initKvPool(Backend &b, KvPool &pool, const llmc_kv_cache_desc &desc) {
   common::checkKvCacheDesc(desc);
+  if (desc.sliding_layers)
+    throw InvalidArgument("kv cache: the cuda backend has no sliding pool "
+                          "(sliding_layers must be NULL)");
   pool.desc = desc;
   pool.blockBytes = size_t(llmc_kv_block_bytes(desc.dtype, desc.block_size,
                                                desc.kv_heads, desc.head_dim));
@@ -144,7 +147,7 @@ void initKvPool(Backend &b, KvPool &pool, const llmc_kv_cache_desc &desc) {
 }
 
 void copyKvBlock(Backend &b, KvPool &pool, int32_t src, int32_t dst) {
-  common::checkBlockCopy(pool.desc, src, dst);
+  common::checkBlockCopy(pool.desc, src, dst, false);
   if (src == dst)
     return;
   const llmc_kv_cache_desc &d = pool.desc;

@@ -59,7 +59,7 @@ public:
 
   // Copy block src to block dst in every layer, K and V (copy-on-write when
   // sequences that shared a prefix diverge).
-  void copyKvBlock(common::KvPool &, int32_t, int32_t) override {
+  void copyKvBlock(common::KvPool &, int32_t, int32_t, bool) override {
     throw Unimplemented("kv_copy_block is not implemented");
   }
 

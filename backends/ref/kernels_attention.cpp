@@ -15,11 +15,11 @@
 namespace llmc::ref {
 namespace {
 
-// Position j of sequence b lives in block block_tables[b][j / block_size],
-// at offset j % block_size.
-int64_t slotOf(const Step &step, int64_t b, int64_t j) {
+// Position j of sequence b lives in block tables[b][j / block_size], at
+// offset j % block_size, of the layer's pool.
+int64_t slotOf(const Step &step, int64_t layer, int64_t b, int64_t j) {
   int64_t bs = step.cache->desc.block_size;
-  int32_t block = step.args.block_tables[b * step.args.max_blocks + j / bs];
+  int32_t block = step.blockTables(layer)[b * step.args.max_blocks + j / bs];
   return block * bs + j % bs;
 }
 
@@ -45,8 +45,9 @@ void attendSequence(const AttentionShape &s, Step &step, const Matrix &q,
   int64_t kvCols = s.kvHeads * s.headDim;
   std::vector<float> keys(size_t(len * kvCols)), values(size_t(len * kvCols));
   for (int64_t j = 0; j < len; ++j) {
-    loadKvRow(cache, cache.k[s.layer], slotOf(step, b, j), &keys[j * kvCols]);
-    loadKvRow(cache, cache.v[s.layer], slotOf(step, b, j), &values[j * kvCols]);
+    const int64_t slot = slotOf(step, s.layer, b, j);
+    loadKvRow(cache, cache.k[s.layer], slot, &keys[j * kvCols]);
+    loadKvRow(cache, cache.v[s.layer], slot, &values[j * kvCols]);
   }
 
   int64_t group = s.heads / s.kvHeads; // query heads per kv head (GQA)
@@ -94,9 +95,10 @@ void runKvWrite(const llmc_op_desc &op, Step &step) {
   expectCols(k.cols, cache.rowElements(), "k");
   expectRows(k, step.args.num_tokens, "k");
   expectRows(v, step.args.num_tokens, "v");
+  const int32_t *slots = step.slots(layer);
   for (int64_t t = 0; t < k.rows; ++t) {
-    storeKvRow(cache, cache.k[layer], step.args.slot_mapping[t], k.row(t));
-    storeKvRow(cache, cache.v[layer], step.args.slot_mapping[t], v.row(t));
+    storeKvRow(cache, cache.k[layer], slots[t], k.row(t));
+    storeKvRow(cache, cache.v[layer], slots[t], v.row(t));
   }
 }
 

@@ -183,7 +183,7 @@ void BM_DecodeAttention(benchmark::State &state) {
   int64_t blocks = (ctx + bs - 1) / bs;
   KvCache cache;
   common::initKvCache(cache, {1, uint32_t(kvHeads), uint32_t(D), LLMC_BF16,
-                              uint32_t(bs), uint32_t(blocks)});
+                              uint32_t(bs), uint32_t(blocks), 0, nullptr});
   for (auto *layer : {&cache.k[0], &cache.v[0]})
     for (size_t i = 0; i < layer->size(); i += 2)
       (*layer)[i + 1] = 0x3c; // bf16 ~0.01..0.02
@@ -224,7 +224,7 @@ void BM_PrefillAttention(benchmark::State &state) {
   int64_t blocks = (T + bs - 1) / bs;
   KvCache cache;
   common::initKvCache(cache, {1, uint32_t(kvHeads), uint32_t(D), LLMC_F32,
-                              uint32_t(bs), uint32_t(blocks)});
+                              uint32_t(bs), uint32_t(blocks), 0, nullptr});
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (auto *layer : {&cache.k[0], &cache.v[0]}) {

@@ -10,80 +10,6 @@
 
 namespace llmc {
 
-namespace {
-
-int64_t planContext(const Plan &plan, const EngineOptions &o) {
-  int64_t ctx =
-      o.contextLength > 0 ? o.contextLength : plan.config().contextLength;
-  if (ctx <= 0)
-    throw Error(plan.path() + ": the plan has no context length");
-  return ctx;
-}
-
-llmc_dtype kvDtypeOf(const Plan &plan, const EngineOptions &o) {
-  return o.kvDtype ? *o.kvDtype : plan.config().kvDtype;
-}
-
-/// The pool's size and how it was chosen.
-std::pair<KvManager::Options, std::string>
-poolOptions(const Plan &plan, const EngineOptions &o,
-            const LoadedBackend &backend) {
-  if (o.blockSize <= 0)
-    throw Error("--block-size must be positive, got " +
-                std::to_string(o.blockSize));
-  const int64_t bs = o.blockSize;
-  const int64_t blockBytes = std::max<int64_t>(
-      int64_t(kvBytesPerToken(plan.config(), kvDtypeOf(plan, o))) * bs, 1);
-  int64_t blocks;
-  std::string origin;
-  if (o.kvCacheBlocks > 0) {
-    blocks = o.kvCacheBlocks;
-    origin = "--kv-cache-blocks";
-  } else if (o.kvCacheBytes > 0) {
-    blocks = o.kvCacheBytes / blockBytes;
-    origin = "--kv-cache-memory";
-    if (blocks < 1)
-      throw Error("--kv-cache-memory " + std::to_string(o.kvCacheBytes) +
-                  " bytes holds no KV block: one block of " +
-                  std::to_string(bs) + " tokens takes " +
-                  std::to_string(blockBytes) + " bytes with this plan's " +
-                  llmc_kv_dtype_name(kvDtypeOf(plan, o)) + " KV cache");
-  } else {
-    int64_t perSeq = (planContext(plan, o) + bs - 1) / bs;
-    blocks = perSeq * std::max(1, o.maxSequences);
-    origin = "default (" + std::to_string(std::max(1, o.maxSequences)) +
-             " x the context)";
-    // A device that reports its memory holds the pool there; the host's
-    // available memory otherwise.
-    int64_t memory =
-        backend.devices().empty()
-            ? 0
-            : static_cast<int64_t>(backend.devices()[0].memory_bytes);
-    const char *where = "of the GPU's memory";
-    if (memory == 0) {
-      memory = availableMemoryBytes();
-      where = "of the available memory";
-    }
-    int64_t cap = static_cast<int64_t>(kDefaultKvMemoryShare *
-                                       static_cast<double>(memory)) /
-                  blockBytes;
-    if (memory > 0 && cap >= 1 && cap < blocks) {
-      blocks = cap;
-      origin = "default (" +
-               std::to_string(static_cast<int>(kDefaultKvMemoryShare * 100)) +
-               "% " + where + ")";
-    }
-  }
-  if (blocks > INT32_MAX / bs)
-    throw Error("the KV cache of " + std::to_string(blocks) +
-                " blocks is larger than llmc can address (" +
-                std::to_string(INT32_MAX / bs) + " blocks of " +
-                std::to_string(bs) + " tokens)");
-  return {{static_cast<int32_t>(blocks), o.blockSize, o.prefixCaching}, origin};
-}
-
-} // namespace
-
 const LoadedBackend &chooseBackend(const BackendRegistry &registry,
                                    const std::string &requested,
                                    const std::string &planTarget) {
@@ -144,13 +70,12 @@ Engine::Engine(const Plan &plan, const BackendRegistry &registry,
 
 Engine::Engine(const Plan &plan, const EngineOptions &options,
                const LoadedBackend &chosen)
-    : Engine(plan, options, chosen, poolOptions(plan, options, chosen)) {}
+    : Engine(plan, options, chosen, planKvPool(plan, options, chosen)) {}
 
 Engine::Engine(const Plan &plan, const EngineOptions &options,
-               const LoadedBackend &chosen,
-               const std::pair<KvManager::Options, std::string> &pool)
-    : StepRunner(pool.first, planContext(plan, options)), plan_(plan),
-      options_(options), kvOrigin_(pool.second) {
+               const LoadedBackend &chosen, KvPoolPlan pool)
+    : StepRunner(pool.options, planContext(plan, options)), plan_(plan),
+      options_(options), pool_(std::move(pool)) {
   llmc_backend_options bo{};
   bo.threads = options.threads;
   bo.memory_fraction = 0.9f;
@@ -178,6 +103,10 @@ Engine::Engine(const Plan &plan, const EngineOptions &options,
   kv.dtype = kvDtypeOf(plan, options);
   kv.block_size = static_cast<uint32_t>(options.blockSize);
   kv.num_blocks = static_cast<uint32_t>(numBlocks());
+  if (pool_.options.slidingBlocks > 0) {
+    kv.num_sliding_blocks = static_cast<uint32_t>(pool_.options.slidingBlocks);
+    kv.sliding_layers = pool_.sliding.layers.data();
+  }
   cache_ = std::make_unique<DeviceKvCache>(backend_->createKvCache(kv));
 }
 
@@ -189,8 +118,8 @@ int64_t Engine::kvBytesPerToken() const {
 
 llmc_dtype Engine::kvDtype() const { return kvDtypeOf(plan_, options_); }
 
-void Engine::copyBlock(int32_t src, int32_t dst) {
-  cache_->copyBlock(src, dst);
+void Engine::copyBlock(const BlockCopy &c) {
+  cache_->copyBlock(c.src, c.dst, c.sliding);
 }
 
 void Engine::execute(const StepBatch &batch, std::span<const StepWork> work,

@@ -41,6 +41,8 @@ StepBatch buildStep(const KvManager &kv, std::span<const StepWork> work,
       s.tokens.push_back(w.tokens[static_cast<size_t>(i)]);
       s.positions.push_back(static_cast<int32_t>(start + i));
       s.slots.push_back(kv.slot(w.seq, start + i));
+      if (kv.hasSlidingPool())
+        s.slidingSlots.push_back(kv.slot(w.seq, start + i, true));
     }
     s.queryStart.push_back(static_cast<int32_t>(s.tokens.size()));
     s.contextLens.push_back(static_cast<int32_t>(start + n));
@@ -49,6 +51,11 @@ StepBatch buildStep(const KvManager &kv, std::span<const StepWork> work,
     std::vector<int32_t> row = kv.blockTable(w.seq);
     row.resize(static_cast<size_t>(s.maxBlocks), 0);
     s.blockTables.insert(s.blockTables.end(), row.begin(), row.end());
+    if (kv.hasSlidingPool()) {
+      row = kv.slidingTable(w.seq);
+      row.resize(static_cast<size_t>(s.maxBlocks), kNullSlidingBlock);
+      s.slidingTables.insert(s.slidingTables.end(), row.begin(), row.end());
+    }
     // The verify graph returns every row; the others pick theirs.
     if (!verify && w.logitRows == 1)
       s.logitsRows.push_back(first + static_cast<int32_t>(n) - 1);
@@ -75,6 +82,10 @@ llmc_step_args StepBatch::args(float *logits) const {
   a.logits_rows = logitsRows.data();
   a.logits = logits;
   a.rope_long = ropeLong.empty() ? nullptr : ropeLong.data();
+  if (!slidingTables.empty()) {
+    a.sliding_slot_mapping = slidingSlots.data();
+    a.sliding_block_tables = slidingTables.data();
+  }
   return a;
 }
 

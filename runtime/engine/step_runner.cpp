@@ -13,20 +13,21 @@ StepRunner::StepRunner(KvManager::Options kv, int64_t contextLength)
 StepRunner::~StepRunner() = default;
 
 bool StepRunner::fits(std::span<const StepWork> work) const {
-  int64_t need = 0;
+  KvBlocks need;
   for (const StepWork &w : work)
     need += kv_.blocksNeeded(w.seq, static_cast<int64_t>(w.tokens.size()));
-  return need <= kv_.availableBlocks();
+  return need.fitsIn(kv_.available());
 }
 
-void StepRunner::recomputePastRopeSwitch(std::span<const StepWork> work) {
+void StepRunner::recomputeStale(std::span<const StepWork> work) {
   for (const StepWork &w : work) {
     const int64_t cached = kv_.length(w.seq);
     const int64_t after = cached + static_cast<int64_t>(w.tokens.size());
     const uint64_t variant = ropeVariant(std::max(after, w.knownLength));
-    if (cached == 0 || kv_.variant(w.seq) == variant)
+    if (cached == 0 ||
+        (kv_.variant(w.seq) == variant && !kv_.lostWindow(w.seq)))
       continue;
-    // Its cache rotated with the short factors: feed it again, whole.
+    // Feed it again, whole, as the step will see it.
     std::vector<int32_t> tokens = kv_.tokens(w.seq);
     kv_.truncate(w.seq, 0);
     kv_.setVariant(w.seq, variant);
@@ -49,8 +50,8 @@ void StepRunner::step(std::span<const StepWork> work, float *logits) {
                   " positions but the context length is " +
                   std::to_string(contextLength_));
   }
-  if (ropeSwitch_ > 0)
-    recomputePastRopeSwitch(work);
+  if (ropeSwitch_ > 0 || kv_.hasSlidingPool())
+    recomputeStale(work);
   runStep(work, logits);
 }
 
@@ -65,7 +66,7 @@ void StepRunner::runStep(std::span<const StepWork> work, float *logits) {
     if (!kv_.reserve(w.seq, static_cast<int64_t>(w.tokens.size()), copies))
       throw Error("internal error: a KV reservation failed after fits()");
   for (const BlockCopy &c : copies)
-    copyBlock(c.src, c.dst);
+    copyBlock(c);
   for (const StepWork &w : work)
     if (kv_.length(w.seq) == 0)
       kv_.setVariant(w.seq,

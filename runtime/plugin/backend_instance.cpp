@@ -111,10 +111,13 @@ DeviceKvCache &DeviceKvCache::operator=(DeviceKvCache &&other) noexcept {
   return *this;
 }
 
-void DeviceKvCache::copyBlock(int32_t src, int32_t dst) {
-  llmc_status status = api_->kv_copy_block(backend_, cache_, src, dst);
+void DeviceKvCache::copyBlock(int32_t src, int32_t dst, bool sliding) {
+  const char *fn = sliding ? "kv_copy_sliding_block" : "kv_copy_block";
+  llmc_status status =
+      sliding ? api_->kv_copy_sliding_block(backend_, cache_, src, dst)
+              : api_->kv_copy_block(backend_, cache_, src, dst);
   if (status != LLMC_OK)
-    fail(*api_, backend_, name_, status, "kv_copy_block");
+    fail(*api_, backend_, name_, status, fn);
 }
 
 } // namespace llmc

@@ -343,9 +343,9 @@ int64_t Scheduler::step() {
   propose();
   int64_t budget = options_.maxNumBatchedTokens;
   std::vector<Planned> plan;
-  int64_t plannedBlocks = 0;
+  KvBlocks plannedBlocks;
   auto blocksFor = [&](const Seq &s, int64_t n) {
-    return static_cast<int64_t>(engine_.kv().blocksNeeded(s.kv, n));
+    return engine_.kv().blocksNeeded(s.kv, n);
   };
 
   // 1. Running requests, oldest first.
@@ -365,8 +365,8 @@ int64_t Scheduler::step() {
         s.spec->shrink(static_cast<size_t>(n - 1));
         verify = n > 1;
       }
-      int64_t need = blocksFor(s, n);
-      while (plannedBlocks + need > engine_.kv().availableBlocks()) {
+      KvBlocks need = blocksFor(s, n);
+      while (!(plannedBlocks + need).fitsIn(engine_.kv().available())) {
         if (verify) {
           s.spec->shrink(0);
           n = 1;
@@ -394,7 +394,7 @@ int64_t Scheduler::step() {
         } else {
           ++it;
         }
-      plannedBlocks = 0;
+      plannedBlocks = {};
       for (const Planned &p : plan)
         plannedBlocks += blocksFor(p.group->seqs[p.seq], p.n);
       break; // everything after it was preempted already
@@ -419,7 +419,8 @@ int64_t Scheduler::step() {
         s.computed = engine_.attachCachedPrefix(s.kv, s.tokens);
       }
     std::vector<Planned> chunks;
-    int64_t need = 0, tokens = 0;
+    KvBlocks need;
+    int64_t tokens = 0;
     for (size_t si = 0; si < g->seqs.size(); ++si) {
       const Seq &s = g->seqs[si];
       int64_t n = std::min(s.pending(), budget - tokens);
@@ -429,7 +430,7 @@ int64_t Scheduler::step() {
       chunks.push_back({g, si, n});
       tokens += n;
     }
-    if (chunks.empty() || plannedBlocks + need > kv.availableBlocks()) {
+    if (chunks.empty() || !(plannedBlocks + need).fitsIn(kv.available())) {
       for (Seq &s : g->seqs)
         if (s.kv >= 0) {
           kv.release(s.kv);

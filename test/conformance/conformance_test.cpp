@@ -339,72 +339,72 @@ struct AttentionParams {
 
 Case attentionCase(const std::string &name, AttentionParams p) {
   double bound = p.kvDtype == LLMC_F32 ? kExact : 1e-6;
-  return {name, bound, [=](const BackendInstance &backend, bool &supported) {
-            std::mt19937 rng(std::hash<std::string>()(name) & 0xffffffff);
-            size_t B = p.cached.size();
-            int qCols = p.heads * p.headDim, kvCols = p.kvHeads * p.headDim;
-            std::vector<int> base, len;
-            int total = 0, maxBlocks = 0, blocks = 0;
-            for (size_t b = 0; b < B; ++b) {
-              base.push_back(total);
-              len.push_back(p.cached[b] + p.fresh[b]);
-              total += len.back();
-              int nb = (len.back() + p.blockSize - 1) / p.blockSize;
-              maxBlocks = std::max(maxBlocks, nb);
-              blocks += nb;
-            }
-            auto q = randomVector(rng, size_t(total * qCols), -2, 2);
-            auto k = randomVector(rng, size_t(total * kvCols), -2, 2);
-            auto v = randomVector(rng, size_t(total * kvCols));
-            // Blocks handed out back to front, so no sequence is contiguous.
-            std::vector<int32_t> tables(B * maxBlocks, 0);
-            int next = blocks;
-            for (size_t b = 0; b < B; ++b)
-              for (int j = 0; j < (len[b] + p.blockSize - 1) / p.blockSize; ++j)
-                tables[b * maxBlocks + j] = --next;
-            DeviceKvCache cache = backend.createKvCache(
-                {2, uint32_t(p.kvHeads), uint32_t(p.headDim),
-                 uint32_t(p.kvDtype), uint32_t(p.blockSize), uint32_t(blocks)});
+  return {
+      name, bound, [=](const BackendInstance &backend, bool &supported) {
+        std::mt19937 rng(std::hash<std::string>()(name) & 0xffffffff);
+        size_t B = p.cached.size();
+        int qCols = p.heads * p.headDim, kvCols = p.kvHeads * p.headDim;
+        std::vector<int> base, len;
+        int total = 0, maxBlocks = 0, blocks = 0;
+        for (size_t b = 0; b < B; ++b) {
+          base.push_back(total);
+          len.push_back(p.cached[b] + p.fresh[b]);
+          total += len.back();
+          int nb = (len.back() + p.blockSize - 1) / p.blockSize;
+          maxBlocks = std::max(maxBlocks, nb);
+          blocks += nb;
+        }
+        auto q = randomVector(rng, size_t(total * qCols), -2, 2);
+        auto k = randomVector(rng, size_t(total * kvCols), -2, 2);
+        auto v = randomVector(rng, size_t(total * kvCols));
+        // Blocks handed out back to front, so no sequence is contiguous.
+        std::vector<int32_t> tables(B * maxBlocks, 0);
+        int next = blocks;
+        for (size_t b = 0; b < B; ++b)
+          for (int j = 0; j < (len[b] + p.blockSize - 1) / p.blockSize; ++j)
+            tables[b * maxBlocks + j] = --next;
+        DeviceKvCache cache = backend.createKvCache(
+            {2, uint32_t(p.kvHeads), uint32_t(p.headDim), uint32_t(p.kvDtype),
+             uint32_t(p.blockSize), uint32_t(blocks), 0, nullptr});
 
-            auto step = [&](bool decode, bool firstHalf) {
-              OpGraph g;
-              uint32_t qi = g.feed(q, qCols), ki = g.feed(k, kvCols),
-                       vi = g.feed(v, kvCols);
-              uint32_t out = g.buffer(decode ? rowsB() : rowsT(), qCols);
-              g.add(makeOp(LLMC_OP_KV_WRITE, {buf(ki), buf(vi)}, {}, {1}));
-              g.add(makeOp(decode ? LLMC_OP_DECODE_ATTENTION
-                                  : LLMC_OP_PREFILL_ATTENTION,
-                           {buf(qi)}, {out},
-                           {1, p.heads, p.kvHeads, p.headDim, p.window},
-                           {1.0 / std::sqrt(double(p.headDim)), p.softcap}));
-              StepData d;
-              d.numSeqs = int32_t(B);
-              d.queryStart = {0};
-              for (size_t b = 0; b < B; ++b) {
-                int from = firstHalf ? 0 : p.cached[b];
-                int to = firstHalf ? p.cached[b] : len[b];
-                for (int pos = from; pos < to; ++pos) {
-                  d.tokens.push_back(base[b] + pos);
-                  d.positions.push_back(pos);
-                  d.slots.push_back(tables[b * maxBlocks + pos / p.blockSize] *
-                                        p.blockSize +
-                                    pos % p.blockSize);
-                }
-                d.queryStart.push_back(int32_t(d.tokens.size()));
-                d.contextLens.push_back(to);
-              }
-              d.blockTables = tables;
-              d.maxBlocks = maxBlocks;
-              d.numLogits = int32_t(d.tokens.size());
-              return runIfSupported(backend, g, out, d, supported, &cache);
-            };
-            bool anyCached = false;
-            for (int c : p.cached)
-              anyCached |= c > 0;
-            if (anyCached)
-              step(false, true);
-            return step(p.decode, false);
-          }};
+        auto step = [&](bool decode, bool firstHalf) {
+          OpGraph g;
+          uint32_t qi = g.feed(q, qCols), ki = g.feed(k, kvCols),
+                   vi = g.feed(v, kvCols);
+          uint32_t out = g.buffer(decode ? rowsB() : rowsT(), qCols);
+          g.add(makeOp(LLMC_OP_KV_WRITE, {buf(ki), buf(vi)}, {}, {1}));
+          g.add(makeOp(
+              decode ? LLMC_OP_DECODE_ATTENTION : LLMC_OP_PREFILL_ATTENTION,
+              {buf(qi)}, {out}, {1, p.heads, p.kvHeads, p.headDim, p.window},
+              {1.0 / std::sqrt(double(p.headDim)), p.softcap}));
+          StepData d;
+          d.numSeqs = int32_t(B);
+          d.queryStart = {0};
+          for (size_t b = 0; b < B; ++b) {
+            int from = firstHalf ? 0 : p.cached[b];
+            int to = firstHalf ? p.cached[b] : len[b];
+            for (int pos = from; pos < to; ++pos) {
+              d.tokens.push_back(base[b] + pos);
+              d.positions.push_back(pos);
+              d.slots.push_back(tables[b * maxBlocks + pos / p.blockSize] *
+                                    p.blockSize +
+                                pos % p.blockSize);
+            }
+            d.queryStart.push_back(int32_t(d.tokens.size()));
+            d.contextLens.push_back(to);
+          }
+          d.blockTables = tables;
+          d.maxBlocks = maxBlocks;
+          d.numLogits = int32_t(d.tokens.size());
+          return runIfSupported(backend, g, out, d, supported, &cache);
+        };
+        bool anyCached = false;
+        for (int c : p.cached)
+          anyCached |= c > 0;
+        if (anyCached)
+          step(false, true);
+        return step(p.decode, false);
+      }};
 }
 
 void addAttentionCases(std::vector<Case> &cases) {

@@ -136,6 +136,7 @@ EngineOptions ServingFlags::engineOptions() const {
     o.kvCacheBytes = parseBytes(kvCacheMemory, "--kv-cache-memory");
   o.kvCacheBlocks = kvCacheBlocks;
   o.maxSequences = std::max(1, maxNumSeqs);
+  o.maxStepTokens = std::max(1, maxNumBatchedTokens);
   o.prefixCaching = !noPrefixCache;
   return o;
 }

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define LLMC_BACKEND_ABI_MAJOR 1
-#define LLMC_BACKEND_ABI_MINOR 5
+#define LLMC_BACKEND_ABI_MINOR 6
 
 #if defined(__SANITIZE_ADDRESS__)
 #define LLMC_BACKEND_BUILD_FLAVOR "asan"
@@ -244,6 +244,15 @@ typedef struct llmc_kv_cache_desc {
   uint32_t layers, kv_heads, head_dim;
   uint32_t dtype; /* f32, bf16, f16; i8, fp8_e4m3 (ABI 1.3) */
   uint32_t block_size, num_blocks;
+  /* Sliding-window layers (ABI 1.6; only where the backend has
+   * kv_copy_sliding_block): a layer with sliding_layers[l] = 1 holds
+   * num_sliding_blocks blocks, addressed through the step's
+   * sliding_slot_mapping and sliding_block_tables, instead of num_blocks.
+   * The host frees a sequence's blocks that left every window, and points
+   * their table entries at sliding block 0, which it never hands out: the
+   * backend zeroes it so reading it (masked) stays finite. NULL: none. */
+  uint32_t num_sliding_blocks;
+  const uint8_t *sliding_layers; /* [layers] or NULL */
 } llmc_kv_cache_desc;
 
 /* Bytes of one block of one layer's K (or V); 0 for a dtype the cache
@@ -303,6 +312,10 @@ typedef struct llmc_step_args {
    * (it holds more than ROPE's i4 tokens: the host recomputes a sequence
    * whose cache was written with the short one); NULL = all short. */
   const uint8_t *rope_long;
+  /* (ABI 1.6) The same two for the layers of the sliding pool (see
+   * llmc_kv_cache_desc); NULL when the pool has none. */
+  const int32_t *sliding_slot_mapping; /* [T] */
+  const int32_t *sliding_block_tables; /* [B, max_blocks] */
 } llmc_step_args;
 
 /*===----------------------------------------------------------------------===
@@ -366,6 +379,13 @@ typedef struct llmc_backend_api {
   /* Runs one step: writes args->num_logits rows of logits. */
   llmc_status (*execute)(llmc_backend *backend, llmc_prepared *prepared,
                          llmc_kv_cache *cache, const llmc_step_args *args);
+
+  /* (ABI 1.6, optional) Copies sliding block src to dst in every sliding
+   * layer. NULL: the backend takes no sliding pool (every layer keeps
+   * num_blocks blocks). */
+  llmc_status (*kv_copy_sliding_block)(llmc_backend *backend,
+                                       llmc_kv_cache *cache, int32_t src,
+                                       int32_t dst);
 } llmc_backend_api;
 
 /* The one exported symbol. Returns NULL if the plugin cannot serve a host

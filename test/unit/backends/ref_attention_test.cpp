@@ -63,7 +63,9 @@ public:
                                uint32_t(s_.headDim),
                                uint32_t(s_.kvDtype),
                                uint32_t(s_.blockSize),
-                               uint32_t(numBlocks_)};
+                               uint32_t(numBlocks_),
+                               0,
+                               nullptr};
     cache_ = std::make_unique<DeviceKvCache>(backend_.createKvCache(desc));
   }
 
@@ -247,7 +249,7 @@ TEST_F(RefAttention, CopiedBlockReadsTheSame) {
       return out;
     };
     DeviceKvCache cache =
-        backend.createKvCache({1, 1, 8, dtype, uint32_t(bs), 4});
+        backend.createKvCache({1, 1, 8, dtype, uint32_t(bs), 4, 0, nullptr});
     StepData step = StepData::simple(4, 4);
     step.blockTables = {2};
     step.maxBlocks = 1;
@@ -283,13 +285,14 @@ TEST_F(RefAttention, ScaledKvNeedsAlignedScales) {
   // block_size x kv_heads x head_dim = 3 x 1 x 5: the f32 scales after the
   // bytes would be misaligned, so such a pool is refused with the reason.
   try {
-    backend.createKvCache({1, 1, 5, LLMC_I8, 3, 4});
+    backend.createKvCache({1, 1, 5, LLMC_I8, 3, 4, 0, nullptr});
     FAIL() << "an int8 cache of 15-byte blocks was accepted";
   } catch (const BackendError &e) {
     EXPECT_NE(std::string(e.what()).find("divisible by 4"), std::string::npos)
         << e.what();
   }
-  EXPECT_THROW(backend.createKvCache({1, 1, 8, 99, 4, 4}), BackendError);
+  EXPECT_THROW(backend.createKvCache({1, 1, 8, 99, 4, 4, 0, nullptr}),
+               BackendError);
 }
 
 } // namespace

@@ -47,7 +47,8 @@ protected:
   }
 
   BackendInstance backend = openBackend("ref");
-  DeviceKvCache cache = backend.createKvCache({1, 2, 4, LLMC_F32, 4, 2});
+  DeviceKvCache cache =
+      backend.createKvCache({1, 2, 4, LLMC_F32, 4, 2, 0, nullptr});
   OpGraph graph;
   std::vector<float> table;
   uint32_t logits = 0;

@@ -106,7 +106,8 @@ TEST(Registry, InstanceWrapsErrorsAndMoves) {
   EXPECT_EQ(b.name(), "ref");
   llmc_backend_options options = {0, 3, 0.0f};
   EXPECT_THROW(BackendInstance(*registry().find("ref"), options), BackendError);
-  EXPECT_THROW(b.createKvCache({0, 1, 1, LLMC_F32, 16, 1}), BackendError);
+  EXPECT_THROW(b.createKvCache({0, 1, 1, LLMC_F32, 16, 1, 0, nullptr}),
+               BackendError);
 }
 
 } // namespace

@@ -373,7 +373,9 @@ void runAttention(Cuda &t, const AttnCase &c, std::mt19937 &rng, double bound) {
                            uint32_t(c.headDim),
                            uint32_t(c.kv),
                            uint32_t(c.blockSize),
-                           uint32_t(pool.size())};
+                           uint32_t(pool.size()),
+                           0,
+                           nullptr};
   // First a prefill of every prefix (so the cache holds it), then the step
   // under test; both run on the same cache.
   auto stepFor = [&](const std::vector<int> &from, const std::vector<int> &to) {
@@ -530,7 +532,8 @@ TEST_F(Cuda, EndToEndLlamaBlock) {
 
   for (llmc_dtype wdt : {LLMC_F32, LLMC_BF16}) {
     const int seqs = 6, blockSize = 8, maxBlocks = 8;
-    llmc_kv_cache_desc kv = {1, KVH, HD, LLMC_F32, blockSize, seqs * maxBlocks};
+    llmc_kv_cache_desc kv = {
+        1, KVH, HD, LLMC_F32, blockSize, seqs * maxBlocks, 0, nullptr};
     std::vector<float> got[2];
     const BackendInstance *backends[2] = {ref.get(), cuda.get()};
     for (int bi = 0; bi < 2; ++bi) {

@@ -29,13 +29,13 @@ void feed(KvManager &kv, int32_t seq, const std::vector<int32_t> &tokens,
 TEST(KvManager, BlocksFollowTheLength) {
   KvManager kv({8, 4, false});
   int32_t s = kv.create();
-  EXPECT_EQ(kv.blocksNeeded(s, 5), 2);
+  EXPECT_EQ(kv.blocksNeeded(s, 5).full, 2);
   feed(kv, s, iota(5));
   EXPECT_EQ(kv.length(s), 5);
   EXPECT_EQ(kv.blockTable(s), (std::vector<int32_t>{0, 1}));
   EXPECT_EQ(kv.slot(s, 4), 1 * 4 + 0);
-  EXPECT_EQ(kv.blocksNeeded(s, 3), 0);
-  EXPECT_EQ(kv.blocksNeeded(s, 4), 1);
+  EXPECT_EQ(kv.blocksNeeded(s, 3).full, 0);
+  EXPECT_EQ(kv.blocksNeeded(s, 4).full, 1);
   EXPECT_EQ(kv.usedBlocks(), 2);
   kv.release(s);
   kv.checkIdle();
@@ -67,7 +67,7 @@ TEST(KvManager, ForksShareBlocksAndCopyOnWrite) {
   EXPECT_EQ(kv.refcount(0), 2);
   EXPECT_EQ(kv.refcount(1), 2);
   // Writing into the shared, partly filled block copies it first.
-  EXPECT_EQ(kv.blocksNeeded(f, 1), 1);
+  EXPECT_EQ(kv.blocksNeeded(f, 1).full, 1);
   std::vector<BlockCopy> copies;
   feed(kv, f, {7}, &copies);
   ASSERT_EQ(copies.size(), 1u);

@@ -51,11 +51,11 @@ public:
   std::chrono::microseconds stepDelay{0};
 
 protected:
-  void copyBlock(int32_t src, int32_t dst) override {
+  void copyBlock(const BlockCopy &c) override {
     const int32_t bs = blockSize();
     for (int32_t i = 0; i < bs; ++i)
-      slots_[static_cast<size_t>(dst * bs + i)] =
-          slots_[static_cast<size_t>(src * bs + i)];
+      slots_[static_cast<size_t>(c.dst * bs + i)] =
+          slots_[static_cast<size_t>(c.src * bs + i)];
     ++copies;
   }
 

@@ -159,8 +159,8 @@ public:
 
   llmc_kv_cache *get() const { return cache_; }
   const llmc_kv_cache_desc &desc() const { return desc_; }
-  /// Copies block src to dst in every layer (copy-on-write).
-  void copyBlock(int32_t src, int32_t dst);
+  /// Copies block src to dst in every layer of its pool (copy-on-write).
+  void copyBlock(int32_t src, int32_t dst, bool sliding = false);
 
 private:
   void reset();

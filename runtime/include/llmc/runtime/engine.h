@@ -16,6 +16,7 @@
 
 #include "llmc/runtime/backend_registry.h"
 #include "llmc/runtime/kv_manager.h"
+#include "llmc/runtime/kv_pool.h"
 #include "llmc/runtime/plan.h"
 #include "llmc/runtime/step_runner.h"
 
@@ -34,6 +35,9 @@ struct EngineOptions {
   int32_t blockSize = 16;     // tokens per KV block
   int64_t contextLength = 0;  // 0 = the plan's
   int32_t prefillChunk = 512; // new tokens per prefill step (prefill())
+  /// The most new tokens one step feeds (the scheduler's budget): the
+  /// sliding pool keeps room for a step this big beside every window.
+  int32_t maxStepTokens = 2048;
   /// The KV pool: kvCacheBlocks if set, else kvCacheBytes worth of blocks
   /// if set, else room for maxSequences sequences of the whole context,
   /// capped at kDefaultKvMemoryShare of the memory the pool lives in (the
@@ -67,7 +71,10 @@ public:
   }
   /// How the pool was sized, for --stats: "--kv-cache-memory", ... or
   /// "default (...)".
-  const std::string &kvPoolOrigin() const { return kvOrigin_; }
+  const std::string &kvPoolOrigin() const { return pool_.origin; }
+  /// The pools' sizes and which layers slide (docs/kv-cache.md).
+  const KvPoolPlan &kvPool() const { return pool_; }
+  int64_t kvPoolBytes() const override { return pool_.bytes(); }
 
   /// Drops every token of `seq` at position >= `length` and frees the blocks
   /// past it, so that a caller whose new prompt shares only a prefix with
@@ -86,7 +93,7 @@ public:
               float *logits);
 
 protected:
-  void copyBlock(int32_t src, int32_t dst) override;
+  void copyBlock(const BlockCopy &copy) override;
   void execute(const StepBatch &batch, std::span<const StepWork> work,
                float *logits) override;
 
@@ -94,12 +101,11 @@ private:
   Engine(const Plan &plan, const EngineOptions &options,
          const LoadedBackend &chosen);
   Engine(const Plan &plan, const EngineOptions &options,
-         const LoadedBackend &chosen,
-         const std::pair<KvManager::Options, std::string> &pool);
+         const LoadedBackend &chosen, KvPoolPlan pool);
 
   const Plan &plan_;
   EngineOptions options_;
-  std::string kvOrigin_;
+  KvPoolPlan pool_;
   std::unique_ptr<BackendInstance> backend_;
   std::map<std::string, PreparedGraph> prepared_;
   std::unique_ptr<DeviceKvCache> cache_;

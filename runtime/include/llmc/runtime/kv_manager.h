@@ -10,6 +10,14 @@
 // A sequence's variant (0 unless set) salts its keys: blocks of the same
 // tokens computed differently (LongRoPE's two tables) are never shared.
 //
+// Sliding-window layers may keep their K/V in a pool of their own (Options::
+// slidingBlocks): each sequence then has a second table over it, block for
+// block beside the first. Once a block lies wholly before the window of
+// every query still to come (`window` keys back from the sequence's end,
+// less `slidingSlack` positions a rollback may return to), its sliding
+// block goes back to that pool and its entry becomes kNullSlidingBlock,
+// which no sequence owns. docs/kv-cache.md has the design.
+//
 // Reservations are all-or-nothing: reserve() either makes room for all the
 // new tokens or changes nothing and returns false, so a scheduler can try
 // another plan (preempt someone) without undoing half a step.
@@ -23,15 +31,35 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <vector>
 
 namespace llmc {
 
-/// Copy block `src` to `dst` on the device before the step runs.
+/// Copy block `src` to `dst` (of the sliding pool if `sliding`) on the
+/// device before the step runs.
 struct BlockCopy {
   int32_t src, dst;
+  bool sliding = false;
 };
+
+/// Blocks of each pool: what a step needs, or what the pools have left.
+struct KvBlocks {
+  int64_t full = 0, sliding = 0;
+  KvBlocks &operator+=(const KvBlocks &o) {
+    full += o.full;
+    sliding += o.sliding;
+    return *this;
+  }
+  friend KvBlocks operator+(KvBlocks a, const KvBlocks &b) { return a += b; }
+  bool fitsIn(const KvBlocks &available) const {
+    return full <= available.full && sliding <= available.sliding;
+  }
+};
+
+/// The sliding table entry of a block that left the window.
+inline constexpr int32_t kNullSlidingBlock = 0;
 
 class KvManager {
 public:
@@ -39,6 +67,12 @@ public:
     int32_t numBlocks = 1;
     int32_t blockSize = 16;
     bool prefixCaching = false;
+    /// The sliding pool's blocks (block 0 included, never handed out); 0:
+    /// no sliding pool.
+    int32_t slidingBlocks = 0;
+    /// The largest window of the layers in the sliding pool, and how many
+    /// positions back a sequence may be cut without losing its window.
+    int64_t window = 0, slidingSlack = 0;
   };
   explicit KvManager(Options options);
 
@@ -53,12 +87,22 @@ public:
   const std::vector<int32_t> &blockTable(int32_t seq) const {
     return at(seq).blocks;
   }
+  /// Its table in the sliding pool (as long as blockTable; empty without
+  /// a sliding pool).
+  const std::vector<int32_t> &slidingTable(int32_t seq) const {
+    return at(seq).sliding;
+  }
   /// The tokens whose K/V the sequence holds.
   const std::vector<int32_t> &tokens(int32_t seq) const {
     return at(seq).tokens;
   }
-  /// Where position `pos` of `seq` lives: block * block_size + offset.
-  int32_t slot(int32_t seq, int64_t pos) const;
+  /// Where position `pos` of `seq` lives: block * block_size + offset (in
+  /// the sliding pool if `sliding`).
+  int32_t slot(int32_t seq, int64_t pos, bool sliding = false) const;
+  /// Whether a sliding block the next token's window reaches was freed (the
+  /// sequence was cut back further than slidingSlack): it must be
+  /// recomputed.
+  bool lostWindow(int32_t seq) const;
 
   /// Drops every token at position >= `length` and frees the blocks past it;
   /// at 0 the variant goes back to 0. Throws llmc::Error if `length` is
@@ -81,7 +125,7 @@ public:
   /// Blocks that appending `n` tokens to `seq` takes from the pool, the
   /// copy of a shared last block included (an upper bound when forks that
   /// share that block append in the same step).
-  int32_t blocksNeeded(int32_t seq, int64_t n) const;
+  KvBlocks blocksNeeded(int32_t seq, int64_t n) const;
   /// Makes room for `n` more tokens of `seq`, all or nothing; appends the
   /// copy-on-write copies to `copies`. False: the pool lacks blocks and
   /// nothing changed.
@@ -97,6 +141,17 @@ public:
   int32_t availableBlocks() const { return pool_.availableBlocks(); }
   int32_t cachedBlocks() const { return pool_.cachedBlocks(); }
   int32_t usedBlocks() const { return pool_.usedBlocks(); }
+  /// Both pools (a pool that is absent never runs short).
+  KvBlocks available() const;
+  bool hasSlidingPool() const { return sliding_.has_value(); }
+  /// The sliding pool's blocks that can hold K/V (block 0 excluded), and
+  /// those sequences hold.
+  int32_t numSlidingBlocks() const {
+    return sliding_ ? sliding_->numBlocks() - 1 : 0;
+  }
+  int32_t usedSlidingBlocks() const {
+    return sliding_ ? sliding_->usedBlocks() - 1 : 0;
+  }
   bool prefixCaching() const { return options_.prefixCaching; }
   int32_t refcount(int32_t block) const { return pool_.refcount(block); }
   /// Live sequences.
@@ -106,7 +161,7 @@ public:
   /// every block is free or cached: the check tests run after each run.
   void checkIdle() const;
   /// Frees the cached blocks (prefix cache emptied).
-  void clearCache() { pool_.clearCache(); }
+  void clearCache();
 
 private:
   struct Sequence {
@@ -115,13 +170,23 @@ private:
     std::vector<uint64_t>
         hashes; // of its registered-or-registrable full blocks
     uint64_t variant = 0;
+    std::vector<int32_t> sliding; // beside `blocks`, with a sliding pool
   };
   Sequence &at(int32_t seq);
   const Sequence &at(int32_t seq) const;
   BlockKey keyOf(const Sequence &s, size_t block) const;
+  /// The first block a query at `pos` (or later) may read in a sliding
+  /// layer.
+  size_t firstInWindow(int64_t pos) const;
+  /// How many leading blocks of `keys` a new sequence can share: cached in
+  /// the full pool, and in the sliding pool as far as the window reaches.
+  size_t shareable(const std::vector<BlockKey> &keys) const;
+  /// Returns the sliding blocks that left every window to the pool.
+  void dropOutsideWindow(Sequence &s);
 
   Options options_;
   BlockPool pool_;
+  std::optional<BlockPool> sliding_;
   std::map<int32_t, Sequence> seqs_;
   int32_t next_ = 0;
 };

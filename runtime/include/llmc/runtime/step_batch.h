@@ -47,6 +47,8 @@ struct StepBatch {
   std::vector<int32_t> tokens, positions, slots, queryStart, contextLens,
       blockTables, logitsRows;
   std::vector<uint8_t> ropeLong; // [B], LongRoPE plans only
+  /// The same as slots and blockTables in the sliding pool, if kv has one.
+  std::vector<int32_t> slidingSlots, slidingTables;
   int32_t maxBlocks = 1;
   /// Logits rows the caller gets back, in work order.
   int32_t outputRows = 0;

@@ -66,7 +66,7 @@ public:
   int32_t freeBlocks() const { return kv_.availableBlocks(); }
   int32_t numBlocks() const { return kv_.numBlocks(); }
   int32_t blockSize() const { return kv_.blockSize(); }
-  int64_t kvPoolBytes() const {
+  virtual int64_t kvPoolBytes() const {
     return kvBytesPerToken() * kv_.numBlocks() * kv_.blockSize();
   }
   /// Throws llmc::Error unless no sequence is live and no block is held:
@@ -87,14 +87,15 @@ protected:
   uint64_t ropeVariant(int64_t length) const {
     return ropeSwitch_ > 0 && length > ropeSwitch_ ? 1 : 0;
   }
-  /// Recomputes, with the long factors, the cache of each sequence in
-  /// `work` that the step takes past ropeSwitch_.
-  void recomputePastRopeSwitch(std::span<const StepWork> work);
+  /// Recomputes the cache of each sequence in `work` whose K/V no longer
+  /// fit the step: it crosses LongRoPE's switch, or was cut back past the
+  /// sliding blocks its window still reads.
+  void recomputeStale(std::span<const StepWork> work);
   /// step's work once the checks passed: reserve, run, append.
   void runStep(std::span<const StepWork> work, float *logits);
 
   /// Copy block src to dst in every layer of the device pool.
-  virtual void copyBlock(int32_t src, int32_t dst) = 0;
+  virtual void copyBlock(const BlockCopy &copy) = 0;
   /// Run the model over `batch` (built from `work`); write the rows
   /// requested, in work order, to `logits`.
   virtual void execute(const StepBatch &batch, std::span<const StepWork> work,

@@ -1,0 +1,179 @@
+//===- kv_pool.cpp - How big an engine's KV pools are ---------------------===//
+#include "llmc/runtime/kv_pool.h"
+
+#include "llmc/runtime/engine.h"
+#include "llmc/runtime/speculative.h"
+#include "llmc/support/error.h"
+#include "llmc/support/memory.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+
+namespace llmc {
+
+int64_t planContext(const Plan &plan, const EngineOptions &o) {
+  int64_t ctx =
+      o.contextLength > 0 ? o.contextLength : plan.config().contextLength;
+  if (ctx <= 0)
+    throw Error(plan.path() + ": the plan has no context length");
+  return ctx;
+}
+
+llmc_dtype kvDtypeOf(const Plan &plan, const EngineOptions &o) {
+  return o.kvDtype ? *o.kvDtype : plan.config().kvDtype;
+}
+
+bool takesSlidingPool(const llmc_backend_api &api) {
+  return api.abi_minor >= 6 &&
+         api.struct_size >= offsetof(llmc_backend_api, kv_copy_sliding_block) +
+                                sizeof(api.kv_copy_sliding_block) &&
+         api.kv_copy_sliding_block != nullptr;
+}
+
+int64_t KvPoolPlan::bytes() const {
+  return fullBlockBytes * options.numBlocks +
+         slidingBlockBytes * options.slidingBlocks;
+}
+
+int64_t KvPoolPlan::bytesFor(int64_t tokens) const {
+  const int64_t bs = options.blockSize;
+  const int64_t blocks = (tokens + bs - 1) / bs;
+  int64_t kept = blocks;
+  if (options.slidingBlocks > 0) {
+    // KvManager::dropOutsideWindow's rule after the last step.
+    const int64_t from = std::max<int64_t>(0, tokens - options.slidingSlack -
+                                                  options.window + 1) /
+                         bs;
+    kept = blocks - std::min(blocks, from);
+  }
+  return fullBlockBytes * blocks + slidingBlockBytes * kept;
+}
+
+namespace {
+
+/// K and V bytes of one block of `layers` layers.
+int64_t blockBytes(const Plan &plan, llmc_dtype dtype, int64_t blockSize,
+                   int64_t layers) {
+  const PlanConfig &c = plan.config();
+  return 2 * layers *
+         int64_t(llmc_kv_block_bytes(dtype, uint32_t(blockSize),
+                                     uint32_t(c.numKVHeads),
+                                     uint32_t(c.headDim)));
+}
+
+} // namespace
+
+KvPoolPlan planKvPool(const Plan &plan, const EngineOptions &o,
+                      const LoadedBackend &backend) {
+  if (o.blockSize <= 0)
+    throw Error("--block-size must be positive, got " +
+                std::to_string(o.blockSize));
+  const int64_t bs = o.blockSize;
+  const llmc_dtype dtype = kvDtypeOf(plan, o);
+  const int64_t context = planContext(plan, o);
+  const int64_t seqs = std::max(1, o.maxSequences);
+  KvPoolPlan p;
+  if (backend.api && takesSlidingPool(*backend.api))
+    p.sliding = slidingLayers(plan, context);
+  const int64_t layers = plan.config().numLayers;
+  const int64_t slidingLayers = p.sliding.count();
+  p.fullBlockBytes = blockBytes(plan, dtype, bs, layers - slidingLayers);
+  p.slidingBlockBytes = blockBytes(plan, dtype, bs, slidingLayers);
+  const int64_t allBytes = std::max<int64_t>(
+      blockBytes(plan, dtype, bs, layers), 1); // a block of every layer
+
+  // The sliding pool a run wants: each sequence's window (and the slack a
+  // rollback may cut back into) plus one step's worth of new tokens; never
+  // more than the full pool, whose blocks it shadows, so it is never the
+  // one that runs short where the full pool would not.
+  const int64_t slack = spec::kMaxSpeculativeTokens;
+  const int64_t perSeq = (p.sliding.window + slack + bs - 1) / bs + 2;
+  const int64_t wanted =
+      seqs * perSeq + (std::max(1, o.maxStepTokens) + bs - 1) / bs;
+  auto slidingFor = [&](int64_t fullBlocks) {
+    return slidingLayers > 0 ? std::min(fullBlocks, wanted) + 1 : 0;
+  };
+  // Full blocks that `bytes` holds beside their sliding pool.
+  auto fullIn = [&](int64_t bytes) {
+    if (slidingLayers == 0)
+      return bytes / allBytes;
+    if (p.fullBlockBytes == 0) // every layer slides
+      return bytes / p.slidingBlockBytes - 1;
+    int64_t full =
+        (bytes - (wanted + 1) * p.slidingBlockBytes) / p.fullBlockBytes;
+    if (full < wanted) // the full pool is the smaller one: pair them
+      full = (bytes - p.slidingBlockBytes) /
+             (p.fullBlockBytes + p.slidingBlockBytes);
+    return full;
+  };
+
+  int64_t blocks;
+  if (o.kvCacheBlocks > 0) {
+    blocks = o.kvCacheBlocks;
+    p.origin = "--kv-cache-blocks";
+  } else if (o.kvCacheBytes > 0) {
+    blocks = fullIn(o.kvCacheBytes);
+    p.origin = "--kv-cache-memory";
+    if (blocks < 1)
+      throw Error("--kv-cache-memory " + std::to_string(o.kvCacheBytes) +
+                  " bytes holds no KV block: one block of " +
+                  std::to_string(bs) + " tokens takes " +
+                  std::to_string(allBytes) + " bytes with this plan's " +
+                  llmc_kv_dtype_name(dtype) + " KV cache");
+  } else {
+    blocks = (context + bs - 1) / bs * seqs;
+    p.origin = "default (" + std::to_string(seqs) + " x the context)";
+    // A device that reports its memory holds the pool there; the host's
+    // available memory otherwise.
+    int64_t memory =
+        backend.devices().empty()
+            ? 0
+            : static_cast<int64_t>(backend.devices()[0].memory_bytes);
+    const char *where = "of the GPU's memory";
+    if (memory == 0) {
+      memory = availableMemoryBytes();
+      where = "of the available memory";
+    }
+    const int64_t share = static_cast<int64_t>(kDefaultKvMemoryShare *
+                                               static_cast<double>(memory));
+    const int64_t cap = fullIn(share);
+    const int64_t need =
+        p.fullBlockBytes * blocks + p.slidingBlockBytes * slidingFor(blocks);
+    if (memory > 0 && cap >= 1 && need > share && cap < blocks) {
+      blocks = cap;
+      p.origin = "default (" +
+                 std::to_string(static_cast<int>(kDefaultKvMemoryShare * 100)) +
+                 "% " + where + ")";
+    }
+  }
+  if (blocks > INT32_MAX / bs)
+    throw Error("the KV cache of " + std::to_string(blocks) +
+                " blocks is larger than llmc can address (" +
+                std::to_string(INT32_MAX / bs) + " blocks of " +
+                std::to_string(bs) + " tokens)");
+  int64_t sliding = slidingFor(blocks);
+  if (slidingLayers > 0 && p.fullBlockBytes == 0) {
+    // Every layer slides: the full pool only counts tokens (it costs
+    // nothing), and memory given explicitly all goes to the sliding pool.
+    if (o.kvCacheBlocks > 0)
+      sliding = blocks + 1;
+    else if (o.kvCacheBytes > 0)
+      sliding = std::max<int64_t>(2, o.kvCacheBytes / p.slidingBlockBytes);
+    blocks = std::max(blocks, (context + bs - 1) / bs * seqs);
+  }
+  p.options = {static_cast<int32_t>(std::min<int64_t>(blocks, INT32_MAX / bs)),
+               o.blockSize, o.prefixCaching};
+  if (slidingLayers > 0) {
+    p.options.slidingBlocks =
+        static_cast<int32_t>(std::min<int64_t>(sliding, INT32_MAX / bs));
+    p.options.window = p.sliding.window;
+    p.options.slidingSlack = slack;
+  } else {
+    p.fullBlockBytes = allBytes;
+    p.sliding = {};
+  }
+  return p;
+}
+
+} // namespace llmc
