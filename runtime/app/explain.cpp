@@ -158,7 +158,7 @@ std::string explainSummaryText(const GenerateResult &r, const Engine &e) {
   const PlanConfig &c = e.config();
   const GenerationMetrics &m = r.metrics;
   const int64_t tokens =
-      m.kvBytesPerToken > 0 ? m.kvBytesUsed / m.kvBytesPerToken : 0;
+      std::max<int64_t>(0, m.promptTokens + m.generatedTokens - 1);
   const llmc_dtype kv = e.kvDtype();
   const bool scaled = kv == LLMC_I8 || kv == LLMC_FP8_E4M3;
   const int64_t rowBytes =
@@ -180,7 +180,12 @@ std::string explainSummaryText(const GenerateResult &r, const Engine &e) {
          std::to_string(rowBytes) + " bytes (" + std::to_string(c.headDim) +
          " head dim in " + llmc_kv_dtype_name(kv) +
          (scaled ? " + a 4-byte scale" : "") + ") x " + std::to_string(tokens) +
-         " tokens = " + std::to_string(m.kvBytesUsed) + "\n";
+         " tokens = " + std::to_string(m.kvBytesPerToken * tokens) + "\n";
+  if (m.kvBytesUsed != m.kvBytesPerToken * tokens)
+    out += "  of which held: " + std::to_string(m.kvBytesUsed) + " (" +
+           std::to_string(e.kvPool().sliding.count()) +
+           " sliding layers keep only their last " +
+           std::to_string(e.kvPool().sliding.window) + " positions)\n";
   const WeightTraffic w = weightTraffic(e.plan());
   out +=
       "  weights read per decode token: " + std::to_string(w.decodeBytes(1)) +
@@ -218,7 +223,8 @@ std::string explainSummaryJson(const GenerateResult &r, const Engine &e) {
         {"kv_heads", c.numKVHeads},
         {"head_dim", c.headDim},
         {"bytes_per_token", m.kvBytesPerToken},
-        {"tokens", m.kvBytesPerToken ? m.kvBytesUsed / m.kvBytesPerToken : 0},
+        {"tokens",
+         std::max<int64_t>(0, m.promptTokens + m.generatedTokens - 1)},
         {"bytes", m.kvBytesUsed}}}};
   const WeightTraffic w = weightTraffic(e.plan());
   j["weights"] = {{"decode_bytes_per_token", w.decodeBytes(1)},

@@ -37,17 +37,15 @@ int64_t KvPoolPlan::bytes() const {
 }
 
 int64_t KvPoolPlan::bytesFor(int64_t tokens) const {
+  // Per token, as a run counts them; the sliding layers' for the tokens
+  // still in their blocks.
   const int64_t bs = options.blockSize;
-  const int64_t blocks = (tokens + bs - 1) / bs;
-  int64_t kept = blocks;
-  if (options.slidingBlocks > 0) {
-    // KvManager::dropOutsideWindow's rule after the last step.
-    const int64_t from = std::max<int64_t>(0, tokens - options.slidingSlack -
-                                                  options.window + 1) /
-                         bs;
-    kept = blocks - std::min(blocks, from);
-  }
-  return fullBlockBytes * blocks + slidingBlockBytes * kept;
+  int64_t held = tokens;
+  if (options.slidingBlocks > 0)
+    held = tokens - ((tokens + bs - 1) / bs -
+                     slidingBlocksHeld(tokens, options.window, bs)) *
+                        bs;
+  return fullBlockBytes / bs * tokens + slidingBlockBytes / bs * held;
 }
 
 namespace {
@@ -87,7 +85,8 @@ KvPoolPlan planKvPool(const Plan &plan, const EngineOptions &o,
   // rollback may cut back into) plus one step's worth of new tokens; never
   // more than the full pool, whose blocks it shadows, so it is never the
   // one that runs short where the full pool would not.
-  const int64_t slack = spec::kMaxSpeculativeTokens;
+  static_assert(kSlidingSlackTokens >= spec::kMaxSpeculativeTokens);
+  const int64_t slack = kSlidingSlackTokens;
   const int64_t perSeq = (p.sliding.window + slack + bs - 1) / bs + 2;
   const int64_t wanted =
       seqs * perSeq + (std::max(1, o.maxStepTokens) + bs - 1) / bs;
@@ -168,7 +167,6 @@ KvPoolPlan planKvPool(const Plan &plan, const EngineOptions &o,
     p.options.slidingBlocks =
         static_cast<int32_t>(std::min<int64_t>(sliding, INT32_MAX / bs));
     p.options.window = p.sliding.window;
-    p.options.slidingSlack = slack;
   } else {
     p.fullBlockBytes = allBytes;
     p.sliding = {};

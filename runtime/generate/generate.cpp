@@ -184,7 +184,7 @@ generateOn(Engine &engine, const tok::Tokenizer *tokenizer, int32_t seq,
     m.speculative = spec->stats();
   m.peakRssBytes = peakRssBytes();
   m.kvBytesPerToken = engine.kvBytesPerToken();
-  m.kvBytesUsed = m.kvBytesPerToken * engine.length(seq);
+  m.kvBytesUsed = engine.kvPool().bytesFor(engine.length(seq));
   return result;
 }
 

@@ -78,8 +78,8 @@ int32_t KvManager::slot(int32_t seq, int64_t pos, bool sliding) const {
 }
 
 size_t KvManager::firstInWindow(int64_t pos) const {
-  return static_cast<size_t>(std::max<int64_t>(0, pos - options_.window + 1) /
-                             options_.blockSize);
+  return static_cast<size_t>(
+      firstBlockInWindow(pos, options_.window, options_.blockSize));
 }
 
 bool KvManager::lostWindow(int32_t seq) const {
@@ -93,7 +93,7 @@ bool KvManager::lostWindow(int32_t seq) const {
 
 void KvManager::dropOutsideWindow(Sequence &s) {
   const int64_t keepFrom =
-      static_cast<int64_t>(s.tokens.size()) - options_.slidingSlack;
+      static_cast<int64_t>(s.tokens.size()) - kSlidingSlackTokens;
   const size_t end = std::min(firstInWindow(keepFrom), s.sliding.size());
   for (size_t i = 0; i < end; ++i)
     if (s.sliding[i] != kNullSlidingBlock) {

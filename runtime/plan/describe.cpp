@@ -1,4 +1,6 @@
+#include "llmc/runtime/kv_manager.h"
 #include "llmc/runtime/plan_info.h"
+#include "llmc/runtime/sliding_layers.h"
 #include "llmc/runtime/weight_traffic.h"
 
 #include "llmc/support/error.h"
@@ -153,15 +155,47 @@ uint64_t tokensIn(uint64_t bytes, uint64_t perToken, uint64_t blockSize) {
   return perToken ? bytes / (perToken * blockSize) * blockSize : 0;
 }
 
-ordered_json describeKVCache(const PlanConfig &c, const DescribeOptions &o) {
+/// What the sliding layers save: each sequence keeps only their window
+/// (KvManager's rule, blocks of kDescribeBlockSize), so a full context
+/// takes fewer bytes and a budget holds more of them.
+ordered_json describeSliding(const Plan &plan, llmc_dtype dtype,
+                             int64_t context, const DescribeOptions &o) {
+  const SlidingLayers s = slidingLayers(plan, context);
+  if (s.count() == 0 || context <= 0)
+    return nullptr;
+  const PlanConfig &c = plan.config();
+  const uint64_t layerToken = kvBytesPerToken(c, dtype) / uint64_t(c.numLayers);
+  const int64_t bs = int64_t(kDescribeBlockSize);
+  const uint64_t blocks = uint64_t((context + bs - 1) / bs);
+  const uint64_t held = uint64_t(slidingBlocksHeld(context, s.window, bs));
+  const uint64_t perSeq =
+      uint64_t(bs) * layerToken *
+      (blocks * uint64_t(c.numLayers - s.count()) + held * uint64_t(s.count()));
+  const uint64_t before =
+      uint64_t(bs) * layerToken * blocks * uint64_t(c.numLayers);
+  ordered_json j = {{"layers", s.count()},
+                    {"window", s.window},
+                    {"bytes_for_context", perSeq},
+                    {"bytes_for_context_without", before}};
+  if (o.kvCacheBytes > 0)
+    j["memory"] = {
+        {"full_contexts", uint64_t(o.kvCacheBytes) / perSeq},
+        {"full_contexts_without", uint64_t(o.kvCacheBytes) / before}};
+  return j;
+}
+
+ordered_json describeKVCache(const Plan &plan, const DescribeOptions &o) {
+  const PlanConfig &c = plan.config();
   const llmc_dtype dtype = o.kvDtype ? *o.kvDtype : c.kvDtype;
   const uint64_t perToken = kvBytesPerToken(c, dtype);
+  const int64_t contextLength =
+      o.contextLength > 0 ? o.contextLength : c.contextLength;
   ordered_json j;
   j["dtype"] = llmc_kv_dtype_name(dtype);
   j["plan_dtype"] = llmc_kv_dtype_name(c.kvDtype);
   j["bytes_per_token"] = perToken;
-  std::optional<uint64_t> context = mul({perToken, uint64_t(c.contextLength)});
-  j["context_length"] = c.contextLength;
+  std::optional<uint64_t> context = mul({perToken, uint64_t(contextLength)});
+  j["context_length"] = contextLength;
   j["bytes_for_context"] = context ? ordered_json(*context) : nullptr;
   j["tokens_per_gib"] =
       perToken > 0 ? ordered_json(kGiB / perToken) : ordered_json(nullptr);
@@ -170,10 +204,10 @@ ordered_json describeKVCache(const PlanConfig &c, const DescribeOptions &o) {
         tokensIn(uint64_t(o.kvCacheBytes), perToken, kDescribeBlockSize);
     j["memory"] = {{"bytes", o.kvCacheBytes},
                    {"tokens", tokens},
-                   {"full_contexts", c.contextLength > 0
-                                         ? tokens / uint64_t(c.contextLength)
-                                         : 0}};
+                   {"full_contexts",
+                    contextLength > 0 ? tokens / uint64_t(contextLength) : 0}};
   }
+  j["sliding"] = describeSliding(plan, dtype, contextLength, o);
   ordered_json all = ordered_json::object();
   for (llmc_dtype d : {LLMC_F32, LLMC_BF16, LLMC_F16, LLMC_I8, LLMC_FP8_E4M3}) {
     const uint64_t b = kvBytesPerToken(c, d);
@@ -205,7 +239,7 @@ ordered_json describeJson(const Plan &plan, const DescribeOptions &o) {
   j["graphs"] = graphs;
   j["attention"] = describeAttention(plan);
   j["weights"] = describeWeights(plan);
-  j["kv_cache"] = describeKVCache(plan.config(), o);
+  j["kv_cache"] = describeKVCache(plan, o);
   return j;
 }
 
@@ -336,6 +370,17 @@ std::string renderText(const ordered_json &j) {
          num(kv["memory"]["tokens"]) + " tokens in blocks of " +
          std::to_string(kDescribeBlockSize) + ", " +
          num(kv["memory"]["full_contexts"]) + " full contexts");
+  if (const auto &sl = kv["sliding"]; !sl.is_null()) {
+    line("  sliding layers: " + num(sl["layers"]) + " of " +
+         num(c["num_layers"]) + " keep only their last " + num(sl["window"]) +
+         " positions: a full context holds " +
+         bytesText(sl["bytes_for_context"]) + " (" +
+         bytesText(sl["bytes_for_context_without"]) + " if they kept all)");
+    if (sl.contains("memory"))
+      line("  in --kv-cache-memory: " + num(sl["memory"]["full_contexts"]) +
+           " full contexts (" + num(sl["memory"]["full_contexts_without"]) +
+           " if they kept all)");
+  }
   std::string other;
   for (const auto &[name, e] : kv["by_dtype"].items())
     other += (other.empty() ? "" : ", ") + name + " " +

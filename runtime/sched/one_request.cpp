@@ -60,9 +60,8 @@ std::vector<GenerateResult> generateN(Engine &engine,
     g.finishReason = o.finishReason;
     g.metrics = done.metrics;
     g.metrics.generatedTokens = static_cast<int64_t>(g.outputIds.size());
-    g.metrics.kvBytesUsed =
-        g.metrics.kvBytesPerToken *
-        static_cast<int64_t>(prompt.size() + g.outputIds.size() - 1);
+    g.metrics.kvBytesUsed = engine.kvPool().bytesFor(
+        static_cast<int64_t>(prompt.size() + g.outputIds.size() - 1));
     results.push_back(std::move(g));
   }
   return results;

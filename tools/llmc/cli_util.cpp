@@ -331,4 +331,26 @@ nlohmann::json speculativeStatsJson(const SpecStats &s,
           {"verify_ms", s.verifySeconds * 1e3}};
 }
 
+std::string slidingPoolText(const Engine &engine) {
+  const KvPoolPlan &p = engine.kvPool();
+  if (p.options.slidingBlocks == 0)
+    return "";
+  char line[320];
+  std::snprintf(
+      line, sizeof line,
+      "sliding KV pool   %d blocks for %lld of %lld layers (window %lld), "
+      "%.1f MiB; %d held now; one sequence of the context holds %.1f MiB "
+      "(%.1f MiB without it)\n",
+      engine.kv().numSlidingBlocks(), static_cast<long long>(p.sliding.count()),
+      static_cast<long long>(engine.config().numLayers),
+      static_cast<long long>(p.sliding.window),
+      static_cast<double>(p.slidingBlockBytes * p.options.slidingBlocks) /
+          (1 << 20),
+      engine.kv().usedSlidingBlocks(),
+      static_cast<double>(p.bytesFor(engine.contextLength())) / (1 << 20),
+      static_cast<double>(engine.kvBytesPerToken() * engine.contextLength()) /
+          (1 << 20));
+  return line;
+}
+
 } // namespace llmc::cli

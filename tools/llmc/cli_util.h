@@ -129,4 +129,7 @@ std::string speculativeStatsText(const SpecStats &s,
 nlohmann::json speculativeStatsJson(const SpecStats &s,
                                     const spec::SpeculativeOptions &o);
 
+/// The --stats line of the sliding pool ("" without one).
+std::string slidingPoolText(const Engine &engine);
+
 } // namespace llmc::cli

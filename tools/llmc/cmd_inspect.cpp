@@ -13,6 +13,7 @@ namespace llmc::cli {
 Action addInspect(CLI::App &app) {
   struct Options {
     std::string plan, weight, kvDtype, kvCacheMemory;
+    int64_t context = 0;
     bool json = false, checksum = false;
   };
   auto o = std::make_shared<Options>();
@@ -28,6 +29,10 @@ Action addInspect(CLI::App &app) {
       ->excludes(json);
   app.add_option("--kv-dtype", o->kvDtype,
                  "Size the KV cache as a run with this --kv-dtype would");
+  app.add_option("--context", o->context,
+                 "Size the KV cache for this context length instead of the "
+                 "plan's")
+      ->check(CLI::PositiveNumber);
   app.add_option("--kv-cache-memory", o->kvCacheMemory,
                  "Also say how many tokens (and full contexts) fit in this "
                  "much KV memory, e.g. 4GiB");
@@ -37,6 +42,7 @@ Action addInspect(CLI::App &app) {
       d.kvDtype = parseKvDtype(o->kvDtype, "--kv-dtype");
     if (!o->kvCacheMemory.empty())
       d.kvCacheBytes = parseBytes(o->kvCacheMemory, "--kv-cache-memory");
+    d.contextLength = o->context;
     PlanLoadOptions lo;
     lo.verifyWeights = o->checksum;
     auto plan = Plan::load(o->plan, lo);

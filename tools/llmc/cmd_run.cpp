@@ -71,6 +71,7 @@ void printStats(const GenerationMetrics &m, const Engine &engine,
                static_cast<long long>(engine.numBlocks()) * engine.blockSize(),
                static_cast<double>(engine.kvPoolBytes()) / (1 << 20),
                engine.kvPoolOrigin().c_str());
+  std::fputs(cli::slidingPoolText(engine).c_str(), stderr);
   const PlanConfig &c = engine.config();
   if (c.numExperts > 0)
     std::fprintf(stderr,

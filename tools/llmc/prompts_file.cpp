@@ -333,6 +333,7 @@ int runPromptsFile(const std::string &file, const OpenedPlan &opened,
         engine->numBlocks(), engine->blockSize(),
         static_cast<double>(engine->kvPoolBytes()) / (1 << 20),
         engine->kvPoolOrigin().c_str());
+    std::fputs(cli::slidingPoolText(*engine).c_str(), stderr);
     if (spec.options.enabled())
       std::fputs(speculativeStatsText(specTotal, spec.options).c_str(), stderr);
   }

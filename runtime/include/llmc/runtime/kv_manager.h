@@ -14,7 +14,7 @@
 // slidingBlocks): each sequence then has a second table over it, block for
 // block beside the first. Once a block lies wholly before the window of
 // every query still to come (`window` keys back from the sequence's end,
-// less `slidingSlack` positions a rollback may return to), its sliding
+// less kSlidingSlackTokens positions a rollback may return to), its sliding
 // block goes back to that pool and its entry becomes kNullSlidingBlock,
 // which no sequence owns. docs/kv-cache.md has the design.
 //
@@ -61,6 +61,28 @@ struct KvBlocks {
 /// The sliding table entry of a block that left the window.
 inline constexpr int32_t kNullSlidingBlock = 0;
 
+/// How far back before a sequence's end its sliding blocks are kept, so
+/// that a rollback (speculative decoding's rejected drafts, at most
+/// spec::kMaxSpeculativeTokens) never cuts into a freed one.
+inline constexpr int64_t kSlidingSlackTokens = 16;
+
+/// The first block of `blockSize` a query at position `pos` or later may
+/// read over a window of `window` keys.
+inline int64_t firstBlockInWindow(int64_t pos, int64_t window,
+                                  int64_t blockSize) {
+  return (pos - window + 1 > 0 ? pos - window + 1 : 0) / blockSize;
+}
+
+/// The sliding blocks a sequence of `tokens` holds after its last step
+/// (slack kSlidingSlackTokens).
+inline int64_t slidingBlocksHeld(int64_t tokens, int64_t window,
+                                 int64_t blockSize) {
+  const int64_t blocks = (tokens + blockSize - 1) / blockSize;
+  const int64_t freed =
+      firstBlockInWindow(tokens - kSlidingSlackTokens, window, blockSize);
+  return blocks - (freed < blocks ? freed : blocks);
+}
+
 class KvManager {
 public:
   struct Options {
@@ -70,9 +92,8 @@ public:
     /// The sliding pool's blocks (block 0 included, never handed out); 0:
     /// no sliding pool.
     int32_t slidingBlocks = 0;
-    /// The largest window of the layers in the sliding pool, and how many
-    /// positions back a sequence may be cut without losing its window.
-    int64_t window = 0, slidingSlack = 0;
+    /// The largest window of the layers in the sliding pool.
+    int64_t window = 0;
   };
   explicit KvManager(Options options);
 
@@ -100,7 +121,7 @@ public:
   /// the sliding pool if `sliding`).
   int32_t slot(int32_t seq, int64_t pos, bool sliding = false) const;
   /// Whether a sliding block the next token's window reaches was freed (the
-  /// sequence was cut back further than slidingSlack): it must be
+  /// sequence was cut back further than kSlidingSlackTokens): it must be
   /// recomputed.
   bool lostWindow(int32_t seq) const;
 

@@ -19,6 +19,7 @@ namespace llmc {
 struct DescribeOptions {
   std::optional<llmc_dtype> kvDtype; // unset: the plan's
   int64_t kvCacheBytes = 0;          // 0: say nothing about a budget
+  int64_t contextLength = 0;         // 0: the plan's (inspect --context)
 };
 /// Tokens fitting a budget are counted in whole blocks of this many
 /// (the runtime's default --block-size).
