@@ -81,38 +81,55 @@ KvPoolPlan planKvPool(const Plan &plan, const EngineOptions &o,
   const int64_t allBytes = std::max<int64_t>(
       blockBytes(plan, dtype, bs, layers), 1); // a block of every layer
 
-  // The sliding pool a run wants: each sequence's window (and the slack a
-  // rollback may cut back into) plus one step's worth of new tokens; never
-  // more than the full pool, whose blocks it shadows, so it is never the
-  // one that runs short where the full pool would not.
+  // The sliding pool a run wants for n sequences: each one's window (and
+  // the slack a rollback may cut back into) plus one step's worth of new
+  // tokens; never more than the full pool, whose blocks it shadows, so it
+  // is never the one that runs short where the full pool would not.
   static_assert(kSlidingSlackTokens >= spec::kMaxSpeculativeTokens);
-  const int64_t slack = kSlidingSlackTokens;
-  const int64_t perSeq = (p.sliding.window + slack + bs - 1) / bs + 2;
-  const int64_t wanted =
-      seqs * perSeq + (std::max(1, o.maxStepTokens) + bs - 1) / bs;
-  auto slidingFor = [&](int64_t fullBlocks) {
-    return slidingLayers > 0 ? std::min(fullBlocks, wanted) + 1 : 0;
+  const int64_t perSeq =
+      (p.sliding.window + kSlidingSlackTokens + bs - 1) / bs + 2;
+  const int64_t stepBlocks = (std::max(1, o.maxStepTokens) + bs - 1) / bs;
+  const int64_t contextBlocks = (context + bs - 1) / bs;
+  auto wanted = [&](int64_t n) { return n * perSeq + stepBlocks + 1; };
+  // For a full pool of `full` blocks: room for the sequences of the whole
+  // context it holds (maxSequences at most).
+  auto slidingFor = [&](int64_t full) {
+    if (slidingLayers == 0)
+      return int64_t(0);
+    const int64_t n = std::clamp<int64_t>(full / contextBlocks, 1, seqs);
+    return std::min(full + 1, wanted(n));
   };
-  // Full blocks that `bytes` holds beside their sliding pool.
-  auto fullIn = [&](int64_t bytes) {
+  // Both pools in `bytes`: as many whole-context sequences as fit (up to
+  // maxSequences) get their windows; the rest is full blocks.
+  int64_t slidingInBytes = 0;
+  auto fullIn = [&](int64_t bytes) -> int64_t {
     if (slidingLayers == 0)
       return bytes / allBytes;
     if (p.fullBlockBytes == 0) // every layer slides
       return bytes / p.slidingBlockBytes - 1;
+    const int64_t n = std::clamp<int64_t>(
+        (bytes - (stepBlocks + 1) * p.slidingBlockBytes) /
+            (contextBlocks * p.fullBlockBytes + perSeq * p.slidingBlockBytes),
+        1, seqs);
+    slidingInBytes = wanted(n);
     int64_t full =
-        (bytes - (wanted + 1) * p.slidingBlockBytes) / p.fullBlockBytes;
-    if (full < wanted) // the full pool is the smaller one: pair them
+        (bytes - slidingInBytes * p.slidingBlockBytes) / p.fullBlockBytes;
+    if (full + 1 < slidingInBytes) { // the full pool is the smaller: pair
       full = (bytes - p.slidingBlockBytes) /
              (p.fullBlockBytes + p.slidingBlockBytes);
+      slidingInBytes = full + 1;
+    }
     return full;
   };
 
   int64_t blocks;
+  bool fromBytes = false; // blocks came from fullIn: slidingInBytes holds
   if (o.kvCacheBlocks > 0) {
     blocks = o.kvCacheBlocks;
     p.origin = "--kv-cache-blocks";
   } else if (o.kvCacheBytes > 0) {
     blocks = fullIn(o.kvCacheBytes);
+    fromBytes = true;
     p.origin = "--kv-cache-memory";
     if (blocks < 1)
       throw Error("--kv-cache-memory " + std::to_string(o.kvCacheBytes) +
@@ -141,6 +158,7 @@ KvPoolPlan planKvPool(const Plan &plan, const EngineOptions &o,
         p.fullBlockBytes * blocks + p.slidingBlockBytes * slidingFor(blocks);
     if (memory > 0 && cap >= 1 && need > share && cap < blocks) {
       blocks = cap;
+      fromBytes = true;
       p.origin = "default (" +
                  std::to_string(static_cast<int>(kDefaultKvMemoryShare * 100)) +
                  "% " + where + ")";
@@ -151,7 +169,7 @@ KvPoolPlan planKvPool(const Plan &plan, const EngineOptions &o,
                 " blocks is larger than llmc can address (" +
                 std::to_string(INT32_MAX / bs) + " blocks of " +
                 std::to_string(bs) + " tokens)");
-  int64_t sliding = slidingFor(blocks);
+  int64_t sliding = fromBytes ? slidingInBytes : slidingFor(blocks);
   if (slidingLayers > 0 && p.fullBlockBytes == 0) {
     // Every layer slides: the full pool only counts tokens (it costs
     // nothing), and memory given explicitly all goes to the sliding pool.
