@@ -12,11 +12,15 @@ StepRunner::StepRunner(KvManager::Options kv, int64_t contextLength)
 
 StepRunner::~StepRunner() = default;
 
-bool StepRunner::fits(std::span<const StepWork> work) const {
+KvBlocks StepRunner::needed(std::span<const StepWork> work) const {
   KvBlocks need;
   for (const StepWork &w : work)
     need += kv_.blocksNeeded(w.seq, static_cast<int64_t>(w.tokens.size()));
-  return need.fitsIn(kv_.available());
+  return need;
+}
+
+bool StepRunner::fits(std::span<const StepWork> work) const {
+  return needed(work).fitsIn(kv_.available());
 }
 
 void StepRunner::recomputeStale(std::span<const StepWork> work) {
@@ -57,8 +61,12 @@ void StepRunner::step(std::span<const StepWork> work, float *logits) {
 
 void StepRunner::runStep(std::span<const StepWork> work, float *logits) {
   if (!fits(work))
-    throw Error("KV cache is full: all " + std::to_string(kv_.numBlocks()) +
-                " blocks of " + std::to_string(kv_.blockSize()) +
+    throw Error("KV cache is full: all " +
+                (needed(work).full <= kv_.available().full
+                     ? std::to_string(kv_.numSlidingBlocks()) +
+                           " blocks of the sliding-window layers' pool"
+                     : std::to_string(kv_.numBlocks()) + " blocks") +
+                " of " + std::to_string(kv_.blockSize()) +
                 " tokens are in use (give it more with --kv-cache-memory or "
                 "--kv-cache-blocks, or shorten the prompt)");
   std::vector<BlockCopy> copies;

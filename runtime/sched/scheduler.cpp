@@ -136,6 +136,23 @@ void Scheduler::add(ScheduledRequest r) {
         std::to_string(int64_t(engine_.numBlocks()) * bs) +
         " tokens; raise --kv-cache-memory or --kv-cache-blocks, or lower "
         "max_new_tokens");
+  // The sliding pool holds each sequence's window and one step's chunk.
+  if (const KvManager &kv = engine_.kv(); kv.hasSlidingPool()) {
+    const int64_t perSeq =
+        std::min((tokens + bs - 1) / bs,
+                 (kv.slidingWindow() + kSlidingSlackTokens + bs - 1) / bs + 2);
+    const int64_t chunk =
+        (std::min<int64_t>(P, options_.maxNumBatchedTokens) + bs - 1) / bs;
+    if (seats * perSeq + chunk > kv.numSlidingBlocks())
+      throw Error(
+          "the request needs " + std::to_string(seats * perSeq + chunk) +
+          " blocks of the sliding-window layers' KV pool (" +
+          std::to_string(seats) + " sequences' windows and a " +
+          std::to_string(std::min<int64_t>(P, options_.maxNumBatchedTokens)) +
+          "-token step) but it has " + std::to_string(kv.numSlidingBlocks()) +
+          "; raise --max-num-seqs or --kv-cache-memory, or lower "
+          "--max-num-batched-tokens");
+  }
 
   if (r.beam) {
     g->beam = std::make_unique<BeamSearcher>(

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "llmc/runtime/engine.h"
+#include "llmc/runtime/scheduler.h"
+#include "llmc/support/error.h"
 
 #include "../compiled_plan.h"
 
@@ -152,6 +154,33 @@ protected:
     e->releaseSequence(second);
     e->checkIdle();
   }
+
+  // A request whose sequences' windows the sliding pool cannot hold is
+  // refused up front, naming the pool, not left waiting forever.
+  void expectTooManyWindowsRefused() {
+    EngineOptions o;
+    o.backend = GetParam();
+    o.contextLength = 256;
+    o.maxSequences = 2; // windows for 2 sequences, full blocks for 25
+    o.maxStepTokens = 64;
+    o.kvCacheBlocks = 400;
+    auto e = std::make_unique<Engine>(*Base::plan_, *Base::registry_, o);
+    SchedulerOptions so;
+    so.maxNumSeqs = 16;
+    Scheduler s(*e, nullptr, so);
+    ScheduledRequest r;
+    r.prompt = prompt(200, 5);
+    r.n = 16;
+    r.options.maxNewTokens = 4;
+    try {
+      s.add(std::move(r));
+      FAIL() << "16 windows fit a pool sized for 2";
+    } catch (const Error &err) {
+      EXPECT_NE(std::string(err.what()).find("sliding-window layers' KV pool"),
+                std::string::npos)
+          << err.what();
+    }
+  }
 };
 
 class Gemma3Sliding : public SlidingWindow<Gemma3Sliding> {
@@ -182,6 +211,9 @@ TEST_P(Gemma3Sliding, PrefixCacheKeepsTheWindow) {
 }
 TEST_P(MistralSliding, PrefixCacheKeepsTheWindow) {
   expectPrefixCacheKeepsWindow();
+}
+TEST_P(Gemma3Sliding, TooManyWindowsAreRefused) {
+  expectTooManyWindowsRefused();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Gemma3Sliding,

@@ -215,3 +215,102 @@ TEST(KvManager, CheckIdleNamesWhatLeaked) {
 
 } // namespace
 } // namespace llmc
+
+namespace llmc {
+namespace {
+
+// The sliding pool: window 8 over blocks of 4, slack kSlidingSlackTokens
+// (16). A block is freed once it lies wholly before position
+// length - 16 - 8 + 1.
+KvManager slidingKv(int32_t slidingBlocks = 20, bool prefixCaching = false) {
+  KvManager::Options o{64, 4, prefixCaching};
+  o.slidingBlocks = slidingBlocks;
+  o.window = 8;
+  return KvManager(o);
+}
+
+int64_t held(const KvManager &kv, int32_t seq) {
+  const std::vector<int32_t> &t = kv.slidingTable(seq);
+  return std::count_if(t.begin(), t.end(),
+                       [](int32_t b) { return b != kNullSlidingBlock; });
+}
+
+TEST(KvManagerSliding, BlocksLeaveTheWindowAndReturnToThePool) {
+  KvManager kv = slidingKv();
+  EXPECT_EQ(kv.numSlidingBlocks(), 19); // block 0 is never handed out
+  int32_t s = kv.create();
+  feed(kv, s, iota(24));
+  // 24 - 16 - 8 + 1 = 1: nothing before block 0 yet.
+  EXPECT_EQ(held(kv, s), 6);
+  for (int i = 0; i < 16; ++i)
+    feed(kv, s, {7});
+  // 40 tokens: blocks before (40 - 23) / 4 = 4 are free.
+  EXPECT_EQ(kv.blockTable(s).size(), 10u);
+  EXPECT_EQ(kv.slidingTable(s).size(), 10u);
+  EXPECT_EQ(held(kv, s), 6);
+  EXPECT_EQ(kv.usedSlidingBlocks(), 6);
+  EXPECT_EQ(held(kv, s), slidingBlocksHeld(40, 8, 4));
+  EXPECT_EQ(kv.slot(s, 39, true), kv.slidingTable(s)[9] * 4 + 3);
+  EXPECT_FALSE(kv.lostWindow(s));
+  // A step takes blocks of both pools.
+  EXPECT_EQ(kv.blocksNeeded(s, 4).full, 1);
+  EXPECT_EQ(kv.blocksNeeded(s, 4).sliding, 1);
+  // A fork shares the held ones; release gives everything back.
+  int32_t f = kv.fork(s);
+  EXPECT_EQ(kv.refcount(kv.blockTable(s)[9]), 2);
+  kv.release(s);
+  EXPECT_EQ(kv.usedSlidingBlocks(), 6);
+  kv.release(f);
+  EXPECT_EQ(kv.usedSlidingBlocks(), 0);
+  kv.checkIdle();
+}
+
+TEST(KvManagerSliding, CutBackPastTheSlackLosesTheWindow) {
+  KvManager kv = slidingKv();
+  int32_t s = kv.create();
+  feed(kv, s, iota(40));
+  kv.truncate(s, 28); // within the slack: the window is whole
+  EXPECT_FALSE(kv.lostWindow(s));
+  kv.truncate(s, 12); // the window of position 12 reads blocks 1 and 2
+  EXPECT_TRUE(kv.lostWindow(s));
+  kv.truncate(s, 0);
+  EXPECT_FALSE(kv.lostWindow(s));
+  kv.release(s);
+  kv.checkIdle();
+}
+
+TEST(KvManagerSliding, AReservationNeedsBothPools) {
+  KvManager kv = slidingKv(4); // 3 usable sliding blocks
+  int32_t s = kv.create();
+  std::vector<BlockCopy> copies;
+  EXPECT_FALSE(kv.reserve(s, 16, copies)); // 4 sliding blocks at once
+  EXPECT_EQ(kv.usedBlocks(), 0);           // and nothing changed
+  EXPECT_TRUE(kv.reserve(s, 12, copies));
+  kv.append(s, iota(12));
+  kv.release(s);
+  kv.checkIdle();
+}
+
+TEST(KvManagerSliding, PrefixSharesTheWindowItStillHas) {
+  KvManager kv = slidingKv(20, true);
+  std::vector<int32_t> prompt = iota(41);
+  int32_t a = kv.create();
+  feed(kv, a, prompt);
+  kv.release(a); // every full block cached; sliding 4.. cached, 0..3 freed
+  // The 40 tokens before the last: block 10's window reaches back to
+  // position 33 (block 8); blocks 8 and 9 are cached.
+  EXPECT_EQ(kv.cachedPrefixLength(prompt), 40);
+  int32_t b = kv.create();
+  EXPECT_EQ(kv.attachCachedPrefix(b, prompt), 40);
+  EXPECT_EQ(kv.slidingTable(b)[0], kNullSlidingBlock);
+  EXPECT_NE(kv.slidingTable(b)[9], kNullSlidingBlock);
+  EXPECT_FALSE(kv.lostWindow(b));
+  kv.release(b);
+  // Evict the sliding pool's cache: the full blocks alone share nothing.
+  kv.clearCache();
+  EXPECT_EQ(kv.cachedPrefixLength(prompt), 0);
+  kv.checkIdle();
+}
+
+} // namespace
+} // namespace llmc

@@ -165,6 +165,7 @@ public:
   /// Both pools (a pool that is absent never runs short).
   KvBlocks available() const;
   bool hasSlidingPool() const { return sliding_.has_value(); }
+  int64_t slidingWindow() const { return options_.window; }
   /// The sliding pool's blocks that can hold K/V (block 0 excluded), and
   /// those sequences hold.
   int32_t numSlidingBlocks() const {

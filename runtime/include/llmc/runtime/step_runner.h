@@ -73,8 +73,10 @@ public:
   /// tests call it after every run to catch leaks.
   void checkIdle() const { kv_.checkIdle(); }
 
-  /// Whether the pool can hold `work`'s new tokens now.
+  /// Whether the pool can hold `work`'s new tokens now, and the blocks of
+  /// each pool they take.
   bool fits(std::span<const StepWork> work) const;
+  KvBlocks needed(std::span<const StepWork> work) const;
   /// One model execution over a mixed batch (graphFor picks the graph).
   /// `logits` receives, in work order, each sequence's logitRows rows of
   /// [vocab]. Throws llmc::Error (changing nothing) if a sequence would
