@@ -1,5 +1,5 @@
 #!/bin/sh
-# Sliding-window KV memory on a Gemma-3-4B-shaped plan (gen_gemma3_shape.py):
+# Sliding-window KV memory on a Gemma-3-4B-shaped plan (bench/e2e/peers/gen_gemma3_shape.py):
 # KV bytes one sequence of the context holds, and the full contexts a fixed
 # 8 GiB budget admits, with the sliding layers' own pool and without it
 # (llmc inspect), then what an engine actually makes of that budget
@@ -12,7 +12,7 @@ OUT=${TMPDIR:-/tmp}/llmc-sliding-kv
 mkdir -p "$OUT"
 grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_bf16|amx_tile)$' | tr '\n' ' '; echo
 for ctx in 8192 32768; do
-  /usr/bin/python3 bench/kv/gen_gemma3_shape.py "$OUT/ckpt$ctx" test/data/models/gemma3-text $ctx
+  /usr/bin/python3 bench/e2e/peers/gen_gemma3_shape.py "$OUT/ckpt$ctx" test/data/models/gemma3-text $ctx
   "$BUILD/bin/llmc" compile "$OUT/ckpt$ctx" -o "$OUT/g$ctx.plan" --target cpu -q
   for dtype in bf16 int8; do
     echo "== context $ctx, KV $dtype, 8 GiB budget"

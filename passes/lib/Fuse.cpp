@@ -27,6 +27,8 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <optional>
+
 namespace mlir::llmc {
 #define GEN_PASS_DEF_FUSE
 #include "llmc/Passes/Passes.h.inc"
@@ -161,18 +163,42 @@ GateActivation gateActivation(Value v) {
   return {};
 }
 
+/// mul(act(gate), up) becomes the gated unit of its activation over the
+/// packed [gate; up] projection.
+void replaceWithGatedUnit(PatternRewriter &rewriter, MulOp mul,
+                          const GateActivation &act, Value packed) {
+  if (act.gelu)
+    rewriter.replaceOpWithNewOp<GeGLUOp>(mul, mul.getType(), packed);
+  else
+    rewriter.replaceOpWithNewOp<SwiGLUOp>(mul, mul.getType(), packed);
+}
+
+/// mul(act(gate), up) where gate and up are single-use OpT ops over one
+/// input: what each gate/up fusion starts from.
+template <typename OpT> struct GateUp {
+  GateActivation act;
+  OpT gate, up;
+};
+template <typename OpT> std::optional<GateUp<OpT>> matchGateUp(MulOp mul) {
+  GateActivation act = gateActivation(mul.getLhs());
+  if (!act.op || !act.op->hasOneUse())
+    return std::nullopt;
+  auto gate = act.op->getOperand(0).template getDefiningOp<OpT>();
+  auto up = mul.getRhs().getDefiningOp<OpT>();
+  if (!gate || !up || !gate->hasOneUse() || !up->hasOneUse() ||
+      gate.getInput() != up.getInput())
+    return std::nullopt;
+  return GateUp<OpT>{act, gate, up};
+}
+
 struct FuseGateUp : OpRewritePattern<MulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MulOp mul,
                                 PatternRewriter &rewriter) const override {
-    GateActivation act = gateActivation(mul.getLhs());
-    if (!act.op || !act.op->hasOneUse())
+    auto m = matchGateUp<LinearOp>(mul);
+    if (!m || m->gate.getType() != m->up.getType())
       return failure();
-    auto gate = act.op->getOperand(0).getDefiningOp<LinearOp>();
-    auto up = mul.getRhs().getDefiningOp<LinearOp>();
-    if (!gate || !up || !gate->hasOneUse() || !up->hasOneUse() ||
-        gate.getInput() != up.getInput() || gate.getType() != up.getType())
-      return failure();
+    auto [act, gate, up] = *m;
     SmallVector<LinearOp> parts = {gate, up};
     if (!packable(parts))
       return failure();
@@ -181,10 +207,7 @@ struct FuseGateUp : OpRewritePattern<MulOp> {
     rewriter.setInsertionPoint(gate->isBeforeInBlock(up) ? gate : up);
     LinearOp packed = packLinears(rewriter, parts);
     rewriter.setInsertionPoint(mul);
-    if (act.gelu)
-      rewriter.replaceOpWithNewOp<GeGLUOp>(mul, mul.getType(), packed);
-    else
-      rewriter.replaceOpWithNewOp<SwiGLUOp>(mul, mul.getType(), packed);
+    replaceWithGatedUnit(rewriter, mul, act, packed);
     return success();
   }
 };
@@ -196,25 +219,16 @@ struct FuseSlicedGateUp : OpRewritePattern<MulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MulOp mul,
                                 PatternRewriter &rewriter) const override {
-    GateActivation act = gateActivation(mul.getLhs());
-    if (!act.op || !act.op->hasOneUse())
+    auto m = matchGateUp<SliceOp>(mul);
+    if (!m)
       return failure();
-    auto gate = act.op->getOperand(0).getDefiningOp<SliceOp>();
-    auto up = mul.getRhs().getDefiningOp<SliceOp>();
-    if (!gate || !up || !gate->hasOneUse() || !up->hasOneUse() ||
-        gate.getInput() != up.getInput())
-      return failure();
+    auto [act, gate, up] = *m;
     const int64_t width = static_cast<int64_t>(gate.getSize());
     auto packed = dyn_cast<RankedTensorType>(gate.getInput().getType());
     if (!packed || gate.getStart() != 0 || up.getStart() != gate.getSize() ||
-        up.getSize() != gate.getSize() ||
-        packed.getShape().back() != 2 * width)
+        up.getSize() != gate.getSize() || packed.getShape().back() != 2 * width)
       return failure();
-    if (act.gelu)
-      rewriter.replaceOpWithNewOp<GeGLUOp>(mul, mul.getType(), gate.getInput());
-    else
-      rewriter.replaceOpWithNewOp<SwiGLUOp>(mul, mul.getType(),
-                                            gate.getInput());
+    replaceWithGatedUnit(rewriter, mul, act, gate.getInput());
     return success();
   }
 };
@@ -226,15 +240,11 @@ struct FuseExpertGateUp : OpRewritePattern<MulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MulOp mul,
                                 PatternRewriter &rewriter) const override {
-    GateActivation act = gateActivation(mul.getLhs());
-    if (!act.op || !act.op->hasOneUse())
+    auto m = matchGateUp<ExpertLinearOp>(mul);
+    if (!m || m->gate.getExperts() != m->up.getExperts() ||
+        m->gate.getType() != m->up.getType())
       return failure();
-    auto gate = act.op->getOperand(0).getDefiningOp<ExpertLinearOp>();
-    auto up = mul.getRhs().getDefiningOp<ExpertLinearOp>();
-    if (!gate || !up || !gate->hasOneUse() || !up->hasOneUse() ||
-        gate.getInput() != up.getInput() ||
-        gate.getExperts() != up.getExperts() || gate.getType() != up.getType())
-      return failure();
+    auto [act, gate, up] = *m;
     ParamOp wg = packableParam(gate.getWeight()),
             wu = packableParam(up.getWeight());
     if (!wg || !wu || !sameGgmlKind(wg, wu))
@@ -249,10 +259,7 @@ struct FuseExpertGateUp : OpRewritePattern<MulOp> {
         gate.getLoc(), RankedTensorType::get(shape, type.getElementType()),
         gate.getInput(), w, gate.getExperts());
     rewriter.setInsertionPoint(mul);
-    if (act.gelu)
-      rewriter.replaceOpWithNewOp<GeGLUOp>(mul, mul.getType(), packed);
-    else
-      rewriter.replaceOpWithNewOp<SwiGLUOp>(mul, mul.getType(), packed);
+    replaceWithGatedUnit(rewriter, mul, act, packed);
     return success();
   }
 };
@@ -294,8 +301,9 @@ struct FusePass : impl::FuseBase<FusePass> {
   void runOnOperation() override {
     fuseQKV(getOperation());
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseAddRMSNorm, FuseGateUp, FuseSlicedGateUp,
-                 FuseExpertGateUp>(&getContext());
+    patterns
+        .add<FuseAddRMSNorm, FuseGateUp, FuseSlicedGateUp, FuseExpertGateUp>(
+            &getContext());
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -94,12 +94,14 @@ bool KvManager::lostWindow(int32_t seq) const {
 void KvManager::dropOutsideWindow(Sequence &s) {
   const int64_t keepFrom =
       static_cast<int64_t>(s.tokens.size()) - kSlidingSlackTokens;
-  const size_t end = std::min(firstInWindow(keepFrom), s.sliding.size());
-  for (size_t i = 0; i < end; ++i)
-    if (s.sliding[i] != kNullSlidingBlock) {
-      sliding_->release(s.sliding[i]);
-      s.sliding[i] = kNullSlidingBlock;
-    }
+  // Held entries are a suffix of the table (freed ones never come back
+  // but by a recompute from 0): walk back from the window's edge to the
+  // first freed one.
+  for (size_t i = std::min(firstInWindow(keepFrom), s.sliding.size());
+       i-- > 0 && s.sliding[i] != kNullSlidingBlock;) {
+    sliding_->release(s.sliding[i]);
+    s.sliding[i] = kNullSlidingBlock;
+  }
 }
 
 KvBlocks KvManager::available() const {

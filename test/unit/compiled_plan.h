@@ -10,16 +10,21 @@
 #pragma once
 
 #include "llmc/runtime/backend_registry.h"
+#include "llmc/runtime/engine.h"
 #include "llmc/runtime/plan.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace llmc::test {
 
@@ -82,5 +87,24 @@ protected:
   static inline Plan *plan_ = nullptr;
   static inline BackendRegistry *registry_ = nullptr;
 };
+
+/// The last logits of one prefill of `tokens` on a new engine.
+inline std::vector<float> freshPrefillLogits(const Plan &plan,
+                                             const BackendRegistry &registry,
+                                             const EngineOptions &options,
+                                             std::span<const int32_t> tokens) {
+  Engine e(plan, registry, options);
+  std::vector<float> logits(static_cast<size_t>(e.vocabSize()));
+  e.prefill(e.newSequence(), tokens, logits.data());
+  return logits;
+}
+
+inline float maxAbsDiff(const std::vector<float> &a,
+                        const std::vector<float> &b) {
+  float worst = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    worst = std::max(worst, std::abs(a[i] - b[i]));
+  return worst;
+}
 
 } // namespace llmc::test

@@ -40,12 +40,7 @@ std::vector<float> referenceLogits(const std::string &file) {
   return out;
 }
 
-float maxAbsDiff(const std::vector<float> &a, const std::vector<float> &b) {
-  float worst = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    worst = std::max(worst, std::abs(a[i] - b[i]));
-  return worst;
-}
+using test::maxAbsDiff;
 
 class LongRope : public test::CompiledPlanTest<LongRope>,
                  public ::testing::WithParamInterface<const char *> {
@@ -53,21 +48,20 @@ public:
   static constexpr const char *kModel = "phi4-mini-longrope";
 
 protected:
-  std::unique_ptr<Engine> engine(bool prefixCaching = false) {
+  EngineOptions options(bool prefixCaching = false) {
     EngineOptions o;
     o.backend = GetParam();
     o.threads = 2;
     o.contextLength = 64;
     o.prefixCaching = prefixCaching;
-    return std::make_unique<Engine>(*plan_, *registry_, o);
+    return o;
+  }
+  std::unique_ptr<Engine> engine(bool prefixCaching = false) {
+    return std::make_unique<Engine>(*plan_, *registry_, options(prefixCaching));
   }
   /// The last logits of a fresh prefill of `tokens`.
   std::vector<float> fresh(std::span<const int32_t> tokens) {
-    auto e = engine();
-    std::vector<float> logits(static_cast<size_t>(e->vocabSize()));
-    int32_t seq = e->newSequence();
-    e->prefill(seq, tokens, logits.data());
-    return logits;
+    return test::freshPrefillLogits(*plan_, *registry_, options(), tokens);
   }
 };
 

@@ -24,12 +24,7 @@
 namespace llmc {
 namespace {
 
-float maxAbsDiff(const std::vector<float> &a, const std::vector<float> &b) {
-  float worst = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    worst = std::max(worst, std::abs(a[i] - b[i]));
-  return worst;
-}
+using test::maxAbsDiff;
 
 /// Token ids of a long made-up prompt (below every vocabulary's size).
 std::vector<int32_t> prompt(size_t n, int32_t salt) {
@@ -48,7 +43,7 @@ class SlidingWindow : public test::CompiledPlanTest<Derived>,
                       public ::testing::WithParamInterface<const char *> {
 protected:
   using Base = test::CompiledPlanTest<Derived>;
-  std::unique_ptr<Engine> engine(bool prefixCaching = false) {
+  EngineOptions options(bool prefixCaching = false) {
     EngineOptions o;
     o.backend = GetParam();
     o.threads = 2;
@@ -56,14 +51,15 @@ protected:
     o.maxSequences = 2;
     o.maxStepTokens = 64;
     o.prefixCaching = prefixCaching;
-    return std::make_unique<Engine>(*Base::plan_, *Base::registry_, o);
+    return o;
+  }
+  std::unique_ptr<Engine> engine(bool prefixCaching = false) {
+    return std::make_unique<Engine>(*Base::plan_, *Base::registry_,
+                                    options(prefixCaching));
   }
   std::vector<float> fresh(std::span<const int32_t> tokens) {
-    auto e = engine();
-    std::vector<float> logits(static_cast<size_t>(e->vocabSize()));
-    int32_t seq = e->newSequence();
-    e->prefill(seq, tokens, logits.data());
-    return logits;
+    return test::freshPrefillLogits(*Base::plan_, *Base::registry_, options(),
+                                    tokens);
   }
 
   void expectPoolSplit(int64_t slidingLayers, int64_t window) {
