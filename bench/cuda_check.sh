@@ -38,8 +38,9 @@ cmake -S "$repo" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DLLMC_ENABLE_COMPILER=ON -DLLMC_ENABLE_CUDA=ON >"$W/configure.log" 2>&1 ||
   { tail -30 "$W/configure.log"; exit 1; }
 log "building (-j$JOBS)"
-ninja -C "$B" -j"$JOBS" llmc llmc-backend-ref llmc-backend-cuda llmc_cuda_test \
-  llmc_conformance_test >"$W/build.log" 2>&1 || { tail -40 "$W/build.log"; exit 1; }
+ninja -C "$B" -j"$JOBS" llmc llmc-backend-ref llmc-backend-cpu llmc-backend-cuda \
+  llmc_cuda_test llmc_conformance_test llmc_long_rope_test \
+  llmc_sliding_window_test >"$W/build.log" 2>&1 || { tail -40 "$W/build.log"; exit 1; }
 LLMC=$B/bin/llmc
 export LLMC_BACKEND_PATH=$B/bin
 "$LLMC" backends 2>&1 | tee "$W/backends.txt" >&2 || true
@@ -52,6 +53,11 @@ log "llmc_cuda_test"
 "$B/bin/llmc_cuda_test" >"$W/cuda_test.log" 2>&1 || fail "llmc_cuda_test (see $W/cuda_test.log)"
 grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/cuda_test.log" >&2 || true
 grep -q 'SKIPPED \] Cuda\.' "$W/cuda_test.log" && fail "llmc_cuda_test skipped GPU tests on a GPU machine"
+for t in llmc_long_rope_test llmc_sliding_window_test; do
+  log "$t (cuda: LongRoPE's switch, the sliding KV pool)"
+  "$B/bin/$t" --gtest_filter='*/2' >"$W/$t.log" 2>&1 || fail "$t (see $W/$t.log)"
+  grep -q 'SKIPPED' "$W/$t.log" && fail "$t skipped cuda on a GPU machine"
+done
 log "llmc_conformance_test"
 "$B/bin/llmc_conformance_test" >"$W/conformance.log" 2>&1 || fail "conformance (see $W/conformance.log)"
 grep -q 'comparing: cuda vs ref' "$W/conformance.log" || fail "conformance did not compare cuda"

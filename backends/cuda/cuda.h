@@ -131,15 +131,25 @@ struct Backend {
 /// The paged KV pool: per layer K then V, each num_blocks blocks of
 /// llmc_kv_block_bytes (backend.h's layout).
 struct KvPool {
-  llmc_kv_cache_desc desc{};
+  llmc_kv_cache_desc desc{}; // sliding_layers points into `sliding`
   DeviceBuffer memory;
-  size_t layerBytes = 0, blockBytes = 0;
+  size_t blockBytes = 0;
+  std::vector<size_t> offsets;  // [layers]: K at offsets[l], V after it
+  std::vector<uint8_t> sliding; // [layers] or empty: in the sliding pool
   uint64_t id = 0;
+  bool isSliding(int64_t layer) const {
+    return !sliding.empty() && sliding[size_t(layer)] != 0;
+  }
+  size_t layerBytes(int64_t layer) const {
+    return size_t(isSliding(layer) ? desc.num_sliding_blocks
+                                   : desc.num_blocks) *
+           blockBytes;
+  }
   void *k(int64_t layer) const {
-    return memory.as<char>() + size_t(2 * layer) * layerBytes;
+    return memory.as<char>() + offsets[size_t(layer)];
   }
   void *v(int64_t layer) const {
-    return memory.as<char>() + size_t(2 * layer + 1) * layerBytes;
+    return memory.as<char>() + offsets[size_t(layer)] + layerBytes(layer);
   }
 };
 
@@ -150,6 +160,14 @@ struct DevArgs {
           *logitsRows = nullptr, *tiles = nullptr, *queryStart = nullptr,
           *contextLens = nullptr, *blockTables = nullptr;
   int32_t *ropeLong = nullptr; // [T] 1: LongRoPE's long table (ABI 1.5)
+  /// The sliding pool's slots and tables (ABI 1.6; null without one).
+  int32_t *slidingSlots = nullptr, *slidingBlockTables = nullptr;
+  const int32_t *slotsOf(const KvPool &kv, int64_t layer) const {
+    return kv.isSliding(layer) ? slidingSlots : slots;
+  }
+  const int32_t *blockTablesOf(const KvPool &kv, int64_t layer) const {
+    return kv.isSliding(layer) ? slidingBlockTables : blockTables;
+  }
 };
 
 /// What an op's closure sees while it enqueues its kernels.
@@ -204,7 +222,8 @@ void prepareGraph(Backend &b, const llmc_graph_desc &desc, Prepared &p);
 void executeGraph(Backend &b, Prepared &p, KvPool *kv,
                   const llmc_step_args &args);
 void initKvPool(Backend &b, KvPool &pool, const llmc_kv_cache_desc &desc);
-void copyKvBlock(Backend &b, KvPool &pool, int32_t src, int32_t dst);
+void copyKvBlock(Backend &b, KvPool &pool, int32_t src, int32_t dst,
+                 bool sliding);
 /// Whether this backend runs `op` (beyond ref's checks).
 bool supportsOp(const llmc_op_desc &op);
 

@@ -117,13 +117,9 @@ public:
     return pool;
   }
 
-  // No sliding pool here yet (PluginDesc.slidingPool is false), so the host
-  // never asks for a sliding block.
   void copyKvBlock(common::KvPool &pool, int32_t src, int32_t dst,
                    bool sliding) override {
-    if (sliding)
-      throw InvalidArgument("the cuda backend has no sliding KV pool");
-    cuda::copyKvBlock(b, static_cast<Pool &>(pool).pool, src, dst);
+    cuda::copyKvBlock(b, static_cast<Pool &>(pool).pool, src, dst, sliding);
   }
 
   void execute(common::PreparedGraph &graph, common::KvPool *pool,
@@ -172,8 +168,8 @@ std::unique_ptr<common::Backend> create(const llmc_backend_options &options) {
 // A usable GPU outranks nothing else of the same name; one build suffices.
 int32_t score() { return probe(nullptr) > 0 ? 1 : 0; }
 
-const common::PluginDesc kPlugin = {"cuda", deviceCount, deviceInfo, score,
-                                    create};
+const common::PluginDesc kPlugin = {"cuda", deviceCount, deviceInfo,
+                                    score,  create,      true};
 
 } // namespace
 } // namespace llmc::cuda

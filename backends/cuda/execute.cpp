@@ -45,7 +45,7 @@ std::vector<Span> layout(const Graph &g, int64_t T, int64_t B, size_t &bytes) {
 // Offsets (in int32) of the arrays in Backend::args for the capacities.
 struct ArgsLayout {
   int64_t tokens, positions, slots, logitsRows, tiles, ropeLong, queryStart,
-      contextLens, blockTables, total;
+      contextLens, blockTables, slidingSlots, slidingBlockTables, total;
 };
 
 ArgsLayout argsLayout(int64_t capT, int64_t capB, int64_t capBlocks) {
@@ -59,7 +59,9 @@ ArgsLayout argsLayout(int64_t capT, int64_t capB, int64_t capBlocks) {
   l.queryStart = l.ropeLong + capT;
   l.contextLens = l.queryStart + capB + 1;
   l.blockTables = l.contextLens + capB;
-  l.total = l.blockTables + capB * capBlocks;
+  l.slidingSlots = l.blockTables + capB * capBlocks;
+  l.slidingBlockTables = l.slidingSlots + capT;
+  l.total = l.slidingBlockTables + capB * capBlocks;
   return l;
 }
 
@@ -225,8 +227,17 @@ void executeGraph(Backend &b, Prepared &p, KvPool *kv,
   int64_t tableValues = a.block_tables ? B * maxBlocks : 0;
   if (a.block_tables)
     std::memcpy(h + l.blockTables, a.block_tables, size_t(tableValues) * 4);
-  check(cudaMemcpyAsync(b.args.get(), h,
-                        size_t(l.blockTables + tableValues) * 4,
+  // The sliding pool's (ABI 1.6): copied only when the pool has one.
+  int64_t end = l.blockTables + tableValues;
+  const bool sliding = kv && !kv->sliding.empty() && a.sliding_slot_mapping;
+  if (sliding) {
+    fill(l.slidingSlots, a.sliding_slot_mapping, T, Te, -1);
+    if (a.sliding_block_tables)
+      std::memcpy(h + l.slidingBlockTables, a.sliding_block_tables,
+                  size_t(tableValues) * 4);
+    end = l.slidingBlockTables + tableValues;
+  }
+  check(cudaMemcpyAsync(b.args.get(), h, size_t(end) * 4,
                         cudaMemcpyHostToDevice, b.stream),
         "copying the step arguments");
 
@@ -243,6 +254,10 @@ void executeGraph(Backend &b, Prepared &p, KvPool *kv,
   c.args.queryStart = d + l.queryStart;
   c.args.contextLens = d + l.contextLens;
   c.args.blockTables = d + l.blockTables;
+  if (sliding) {
+    c.args.slidingSlots = d + l.slidingSlots;
+    c.args.slidingBlockTables = d + l.slidingBlockTables;
+  }
   c.scratch = b.scratch.as<char>();
   c.partial = reinterpret_cast<float *>(c.scratch + align256(linearBytes));
   c.buf.resize(spans.size());

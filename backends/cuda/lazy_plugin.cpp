@@ -122,6 +122,10 @@ llmc_status kvCopyBlock(llmc_backend *b, llmc_kv_cache *c, int32_t src,
                         int32_t dst) {
   return api()->kv_copy_block(b, c, src, dst);
 }
+llmc_status kvCopySlidingBlock(llmc_backend *b, llmc_kv_cache *c, int32_t src,
+                               int32_t dst) {
+  return api()->kv_copy_sliding_block(b, c, src, dst);
+}
 llmc_status execute(llmc_backend *b, llmc_prepared *p, llmc_kv_cache *c,
                     const llmc_step_args *args) {
   return api()->execute(b, p, c, args);
@@ -145,7 +149,7 @@ const llmc_backend_api kApi = {LLMC_BACKEND_ABI_MAJOR,
                                kvDestroy,
                                kvCopyBlock,
                                execute,
-                               nullptr}; // no sliding pool (ABI 1.6)
+                               kvCopySlidingBlock};
 
 } // namespace
 

@@ -123,14 +123,22 @@ uploadWeightF32(Backend &b, const llmc_weight_desc &w, int64_t count) {
 
 void initKvPool(Backend &b, KvPool &pool, const llmc_kv_cache_desc &desc) {
   common::checkKvCacheDesc(desc);
-  if (desc.sliding_layers)
-    throw InvalidArgument("kv cache: the cuda backend has no sliding pool "
-                          "(sliding_layers must be NULL)");
   pool.desc = desc;
+  pool.sliding.clear();
+  if (desc.sliding_layers)
+    pool.sliding.assign(desc.sliding_layers, desc.sliding_layers + desc.layers);
+  pool.desc.sliding_layers =
+      pool.sliding.empty() ? nullptr : pool.sliding.data();
   pool.blockBytes = size_t(llmc_kv_block_bytes(desc.dtype, desc.block_size,
                                                desc.kv_heads, desc.head_dim));
-  pool.layerBytes = size_t(desc.num_blocks) * pool.blockBytes;
-  size_t total = pool.layerBytes * 2 * desc.layers;
+  // Per layer K then V, each its pool's blocks; cleared below, so sliding
+  // block 0 reads as zeros.
+  size_t total = 0;
+  pool.offsets.assign(desc.layers, 0);
+  for (uint32_t l = 0; l < desc.layers; ++l) {
+    pool.offsets[l] = total;
+    total += 2 * pool.layerBytes(l);
+  }
   try {
     pool.memory = DeviceBuffer(b.budget, total, "the KV pool");
   } catch (const OutOfMemory &e) {
@@ -146,18 +154,20 @@ void initKvPool(Backend &b, KvPool &pool, const llmc_kv_cache_desc &desc) {
   pool.id = nextId++;
 }
 
-void copyKvBlock(Backend &b, KvPool &pool, int32_t src, int32_t dst) {
-  common::checkBlockCopy(pool.desc, src, dst, false);
+void copyKvBlock(Backend &b, KvPool &pool, int32_t src, int32_t dst,
+                 bool sliding) {
+  common::checkBlockCopy(pool.desc, src, dst, sliding);
   if (src == dst)
     return;
   const llmc_kv_cache_desc &d = pool.desc;
   const size_t blockBytes = pool.blockBytes;
   for (uint32_t l = 0; l < d.layers; ++l)
     for (void *base : {pool.k(l), pool.v(l)})
-      check(cudaMemcpyAsync(static_cast<char *>(base) + dst * blockBytes,
-                            static_cast<char *>(base) + src * blockBytes,
-                            blockBytes, cudaMemcpyDeviceToDevice, b.stream),
-            "kv_copy_block");
+      if (pool.isSliding(l) == sliding)
+        check(cudaMemcpyAsync(static_cast<char *>(base) + dst * blockBytes,
+                              static_cast<char *>(base) + src * blockBytes,
+                              blockBytes, cudaMemcpyDeviceToDevice, b.stream),
+              "kv_copy_block");
   check(cudaStreamSynchronize(b.stream), "kv_copy_block");
 }
 

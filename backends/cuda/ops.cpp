@@ -228,8 +228,8 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     int64_t layer = op.i[0], kCols = g.buffers[k].cols;
     kernel = [=](StepCtx &c) {
       const llmc_kv_cache_desc &d = c.kv->desc;
-      launchKvWrite(c.stream, c.buf[k], c.buf[v], c.args.slots, c.kv->k(layer),
-                    c.kv->v(layer),
+      launchKvWrite(c.stream, c.buf[k], c.buf[v], c.args.slotsOf(*c.kv, layer),
+                    c.kv->k(layer), c.kv->v(layer),
                     {d.dtype, int32_t(d.block_size), int32_t(d.kv_heads),
                      int32_t(d.head_dim), int64_t(c.kv->blockBytes)},
                     c.rows[k]);
@@ -268,7 +268,7 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
       a.vCache = c.kv->v(layer);
       a.cacheDtype = c.kv->desc.dtype;
       a.blockBytes = int64_t(c.kv->blockBytes);
-      a.blockTables = c.args.blockTables;
+      a.blockTables = c.args.blockTablesOf(*c.kv, layer);
       a.contextLens = c.args.contextLens;
       a.queryStart = c.args.queryStart;
       a.tiles = c.args.tiles;

@@ -88,6 +88,20 @@ protected:
   static inline BackendRegistry *registry_ = nullptr;
 };
 
+/// Why backend `name` cannot run here ("" when it can): a test that is
+/// also instantiated for cuda skips with this on a machine without a GPU.
+inline std::string unusableBackend(const BackendRegistry &registry,
+                                   const std::string &name) {
+  const LoadedBackend *b = registry.find(name);
+  if (!b)
+    return "no backend named '" + name + "' was built";
+  if (!b->usable())
+    return "backend '" + name + "' is not usable here: " +
+           (b->devices().empty() ? std::string("no device")
+                                 : std::string(b->devices()[0].reason));
+  return "";
+}
+
 /// The last logits of one prefill of `tokens` on a new engine.
 inline std::vector<float> freshPrefillLogits(const Plan &plan,
                                              const BackendRegistry &registry,

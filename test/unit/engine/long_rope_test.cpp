@@ -48,6 +48,14 @@ public:
   static constexpr const char *kModel = "phi4-mini-longrope";
 
 protected:
+  void SetUp() override {
+    test::CompiledPlanTest<LongRope>::SetUp();
+    if (this->IsSkipped())
+      return;
+    if (std::string why = test::unusableBackend(*registry_, GetParam());
+        !why.empty())
+      GTEST_SKIP() << why;
+  }
   EngineOptions options(bool prefixCaching = false) {
     EngineOptions o;
     o.backend = GetParam();
@@ -129,7 +137,8 @@ TEST_P(LongRope, CachedBlocksAreSharedOnlyOnTheirSideOfTheSwitch) {
   e->checkIdle();
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, LongRope, ::testing::Values("ref", "cpu"));
+INSTANTIATE_TEST_SUITE_P(Backends, LongRope,
+                         ::testing::Values("ref", "cpu", "cuda"));
 
 } // namespace
 } // namespace llmc

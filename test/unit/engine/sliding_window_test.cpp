@@ -43,6 +43,14 @@ class SlidingWindow : public test::CompiledPlanTest<Derived>,
                       public ::testing::WithParamInterface<const char *> {
 protected:
   using Base = test::CompiledPlanTest<Derived>;
+  void SetUp() override {
+    Base::SetUp();
+    if (this->IsSkipped())
+      return;
+    if (std::string why = test::unusableBackend(*Base::registry_, GetParam());
+        !why.empty())
+      GTEST_SKIP() << why;
+  }
   EngineOptions options(bool prefixCaching = false) {
     EngineOptions o;
     o.backend = GetParam();
@@ -213,9 +221,9 @@ TEST_P(Gemma3Sliding, TooManyWindowsAreRefused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Gemma3Sliding,
-                         ::testing::Values("ref", "cpu"));
+                         ::testing::Values("ref", "cpu", "cuda"));
 INSTANTIATE_TEST_SUITE_P(Backends, MistralSliding,
-                         ::testing::Values("ref", "cpu"));
+                         ::testing::Values("ref", "cpu", "cuda"));
 
 } // namespace
 } // namespace llmc
