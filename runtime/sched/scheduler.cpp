@@ -89,9 +89,14 @@ Scheduler::~Scheduler() {
 }
 
 double Scheduler::kvUsage() const {
+  // With a sliding pool, whichever of the two is fuller binds.
   const KvManager &kv = engine_.kv();
-  return static_cast<double>(kv.usedBlocks()) /
-         static_cast<double>(kv.numBlocks());
+  double used = static_cast<double>(kv.usedBlocks()) /
+                static_cast<double>(kv.numBlocks());
+  if (kv.hasSlidingPool())
+    used = std::max(used, static_cast<double>(kv.usedSlidingBlocks()) /
+                              static_cast<double>(kv.numSlidingBlocks()));
+  return used;
 }
 
 void Scheduler::add(ScheduledRequest r) {

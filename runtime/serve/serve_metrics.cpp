@@ -123,7 +123,9 @@ std::string ServeMetrics::render() const {
   value("llmc:num_requests_waiting", "gauge",
         "Requests waiting to be scheduled.", static_cast<double>(waiting_));
   value("llmc:kv_cache_usage_perc", "gauge",
-        "Fraction of KV-cache blocks held by sequences (1 = full).", kvUsage_);
+        "Fraction of KV-cache blocks held by sequences (1 = full; the fuller "
+        "pool where sliding-window layers have their own).",
+        kvUsage_);
   value("llmc:prompt_tokens_total", "counter", "Prompt tokens received.",
         static_cast<double>(counters_.promptTokens));
   value("llmc:generation_tokens_total", "counter", "Tokens generated.",

@@ -135,6 +135,8 @@ Action addServe(CLI::App &app) {
           engine->blockSize(), llmc_kv_dtype_name(engine->kvDtype()),
           engine->kvPoolOrigin().c_str(), so.maxNumSeqs, so.maxNumBatchedTokens,
           chat ? "template loaded" : "not available (no template)");
+    if (o->logLevel != "error")
+      std::fputs(cli::slidingPoolText(*engine).c_str(), stderr);
 
     std::thread signalThread([&server, &loop, signals] {
       int sig = 0;
