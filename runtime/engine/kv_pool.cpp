@@ -88,7 +88,9 @@ KvPoolPlan planKvPool(const Plan &plan, const EngineOptions &o,
   static_assert(kSlidingSlackTokens >= spec::kMaxSpeculativeTokens);
   const int64_t perSeq =
       (p.sliding.window + kSlidingSlackTokens + bs - 1) / bs + 2;
-  const int64_t stepBlocks = (std::max(1, o.maxStepTokens) + bs - 1) / bs;
+  // A step of the scheduler's or of Engine::prefill's chunks.
+  const int64_t stepBlocks =
+      (std::max({1, o.maxStepTokens, o.prefillChunk}) + bs - 1) / bs;
   const int64_t contextBlocks = (context + bs - 1) / bs;
   auto wanted = [&](int64_t n) { return n * perSeq + stepBlocks + 1; };
   // For a full pool of `full` blocks: room for the sequences of the whole

@@ -35,13 +35,19 @@ void StepRunner::recomputeStale(std::span<const StepWork> work) {
     std::vector<int32_t> tokens = kv_.tokens(w.seq);
     kv_.truncate(w.seq, 0);
     kv_.setVariant(w.seq, variant);
-    constexpr size_t kChunk = 2048;
-    for (size_t start = 0; start < tokens.size(); start += kChunk) {
-      StepWork again{w.seq,
-                     std::span<const int32_t>(tokens).subspan(
-                         start, std::min(kChunk, tokens.size() - start)),
-                     0, std::max(after, w.knownLength)};
+    // In chunks the pools hold: a sliding pool keeps room for one step of
+    // the run's size, which may be less than the sequence.
+    size_t chunk = 2048;
+    for (size_t start = 0; start < tokens.size();) {
+      StepWork again{w.seq, {}, 0, std::max(after, w.knownLength)};
+      for (;; chunk = std::max<size_t>(1, chunk / 2)) {
+        again.tokens = std::span<const int32_t>(tokens).subspan(
+            start, std::min(chunk, tokens.size() - start));
+        if (chunk == 1 || fits(std::span<const StepWork>(&again, 1)))
+          break;
+      }
       runStep(std::span<const StepWork>(&again, 1), nullptr);
+      start += again.tokens.size();
     }
   }
 }
