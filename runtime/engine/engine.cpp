@@ -152,9 +152,10 @@ void Engine::prefill(int32_t seq, std::span<const int32_t> tokens,
     throw Error("prefill needs at least one token");
   if (allLogits && !prepared_.count("verify"))
     throw Error(plan_.path() + ": the plan has no 'verify' graph");
-  const size_t chunk =
-      allLogits ? tokens.size()
-                : static_cast<size_t>(std::max(1, options_.prefillChunk));
+  // Every row's logits come chunk by chunk too (the verify graph), so a
+  // long window never needs more of the pools than a prefill chunk does.
+  const size_t chunk = static_cast<size_t>(std::max(1, options_.prefillChunk));
+  const size_t vocab = static_cast<size_t>(vocabSize());
   for (size_t start = 0; start < tokens.size(); start += chunk) {
     size_t n = std::min(chunk, tokens.size() - start);
     bool last = start + n == tokens.size();
@@ -162,7 +163,8 @@ void Engine::prefill(int32_t seq, std::span<const int32_t> tokens,
                allLogits ? static_cast<int32_t>(n) : (last ? 1 : 0),
                kv().length(seq) - static_cast<int64_t>(start) +
                    static_cast<int64_t>(tokens.size())};
-    step(std::span<const StepWork>(&w, 1), logits);
+    step(std::span<const StepWork>(&w, 1),
+         allLogits ? logits + start * vocab : logits);
   }
 }
 

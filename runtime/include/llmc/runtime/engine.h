@@ -85,7 +85,7 @@ public:
 
   /// Appends `tokens` to `seq` in chunks of prefillChunk, returns the logits
   /// of the last one in `logits` [vocab]. `allLogits`, if set, receives
-  /// [n, vocab] (the verify graph, in one step) instead.
+  /// [n, vocab] (the verify graph, a chunk at a time) instead.
   void prefill(int32_t seq, std::span<const int32_t> tokens, float *logits,
                bool allLogits = false);
   /// One new token for each sequence; logits [seqs.size(), vocab].
