@@ -107,8 +107,10 @@ KvPoolPlan planKvPool(const Plan &plan, const EngineOptions &o,
   auto fullIn = [&](int64_t bytes) -> int64_t {
     if (slidingLayers == 0)
       return bytes / allBytes;
-    if (p.fullBlockBytes == 0) // every layer slides
-      return bytes / p.slidingBlockBytes - 1;
+    if (p.fullBlockBytes == 0) { // every layer slides: all of it
+      slidingInBytes = std::max<int64_t>(2, bytes / p.slidingBlockBytes);
+      return slidingInBytes - 1;
+    }
     const int64_t n = std::clamp<int64_t>(
         (bytes - (stepBlocks + 1) * p.slidingBlockBytes) /
             (contextBlocks * p.fullBlockBytes + perSeq * p.slidingBlockBytes),
@@ -174,12 +176,10 @@ KvPoolPlan planKvPool(const Plan &plan, const EngineOptions &o,
   int64_t sliding = fromBytes ? slidingInBytes : slidingFor(blocks);
   if (slidingLayers > 0 && p.fullBlockBytes == 0) {
     // Every layer slides: the full pool only counts tokens (it costs
-    // nothing), and memory given explicitly all goes to the sliding pool.
+    // nothing); --kv-cache-blocks and memory all go to the sliding pool.
     if (o.kvCacheBlocks > 0)
       sliding = blocks + 1;
-    else if (o.kvCacheBytes > 0)
-      sliding = std::max<int64_t>(2, o.kvCacheBytes / p.slidingBlockBytes);
-    blocks = std::max(blocks, (context + bs - 1) / bs * seqs);
+    blocks = std::max(blocks, contextBlocks * seqs);
   }
   p.options = {static_cast<int32_t>(std::min<int64_t>(blocks, INT32_MAX / bs)),
                o.blockSize, o.prefixCaching};

@@ -83,6 +83,19 @@ protected:
               p.fullBlockBytes * 13 + p.slidingBlockBytes * 13);
   }
 
+  // A --kv-cache-memory budget is spent, not exceeded, however the layers
+  // split between the pools.
+  void expectBudgetSpent() {
+    for (int64_t budget : {int64_t(1) << 20, int64_t(8) << 20}) {
+      EngineOptions o = options();
+      o.kvCacheBytes = budget;
+      Engine e(*Base::plan_, *Base::registry_, o);
+      EXPECT_LE(e.kvPoolBytes(), budget);
+      EXPECT_GT(e.kvPoolBytes(), budget * 9 / 10);
+      EXPECT_TRUE(e.kv().hasSlidingPool());
+    }
+  }
+
   // Two sequences grow one decode step at a time, far past the window:
   // each holds only its window's sliding blocks (freed ones go to the
   // other), and each ends where one prefill of its tokens does.
@@ -203,6 +216,8 @@ public:
 
 TEST_P(Gemma3Sliding, FiveOfSixLayersSlide) { expectPoolSplit(5, 8); }
 TEST_P(MistralSliding, EveryLayerSlides) { expectPoolSplit(2, 16); }
+TEST_P(Gemma3Sliding, BudgetIsSpent) { expectBudgetSpent(); }
+TEST_P(MistralSliding, BudgetIsSpent) { expectBudgetSpent(); }
 TEST_P(Gemma3Sliding, DecodeFreesBlocksAndAgrees) {
   expectDecodeFreesAndAgrees();
 }
