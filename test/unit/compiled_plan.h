@@ -102,6 +102,23 @@ inline std::string unusableBackend(const BackendRegistry &registry,
   return "";
 }
 
+/// A CompiledPlanTest whose parameter is the backend: one that cannot run
+/// here (cuda without a GPU) skips each test with the reason.
+template <typename Derived>
+class CompiledPlanBackendTest
+    : public CompiledPlanTest<Derived>,
+      public ::testing::WithParamInterface<const char *> {
+protected:
+  void SetUp() override {
+    CompiledPlanTest<Derived>::SetUp();
+    if (this->IsSkipped())
+      return;
+    if (std::string why = unusableBackend(*this->registry_, this->GetParam());
+        !why.empty())
+      GTEST_SKIP() << why;
+  }
+};
+
 /// The last logits of one prefill of `tokens` on a new engine.
 inline std::vector<float> freshPrefillLogits(const Plan &plan,
                                              const BackendRegistry &registry,

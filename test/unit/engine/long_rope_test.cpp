@@ -42,20 +42,11 @@ std::vector<float> referenceLogits(const std::string &file) {
 
 using test::maxAbsDiff;
 
-class LongRope : public test::CompiledPlanTest<LongRope>,
-                 public ::testing::WithParamInterface<const char *> {
+class LongRope : public test::CompiledPlanBackendTest<LongRope> {
 public:
   static constexpr const char *kModel = "phi4-mini-longrope";
 
 protected:
-  void SetUp() override {
-    test::CompiledPlanTest<LongRope>::SetUp();
-    if (this->IsSkipped())
-      return;
-    if (std::string why = test::unusableBackend(*registry_, GetParam());
-        !why.empty())
-      GTEST_SKIP() << why;
-  }
   EngineOptions options(bool prefixCaching = false) {
     EngineOptions o;
     o.backend = GetParam();

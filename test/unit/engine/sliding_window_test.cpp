@@ -39,18 +39,10 @@ std::vector<int32_t> prompt(size_t n, int32_t salt) {
 constexpr float kTolerance = 1e-4f;
 
 template <typename Derived>
-class SlidingWindow : public test::CompiledPlanTest<Derived>,
-                      public ::testing::WithParamInterface<const char *> {
+class SlidingWindow : public test::CompiledPlanBackendTest<Derived> {
 protected:
   using Base = test::CompiledPlanTest<Derived>;
-  void SetUp() override {
-    Base::SetUp();
-    if (this->IsSkipped())
-      return;
-    if (std::string why = test::unusableBackend(*Base::registry_, GetParam());
-        !why.empty())
-      GTEST_SKIP() << why;
-  }
+  using test::CompiledPlanBackendTest<Derived>::GetParam;
   EngineOptions options(bool prefixCaching = false) {
     EngineOptions o;
     o.backend = GetParam();
