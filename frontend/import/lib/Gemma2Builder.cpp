@@ -65,13 +65,13 @@ mlir::Value buildGemma2(GraphBuilder &g, const ModelConfig &c,
     q = g.splitHeads(q, c.numHeads, c.headDim);
     k = g.splitHeads(k, c.numKVHeads, c.headDim);
     if (c.qkNorm) { // Gemma 3
-      mlir::Value qn = g.param(
-          n.layer(i, "self_attn.q_norm.weight", "attn_q_norm.weight"),
-          {c.headDim}, false, 0, normOffset);
+      mlir::Value qn =
+          g.param(n.layer(i, "self_attn.q_norm.weight", "attn_q_norm.weight"),
+                  {c.headDim}, false, 0, normOffset);
       q = g.rmsNorm(q, qn);
-      mlir::Value kn = g.param(
-          n.layer(i, "self_attn.k_norm.weight", "attn_k_norm.weight"),
-          {c.headDim}, false, 0, normOffset);
+      mlir::Value kn =
+          g.param(n.layer(i, "self_attn.k_norm.weight", "attn_k_norm.weight"),
+                  {c.headDim}, false, 0, normOffset);
       k = g.rmsNorm(k, kn);
     }
     const bool local =

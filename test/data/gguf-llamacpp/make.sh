@@ -9,8 +9,9 @@
 # query_pre_attn_scalar 32 (= head_dim: llama.cpp's gemma2 has no key for it
 # and derives that value) as an F32 GGUF (llmc-make-gguf, which writes
 # what convert_hf_to_gguf.py's Gemma2Model does: norms as 1 + w, softcaps,
-# window), with llama.cpp's argmax and greedy tokens on it. CI does not run
-# this: the outputs are committed. The MoE fixtures (below) too.
+# window), with llama.cpp's argmax and greedy tokens on it; Gemma 3, Phi-3
+# and the MoE fixtures the same way (below). CI does not run this: the
+# outputs are committed (LLMC_FTYPES="" skips the bundled model's quants).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -35,40 +36,34 @@ for ftype in ${LLMC_FTYPES-Q4_K_M Q5_K_M Q3_K_M Q2_K}; do
   cat "$here/fortune-$ftype.json"
 done
 
-g2=$tmp/gemma2-softcap
-cp -r "$root/test/data/models/gemma2-softcap" "$g2"
-rm -rf "$g2/reference"
-python3 - "$g2/config.json" <<'PY'
-import json, sys
-c = json.load(open(sys.argv[1]))
-c["query_pre_attn_scalar"] = c["head_dim"]
-json.dump(c, open(sys.argv[1], "w"), indent=2, sort_keys=True)
-PY
-"$build/bin/llmc-make-gguf" "$g2" -o "$here/gemma2-softcap-f32.gguf" --type f32
-# reference.json's 40-token prompt of gemma2-softcap (SentencePiece ids).
-g2ids=1,394,1930,316,311,622,262,874,1945,293,262,285,1939,506,639,589,523,371,266,443,1931,1945,791,310,425,281,283,264,581,288,1112,1939,294,680,290,581,521,273,434,290
-NLC_BINS=$B "$tmp/llama_reference" "$here/gemma2-softcap-f32.gguf" "$g2ids" 16 > "$here/gemma2-softcap-f32.json"
-cat "$here/gemma2-softcap-f32.json"
+# llama.cpp's argmax and greedy tokens on GGUF $1 (written here) for the
+# last (40-token) prompt of reference checkpoint $2's reference.json.
+reference_on() {
+  local ids
+  ids=$(/usr/bin/python3 -c "import json, sys; r = json.load(open(sys.argv[1])); print(','.join(map(str, r['prompts'][-1]['input_ids'])))" \
+    "$root/test/data/models/$2/reference/reference.json")
+  NLC_BINS=$B "$tmp/llama_reference" "$here/$1.gguf" "$ids" 16 > "$here/$1.json"
+  cat "$here/$1.json"
+}
 
-# Gemma 3 the same way: test/data/models/gemma3-text with
-# query_pre_attn_scalar 32 (= head_dim; llama.cpp's gemma3 derives it too,
-# and assumes rope_local_base_freq 10000 and every sixth layer global, which
-# the checkpoint has), an F32 GGUF as convert_hf_to_gguf.py's Gemma3Model
-# writes it (norms and q/k norms as 1 + w, linear rope scaling).
-g3=$tmp/gemma3-text
-cp -r "$root/test/data/models/gemma3-text" "$g3"
-rm -rf "$g3/reference"
-python3 - "$g3/config.json" <<'PY'
+# Gemma 2 and 3: the checkpoint with query_pre_attn_scalar = head_dim (32;
+# llama.cpp has no key for it and derives that value), an F32 GGUF as
+# convert_hf_to_gguf.py's Gemma2Model / Gemma3Model writes it (norms, q/k
+# norms included, as 1 + w; softcaps, window; Gemma 3's linear rope
+# scaling). llama.cpp's gemma3 also assumes rope_local_base_freq 10000 and
+# every sixth layer global, which gemma3-text has.
+for m in gemma2-softcap gemma3-text; do
+  cp -r "$root/test/data/models/$m" "$tmp/$m"
+  rm -rf "$tmp/$m/reference"
+  python3 - "$tmp/$m/config.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
 c["query_pre_attn_scalar"] = c["head_dim"]
 json.dump(c, open(sys.argv[1], "w"), indent=2, sort_keys=True)
 PY
-"$build/bin/llmc-make-gguf" "$g3" -o "$here/gemma3-text-f32.gguf" --type f32
-g3ids=$(/usr/bin/python3 -c "import json, sys; r = json.load(open(sys.argv[1])); print(','.join(map(str, r['prompts'][-1]['input_ids'])))" \
-  "$root/test/data/models/gemma3-text/reference/reference.json")
-NLC_BINS=$B "$tmp/llama_reference" "$here/gemma3-text-f32.gguf" "$g3ids" 16 > "$here/gemma3-text-f32.json"
-cat "$here/gemma3-text-f32.json"
+  "$build/bin/llmc-make-gguf" "$tmp/$m" -o "$here/$m-f32.gguf" --type f32
+  reference_on "$m-f32" "$m"
+done
 
 # Phi-3: test/data/models/phi4-mini-longrope as convert_hf_to_gguf.py's
 # Phi3MiniModel writes it (fused attn_qkv and ffn_up, rope_factors_long and
@@ -76,10 +71,7 @@ cat "$here/gemma3-text-f32.json"
 # switch (24), where llama.cpp (choosing by context size) and Hugging Face
 # (by sequence length) both use the long factors.
 "$build/bin/llmc-make-gguf" "$root/test/data/models/phi4-mini-longrope" -o "$here/phi4-mini-longrope-f32.gguf" --type f32
-pids=$(/usr/bin/python3 -c "import json, sys; r = json.load(open(sys.argv[1])); print(','.join(map(str, r['prompts'][-1]['input_ids'])))" \
-  "$root/test/data/models/phi4-mini-longrope/reference/reference.json")
-NLC_BINS=$B "$tmp/llama_reference" "$here/phi4-mini-longrope-f32.gguf" "$pids" 16 > "$here/phi4-mini-longrope-f32.json"
-cat "$here/phi4-mini-longrope-f32.json"
+reference_on phi4-mini-longrope-f32 phi4-mini-longrope
 
 # Mixture of experts. The bundled model upcycled to 4 experts, top 2
 # (tools/demo-model/upcycle_moe.py: trained MLP copies with 10% noise, a
@@ -94,8 +86,5 @@ NLC_BINS=$B "$tmp/llama_reference" "$here/fortune-moe-Q4_K_M.gguf" "$ids" 16 > "
 cat "$here/fortune-moe-Q4_K_M.json"
 for m in mixtral-moe qwen3-moe; do
   "$build/bin/llmc-make-gguf" "$root/test/data/models/$m" -o "$here/$m-f32.gguf" --type f32
-  mids=$(/usr/bin/python3 -c "import json, sys; r = json.load(open(sys.argv[1])); print(','.join(map(str, r['prompts'][-1]['input_ids'])))" \
-    "$root/test/data/models/$m/reference/reference.json")
-  NLC_BINS=$B "$tmp/llama_reference" "$here/$m-f32.gguf" "$mids" 16 > "$here/$m-f32.json"
-  cat "$here/$m-f32.json"
+  reference_on "$m-f32" "$m"
 done

@@ -69,13 +69,7 @@ TEST_P(FixturesTest, TokenBytesConcatenateToTheDecodedBytes) {
 
 INSTANTIATE_TEST_SUITE_P(Tokenizers, FixturesTest,
                          ::testing::Values("gpt2", "gpt2-2k", "spm-2k"),
-                         [](const auto &info) {
-                           std::string name = info.param;
-                           for (char &ch : name)
-                             if (ch == '-')
-                               ch = '_';
-                           return name;
-                         });
+                         FolderParamName());
 
 // The tokenizer files shipped with the test checkpoints load and round-trip.
 class CheckpointTokenizerTest : public ::testing::TestWithParam<std::string> {};
@@ -95,13 +89,7 @@ INSTANTIATE_TEST_SUITE_P(Checkpoints, CheckpointTokenizerTest,
                                            "llama-mha", "llama-mqa",
                                            "llama-sharded", "mistral-swa",
                                            "qwen2-bias-tied"),
-                         [](const auto &info) {
-                           std::string name = info.param;
-                           for (char &ch : name)
-                             if (ch == '-')
-                               ch = '_';
-                           return name;
-                         });
+                         FolderParamName());
 
 } // namespace
 } // namespace llmc::tok::test

@@ -76,9 +76,8 @@ TEST_P(PublishedTokenizer, CompiledAsPlansStoreItMatchesHuggingFace) {
                   GetParam());
   // Misaligned and without an owner: copied.
   std::string shifted = " " + compiled;
-  auto copied =
-      loadTokenizerFromBytes(TokenizerKind::HFTables,
-                             std::string_view(shifted).substr(1), config);
+  auto copied = loadTokenizerFromBytes(
+      TokenizerKind::HFTables, std::string_view(shifted).substr(1), config);
   shifted.assign(shifted.size(), '\0'); // the tokenizer must not look here
   expectEveryCase(*copied, GetParam());
 }
@@ -125,13 +124,7 @@ TEST_P(PublishedTokenizer, CompilingIsBlindToHowMergesAreWritten) {
 INSTANTIATE_TEST_SUITE_P(Families, PublishedTokenizer,
                          ::testing::Values("llama3", "qwen3", "gpt-oss",
                                            "gemma3", "gemma2"),
-                         [](const auto &info) {
-                           std::string name = info.param;
-                           for (char &ch : name)
-                             if (ch == '-')
-                               ch = '_';
-                           return name;
-                         });
+                         FolderParamName());
 
 } // namespace
 } // namespace llmc::tok::test

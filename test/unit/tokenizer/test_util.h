@@ -11,6 +11,17 @@
 
 namespace llmc::tok::test {
 
+/// A gtest parameter name from a folder name ('-' is not allowed).
+struct FolderParamName {
+  template <typename Info> std::string operator()(const Info &info) const {
+    std::string name = info.param;
+    for (char &ch : name)
+      if (ch == '-')
+        ch = '_';
+    return name;
+  }
+};
+
 inline std::string tokenizersDir() {
   return std::string(LLMC_DATA_DIR) + "/models/tokenizers";
 }
