@@ -1,5 +1,6 @@
 //===- graph.cpp - Validating a graph descriptor at prepare time ----------===//
 #include "common/graph.h"
+#include "common/mxfp4.h"
 #include "common/op_checks.h"
 
 #include "llmc/support/half.h"
@@ -38,17 +39,20 @@ const OpInfo kOps[LLMC_OP_COUNT] = {
     {"moe_gating", checkMoeGating},
     {"expert_linear", checkExpertLinear},
     {"moe_combine", checkMoeCombine},
+    {"expert_bias", checkExpertBias},
 };
 
 /// Every buffer an op reads or writes is f32 but MOE_GATING's experts
-/// result and EXPERT_LINEAR's experts operand, which are I32.
+/// result and EXPERT_LINEAR's and EXPERT_BIAS's experts operand, which are
+/// I32.
 void checkBufferDtypes(const llmc_op_desc &op, const Graph &g) {
   auto want = [](bool ids) { return ids ? LLMC_I32 : LLMC_F32; };
   for (uint32_t i = 0; i < op.num_operands && i < LLMC_MAX_OPERANDS; ++i) {
     const llmc_operand &o = op.operands[i];
     if (o.kind != LLMC_OPERAND_BUFFER || o.index >= g.buffers.size())
       continue;
-    const uint32_t w = want(op.kind == LLMC_OP_EXPERT_LINEAR && i == 3);
+    const uint32_t w = want((op.kind == LLMC_OP_EXPERT_LINEAR && i == 3) ||
+                            (op.kind == LLMC_OP_EXPERT_BIAS && i == 2));
     if (g.buffers[o.index].dtype != w)
       throw InvalidArgument("operand " + std::to_string(i) + " must be an " +
                             (w == LLMC_I32 ? "i32" : "f32") + " buffer");
@@ -82,7 +86,7 @@ void checkWeightDesc(const llmc_weight_desc &w, uint32_t index) {
   std::string where = "weight " + std::to_string(index);
   if (w.name)
     where += " '" + std::string(w.name) + "'";
-  if (w.dtype > LLMC_I32)
+  if (w.dtype > LLMC_E8M0 || w.dtype == LLMC_FP8_E4M3)
     throw InvalidArgument(where + ": unknown dtype " + std::to_string(w.dtype));
   if (w.rank < 1 || w.rank > 4)
     throw InvalidArgument(where + ": rank must be 1..4");
@@ -256,6 +260,8 @@ void loadWeight(const llmc_weight_desc &w, int64_t offset, int64_t count,
     // memcpy: plan weights are only guaranteed to be byte-addressable here.
     if (w.dtype == LLMC_F32) {
       std::memcpy(&out[i], bytes + e * 4, 4);
+    } else if (w.dtype == LLMC_E8M0) {
+      out[i] = e8m0ToFloat(bytes[e]);
     } else {
       uint16_t h;
       std::memcpy(&h, bytes + e * 2, 2);

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -30,6 +31,15 @@ struct ExpertGroups {
 };
 ExpertGroups groupByExpert(const int32_t *experts, int64_t rows, int64_t k,
                            int64_t E);
+
+/// gpt-oss's gated unit (SWIGLU i0 = 2): g = min(gate, limit), u =
+/// clamp(up, -limit, limit), (u + 1) * g * sigmoid(alpha * g), as
+/// transformers' GptOssExperts computes it.
+inline float clampedSwiglu(float gate, float up, float limit, float alpha) {
+  const float g = std::fmin(gate, limit);
+  const float u = std::fmax(std::fmin(up, limit), -limit);
+  return (u + 1.0f) * (g / (1.0f + std::exp(-(g * alpha))));
+}
 
 /// experts[t][j] as an id, checked to be in [0, E).
 int32_t expertAt(const int32_t *experts, int64_t k, int64_t t, int64_t j,

@@ -79,7 +79,39 @@ const llmc_operand &linearSlot(const llmc_op_desc &op, int s) {
   return uint32_t(s) < op.num_operands ? op.operands[s] : kNone;
 }
 
-// LINEAR: [0] x [rows, K], [1] W [N, K], [2] scales (i8/i4) or NONE,
+void checkQuantScales(const llmc_op_desc &op, const Graph &g,
+                      const llmc_weight_desc &w, int64_t rows, int64_t K) {
+  const int64_t group = op.i[0];
+  if (w.dtype == LLMC_MXFP4 && group != 32)
+    throw InvalidArgument("MXFP4 has groups of 32 (i0), got " +
+                          std::to_string(group));
+  if (group <= 0 || K % group != 0)
+    throw InvalidArgument("group size " + std::to_string(group) +
+                          " does not divide K = " + std::to_string(K));
+  if (w.dtype != LLMC_I8 && (K % 2 != 0 || group % 2 != 0))
+    throw InvalidArgument("4-bit weights need an even K and group size");
+  const int64_t bytes = w.dtype == LLMC_I8 ? rows * K : rows * K / 2;
+  if (int64_t(w.nbytes) < bytes)
+    throw InvalidArgument("the quantized weight must hold " +
+                          std::to_string(bytes) + " bytes");
+  if (linearSlot(op, LinearScales).kind != LLMC_OPERAND_WEIGHT)
+    throw InvalidArgument("operand 2 must be the scales weight");
+  const llmc_weight_desc &s = expectWeight(op, g, LinearScales);
+  const int64_t scales = rows * (K / group);
+  if (w.dtype == LLMC_MXFP4) {
+    if (s.dtype != LLMC_E8M0)
+      throw InvalidArgument("MXFP4 scales must be e8m0");
+    if (weightElements(s) != scales || int64_t(s.nbytes) < scales)
+      throw InvalidArgument("the scales must hold " + std::to_string(scales) +
+                            " bytes");
+    return;
+  }
+  if (s.dtype != LLMC_F32)
+    throw InvalidArgument("the scales must be f32");
+  expectFloatWeight(s, scales, "the scales");
+}
+
+// LINEAR: [0] x [rows, K], [1] W [N, K], [2] scales (i8/i4/MXFP4) or NONE,
 // [3] bias [N] or NONE; i0 = group size.
 void checkLinear(const llmc_op_desc &op, const Graph &g) {
   if (op.num_operands < 2 || op.num_operands > 4 || op.num_results != 1)
@@ -89,24 +121,11 @@ void checkLinear(const llmc_op_desc &op, const Graph &g) {
   int64_t N = resultDesc(op, g, 0).cols;
   const llmc_weight_desc &w = expectWeight(op, g, LinearW);
 
-  if (w.dtype == LLMC_I8 || w.dtype == LLMC_I4) {
-    int64_t group = op.i[0];
-    if (group <= 0 || K % group != 0)
-      throw InvalidArgument("group size " + std::to_string(group) +
-                            " does not divide K = " + std::to_string(K));
-    if (w.dtype == LLMC_I4 && (K % 2 != 0 || group % 2 != 0))
-      throw InvalidArgument("i4 needs an even K and group size");
-    int64_t bytes = w.dtype == LLMC_I8 ? N * K : N * K / 2;
-    if (w.shape[0] != N || int64_t(w.nbytes) < bytes)
+  if (isQuantized(w.dtype)) {
+    if (w.shape[0] != N)
       throw InvalidArgument("the quantized weight must hold " +
-                            std::to_string(N) + " rows in " +
-                            std::to_string(bytes) + " bytes");
-    if (linearSlot(op, LinearScales).kind != LLMC_OPERAND_WEIGHT)
-      throw InvalidArgument("operand 2 must be the scales weight");
-    const llmc_weight_desc &s = expectWeight(op, g, LinearScales);
-    if (s.dtype != LLMC_F32)
-      throw InvalidArgument("the scales must be f32");
-    expectFloatWeight(s, N * (K / group), "the scales");
+                            std::to_string(N) + " rows");
+    checkQuantScales(op, g, w, N, K);
   } else {
     if (w.rank != 2 || w.shape[0] != N || w.shape[1] != K)
       throw InvalidArgument("W must be [" + std::to_string(N) + ", " +
@@ -159,13 +178,21 @@ void checkUnary(const llmc_op_desc &op, const Graph &g) {
 }
 
 // SWIGLU: [rows, 2I] -> [rows, I], act(gate) * up with gate first;
-// i0 = 0 silu, 1 tanh GELU; i1 = runs of [2I] per row (0: one).
+// i0 = 0 silu, 1 tanh GELU, 2 gpt-oss (f0 limit, f1 alpha); i1 = runs of
+// [2I] per row (0: one); i2 = 1: gate and up interleaved.
 void checkSwiglu(const llmc_op_desc &op, const Graph &g) {
   expectArity(op, g, 1, 1);
   expectCols(expectBuffer(op, g, 0).cols, 2 * resultDesc(op, g, 0).cols, "x");
-  if (op.i[0] != 0 && op.i[0] != 1)
-    throw InvalidArgument("i0 must be 0 (silu) or 1 (tanh GELU), got " +
+  if (op.i[0] < 0 || op.i[0] > 2)
+    throw InvalidArgument("i0 must be 0 (silu), 1 (tanh GELU) or 2 (gpt-oss's "
+                          "clamped SwiGLU), got " +
                           std::to_string(op.i[0]));
+  if (op.i[2] != 0 && op.i[2] != 1)
+    throw InvalidArgument("i2 must be 0 (gate, up halves) or 1 (interleaved)");
+  if (op.i[0] == 2 && !(op.f[0] > 0 && std::isfinite(op.f[0]) &&
+                        std::isfinite(op.f[1])))
+    throw InvalidArgument("the clamp limit f0 must be finite and > 0, alpha "
+                          "f1 finite");
   if (op.i[1] < 0 || resultDesc(op, g, 0).cols % gatedRuns(op) != 0)
     throw InvalidArgument("the runs per row i1 (" + std::to_string(op.i[1]) +
                           ") must divide the result's " +
@@ -217,10 +244,19 @@ AttentionShape attentionShape(const llmc_op_desc &op) {
           op.i[4], float(op.f[0]), float(op.f[1])};
 }
 
-// PREFILL_ATTENTION, DECODE_ATTENTION. in: q [rows, heads * head_dim].
+// PREFILL_ATTENTION, DECODE_ATTENTION. in: q [rows, heads * head_dim],
+// sinks (weight [heads] f32; optional).
 void checkAttention(const llmc_op_desc &op, const Graph &g) {
-  expectArity(op, g, 1, 1);
+  expectArity(op, g, op.num_operands == 2 ? 2 : 1, 1);
   AttentionShape s = attentionShape(op);
+  if (op.num_operands == 2) {
+    if (s.heads <= 0)
+      throw InvalidArgument("heads must be positive");
+    const llmc_weight_desc &sinks = expectWeight(op, g, 1);
+    if (sinks.dtype != LLMC_F32)
+      throw InvalidArgument("the sinks must be f32");
+    expectFloatWeight(sinks, s.heads, "the sinks");
+  }
   if (s.layer < 0 || s.heads <= 0 || s.kvHeads <= 0 || s.headDim <= 0 ||
       s.window < 0)
     throw InvalidArgument("layer, heads, kv_heads, head_dim and window must "
@@ -292,27 +328,33 @@ void checkExpertLinear(const llmc_op_desc &op, const Graph &g) {
   expectCols(resultDesc(op, g, 0).cols, s.k * s.N, "the result");
   expectCols(expectBuffer(op, g, 3).cols, s.k, "the experts");
   const int64_t values = s.experts * s.N * s.K;
-  if (w.dtype == LLMC_I8 || w.dtype == LLMC_I4) {
-    if (s.group <= 0 || s.K % s.group != 0)
-      throw InvalidArgument("group size " + std::to_string(s.group) +
-                            " does not divide K = " + std::to_string(s.K));
-    if (w.dtype == LLMC_I4 && (s.K % 2 != 0 || s.group % 2 != 0))
-      throw InvalidArgument("i4 needs an even K and group size");
-    const int64_t bytes = w.dtype == LLMC_I8 ? values : values / 2;
-    if (int64_t(w.nbytes) < bytes)
-      throw InvalidArgument("the quantized experts must hold " +
-                            std::to_string(bytes) + " bytes");
-    if (op.operands[LinearScales].kind != LLMC_OPERAND_WEIGHT)
-      throw InvalidArgument("operand 2 must be the scales weight");
-    const llmc_weight_desc &sc = expectWeight(op, g, LinearScales);
-    if (sc.dtype != LLMC_F32)
-      throw InvalidArgument("the scales must be f32");
-    expectFloatWeight(sc, s.experts * s.N * (s.K / s.group), "the scales");
+  if (isQuantized(w.dtype)) {
+    checkQuantScales(op, g, w, s.experts * s.N, s.K);
   } else {
     expectFloatWeight(w, values, "W");
     if (op.operands[LinearScales].kind != LLMC_OPERAND_NONE)
       throw InvalidArgument("float experts take no scales");
   }
+}
+
+// EXPERT_BIAS. in: y [rows, k*N], bias (weight [E, N] f32), experts
+// [rows, k]. i0 = k.
+void checkExpertBias(const llmc_op_desc &op, const Graph &g) {
+  expectArity(op, g, 3, 1);
+  const int64_t k = op.i[0], cols = expectBuffer(op, g, 0).cols;
+  if (k <= 0 || cols % k != 0)
+    throw InvalidArgument("k (i0 = " + std::to_string(k) +
+                          ") must be positive and divide y's " +
+                          std::to_string(cols) + " columns");
+  const llmc_weight_desc &bias = expectWeight(op, g, 1);
+  if (bias.rank != 2 || bias.shape[1] != cols / k)
+    throw InvalidArgument("the bias must be [E, " + std::to_string(cols / k) +
+                          "]");
+  if (bias.dtype != LLMC_F32)
+    throw InvalidArgument("the bias must be f32");
+  expectFloatWeight(bias, bias.shape[0] * bias.shape[1], "the bias");
+  expectCols(expectBuffer(op, g, 2).cols, k, "the experts");
+  expectCols(resultDesc(op, g, 0).cols, cols, "the result");
 }
 
 // MOE_COMBINE. in: y [rows, k*N], weights [rows, k]. i0 = k.

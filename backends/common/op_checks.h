@@ -29,6 +29,18 @@ void checkAttention(const llmc_op_desc &, const Graph &);
 void checkMoeGating(const llmc_op_desc &, const Graph &);
 void checkExpertLinear(const llmc_op_desc &, const Graph &);
 void checkMoeCombine(const llmc_op_desc &, const Graph &);
+void checkExpertBias(const llmc_op_desc &, const Graph &);
+
+/// A quantized W's scales (operand 2): f32 [rows * K / group] for i8/i4,
+/// E8M0 bytes [rows * K / 32] (group 32) for MXFP4. Throws
+/// InvalidArgument naming what is wrong.
+void checkQuantScales(const llmc_op_desc &op, const Graph &g,
+                      const llmc_weight_desc &w, int64_t rows, int64_t K);
+
+/// Whether W is stored in a format with scales (i8, i4, MXFP4).
+inline bool isQuantized(uint32_t dtype) {
+  return dtype == LLMC_I8 || dtype == LLMC_I4 || dtype == LLMC_MXFP4;
+}
 
 /// EXPERT_LINEAR's shape, from its weight and attributes: E experts of
 /// [N, K], k runs per row; x holds one row per run (perRun) or one shared.
@@ -53,7 +65,8 @@ const llmc_operand &linearSlot(const llmc_op_desc &op, int slot);
 int64_t rmsNormWidth(const llmc_op_desc &op, int64_t cols);
 
 /// Attention attributes: i0 layer, i1 heads, i2 kv_heads, i3 head_dim,
-/// i4 window; f0 scale, f1 logit soft-cap (0: none).
+/// i4 window; f0 scale, f1 logit soft-cap (0: none). The sinks, where
+/// operand 1 holds them, are read by each backend.
 struct AttentionShape {
   int64_t layer, heads, kvHeads, headDim, window;
   float scale, softcap;

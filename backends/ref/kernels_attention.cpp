@@ -23,11 +23,15 @@ int64_t slotOf(const Step &step, int64_t layer, int64_t b, int64_t j) {
   return block * bs + j % bs;
 }
 
-void softmax(float *x, int64_t n) {
+// With a sink (gpt-oss) one more logit joins the denominator; its own
+// probability is dropped.
+void softmax(float *x, int64_t n, const float *sink) {
   float max = x[0];
   for (int64_t i = 1; i < n; ++i)
     max = std::max(max, x[i]);
-  float sum = 0.0f;
+  if (sink)
+    max = std::max(max, *sink);
+  float sum = sink ? std::exp(*sink - max) : 0.0f;
   for (int64_t i = 0; i < n; ++i) {
     x[i] = std::exp(x[i] - max);
     sum += x[i];
@@ -40,7 +44,7 @@ void softmax(float *x, int64_t n) {
 // attend over the sequence's `len` cached positions.
 void attendSequence(const AttentionShape &s, Step &step, const Matrix &q,
                     const Matrix &out, int64_t b, int64_t first, int64_t count,
-                    int64_t len) {
+                    int64_t len, const float *sinks) {
   KvCache &cache = *step.cache;
   int64_t kvCols = s.kvHeads * s.headDim;
   std::vector<float> keys(size_t(len * kvCols)), values(size_t(len * kvCols));
@@ -70,7 +74,7 @@ void attendSequence(const AttentionShape &s, Step &step, const Matrix &q,
         if (s.softcap > 0)
           scores[j] = s.softcap * std::tanh(scores[j] / s.softcap);
       }
-      softmax(scores.data(), n);
+      softmax(scores.data(), n, sinks ? sinks + h : nullptr);
       float *oh = out.row(first + i) + h * s.headDim;
       for (int64_t d = 0; d < s.headDim; ++d)
         oh[d] = 0.0f;
@@ -105,20 +109,33 @@ void runKvWrite(const llmc_op_desc &op, Step &step) {
 // PREFILL_ATTENTION, DECODE_ATTENTION. in: q [rows, heads * head_dim].
 // i0 layer, i1 heads, i2 kv_heads, i3 head_dim, i4 window; f0 scale,
 // f1 logit soft-cap (0: none).
+// Operand 1, when present: the sinks, one logit per head.
+static std::vector<float> sinksOf(const llmc_op_desc &op, Step &step, int64_t heads) {
+  if (op.num_operands < 2)
+    return {};
+  std::vector<float> sinks(static_cast<size_t>(heads));
+  loadWeight(step.weight(op, 1), 0, heads, sinks.data());
+  return sinks;
+}
+
 void runPrefillAttention(const llmc_op_desc &op, Step &step) {
   AttentionShape s = common::expectAttentionStep(op, step, false);
   Matrix q = step.operand(op, 0), out = step.result(op, 0);
+  const std::vector<float> sinks = sinksOf(op, step, s.heads);
   const int32_t *start = step.args.query_start;
   for (int64_t b = 0; b < step.args.num_seqs; ++b)
     attendSequence(s, step, q, out, b, start[b], start[b + 1] - start[b],
-                   step.args.context_lens[b]);
+                   step.args.context_lens[b],
+                   sinks.empty() ? nullptr : sinks.data());
 }
 
 void runDecodeAttention(const llmc_op_desc &op, Step &step) {
   AttentionShape s = common::expectAttentionStep(op, step, true);
   Matrix q = step.operand(op, 0), out = step.result(op, 0);
+  const std::vector<float> sinks = sinksOf(op, step, s.heads);
   for (int64_t b = 0; b < step.args.num_seqs; ++b)
-    attendSequence(s, step, q, out, b, b, 1, step.args.context_lens[b]);
+    attendSequence(s, step, q, out, b, b, 1, step.args.context_lens[b],
+                   sinks.empty() ? nullptr : sinks.data());
 }
 
 } // namespace llmc::ref

@@ -2,6 +2,8 @@
 //-------===//
 #include "ref.h"
 
+#include "common/moe.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -59,17 +61,25 @@ void runGelu(const llmc_op_desc &op, Step &step) {
 }
 
 // SWIGLU: [rows, 2I] -> [rows, I], act(gate) * up with gate first; i0 = 1
-// takes the tanh GELU (GeGLU); i1 = g runs of [2I] per row (one per expert).
+// takes the tanh GELU (GeGLU), 2 gpt-oss's clamped unit; i1 = g runs of
+// [2I] per row (one per expert); i2 = 1: gate and up interleaved.
 void runSwiglu(const llmc_op_desc &op, Step &step) {
   Matrix x = step.operand(op, 0), out = step.result(op, 0);
   expectRows(out, x.rows, "the result");
-  const bool geglu = op.i[0] == 1;
+  const int64_t act = op.i[0];
   const int64_t runs = common::gatedRuns(op), width = out.cols / runs;
+  // Interleaved (i2): gate c at column 2c, up c at 2c + 1.
+  const int64_t stride = op.i[2] == 1 ? 2 : 1, upAt = op.i[2] == 1 ? 1 : width;
+  const float limit = float(op.f[0]), alpha = float(op.f[1]);
   for (int64_t r = 0; r < x.rows * runs; ++r) {
-    const float *gate = x.data + r * 2 * width, *up = gate + width;
+    const float *in = x.data + r * 2 * width;
     float *y = out.data + r * width;
-    for (int64_t c = 0; c < width; ++c)
-      y[c] = (geglu ? gelu(gate[c], true) : silu(gate[c])) * up[c];
+    for (int64_t c = 0; c < width; ++c) {
+      const float gate = in[c * stride], up = in[c * stride + upAt];
+      y[c] = act == 2   ? common::clampedSwiglu(gate, up, limit, alpha)
+             : act == 1 ? gelu(gate, true) * up
+                        : silu(gate) * up;
+    }
   }
 }
 

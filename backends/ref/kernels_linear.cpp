@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "ref.h"
 
+#include "common/mxfp4.h"
 #include "common/op_checks.h"
 
 #include <cstring>
@@ -24,7 +25,8 @@ enum Slot {
 
 } // namespace
 
-// Row n of an i8 [N, K] or i4 [N, K/2] weight, dequantized.
+// Row n of an i8 [N, K] or i4 / MXFP4 [N, K/2] weight, dequantized (the
+// scales already floats: MXFP4's E8M0 bytes as loadWeight widens them).
 static void dequantRow(const llmc_weight_desc &w, const float *scales,
                        int64_t n, int64_t K, int64_t group, float *out) {
   const auto *bytes = static_cast<const uint8_t *>(w.data);
@@ -33,6 +35,11 @@ static void dequantRow(const llmc_weight_desc &w, const float *scales,
     int q;
     if (w.dtype == LLMC_I8) {
       q = int8_t(bytes[n * K + k]);
+    } else if (w.dtype == LLMC_MXFP4) {
+      uint8_t byte = bytes[n * (K / 2) + k / 2];
+      out[k] = common::e2m1ToFloat(k % 2 == 0 ? byte & 0xf : byte >> 4) *
+               scale[k / group];
+      continue;
     } else {
       // Two's-complement nibbles, the even column in the low one.
       uint8_t byte = bytes[n * (K / 2) + k / 2];
@@ -45,7 +52,7 @@ static void dequantRow(const llmc_weight_desc &w, const float *scales,
 
 void weightRow(const llmc_weight_desc &w, const float *scales, int64_t n,
                int64_t K, int64_t group, float *out) {
-  if (w.dtype == LLMC_I8 || w.dtype == LLMC_I4)
+  if (common::isQuantized(w.dtype))
     dequantRow(w, scales, n, K, group, out);
   else
     loadWeight(w, n * K, K, out);
@@ -66,7 +73,7 @@ void runLinear(const llmc_op_desc &op, Step &step) {
   expectRows(out, x.rows, "the result");
   const llmc_weight_desc &w = step.weight(op, W);
   int64_t K = x.cols, N = out.cols;
-  bool quantized = w.dtype == LLMC_I8 || w.dtype == LLMC_I4;
+  bool quantized = common::isQuantized(w.dtype);
 
   std::vector<float> scales;
   if (quantized) {

@@ -8,6 +8,7 @@
 #include "ref.h"
 
 #include "common/moe.h"
+#include "common/op_checks.h"
 
 namespace llmc::ref {
 
@@ -32,7 +33,7 @@ void runExpertLinear(const llmc_op_desc &op, Step &step) {
   expectRows(experts, x.rows, "the experts");
   const llmc_weight_desc &w = step.weight(op, common::LinearW);
   std::vector<float> scales;
-  if (w.dtype == LLMC_I8 || w.dtype == LLMC_I4) {
+  if (common::isQuantized(w.dtype)) {
     const llmc_weight_desc &sw = step.weight(op, common::LinearScales);
     scales.resize(size_t(weightElements(sw)));
     loadWeight(sw, 0, int64_t(scales.size()), scales.data());
@@ -63,6 +64,28 @@ void runMoeCombine(const llmc_op_desc &op, Step &step) {
       for (int64_t j = 0; j < k; ++j)
         sum += weights.row(t)[j] * y.row(t)[j * N + n];
       out.row(t)[n] = sum;
+    }
+}
+
+} // namespace llmc::ref
+
+namespace llmc::ref {
+
+// EXPERT_BIAS: run j of row t += bias[experts[t][j]].
+void runExpertBias(const llmc_op_desc &op, Step &step) {
+  Matrix y = step.operand(op, 0), experts = step.operand(op, 2);
+  Matrix out = step.result(op, 0);
+  expectRows(out, y.rows, "the result");
+  expectRows(experts, y.rows, "the experts");
+  const llmc_weight_desc &bias = step.weight(op, 1);
+  const int64_t k = op.i[0], N = y.cols / k, E = bias.shape[0];
+  std::vector<float> b(static_cast<size_t>(N));
+  for (int64_t t = 0; t < y.rows; ++t)
+    for (int64_t j = 0; j < k; ++j) {
+      const int32_t e = common::expertAt(experts.ids(), k, t, j, E);
+      loadWeight(bias, e * N, N, b.data());
+      for (int64_t n = 0; n < N; ++n)
+        out.row(t)[j * N + n] = y.row(t)[j * N + n] + b[size_t(n)];
     }
 }
 

@@ -60,5 +60,6 @@ void runDecodeAttention(const llmc_op_desc &, Step &);
 void runMoeGating(const llmc_op_desc &, Step &);
 void runExpertLinear(const llmc_op_desc &, Step &);
 void runMoeCombine(const llmc_op_desc &, Step &);
+void runExpertBias(const llmc_op_desc &, Step &);
 
 } // namespace llmc::ref

@@ -37,6 +37,7 @@ const RunFn kRun[LLMC_OP_COUNT] = {
     runMoeGating,
     runExpertLinear,
     runMoeCombine,
+    runExpertBias,
 };
 
 struct Prepared : common::PreparedGraph {

@@ -200,13 +200,17 @@ LogicalResult ParamOp::verify() {
   auto type = getResult().getType();
   if (!type.hasStaticShape())
     return emitOpError() << "weights must have a static shape, got " << type;
-  if (getTransposed() && type.getRank() != 2)
-    return emitOpError() << "transposed requires a 2-D weight, got rank "
+  if (getTransposed() && type.getRank() != 2 && type.getRank() != 3)
+    return emitOpError() << "transposed requires a 2-D weight (or stacked "
+                            "experts, each transposed), got rank "
                          << type.getRank();
   if (auto q = getQuant()) {
-    if (*q != "int8" && *q != "int4")
-      return emitOpError() << "quant must be \"int8\" or \"int4\", got \"" << *q
-                           << "\"";
+    if (*q != "int8" && *q != "int4" && *q != "mxfp4")
+      return emitOpError()
+             << "quant must be \"int8\", \"int4\" or \"mxfp4\", got \"" << *q
+             << "\"";
+    if (*q == "mxfp4" && (!getGroupSize() || *getGroupSize() != 32))
+      return emitOpError() << "mxfp4 has groups of 32";
     if (!getQuantPart() ||
         (*getQuantPart() != "weight" && *getQuantPart() != "scales"))
       return emitOpError()
@@ -400,8 +404,31 @@ LogicalResult SoftcapOp::verify() {
   return success();
 }
 
+/// Attention sinks: one logit per query head.
+static LogicalResult verifySinks(Operation *op, Value sinks, int64_t heads) {
+  if (!sinks)
+    return success();
+  if (failed(expectRank(op, sinks, 1, "sinks")))
+    return failure();
+  if (!dimsMatch(tensorType(sinks).getDimSize(0), heads))
+    return op->emitOpError()
+           << "sinks must hold one logit per query head (" << dimStr(heads)
+           << "), got " << dimStr(tensorType(sinks).getDimSize(0));
+  return success();
+}
+
 LogicalResult SoftmaxOp::verify() {
+  if (failed(expectCompatibleShapes(*this, getInput(), getResult(), "input",
+                                    "result")))
+    return failure();
   int64_t rank = tensorType(getInput()).getRank();
+  if (getSinks() && rank != 3)
+    return emitOpError() << "sinks need [heads, queries, keys] scores, got "
+                         << "rank " << rank;
+  if (getSinks() &&
+      failed(verifySinks(*this, getSinks(),
+                         tensorType(getInput()).getDimSize(0))))
+    return failure();
   if (static_cast<int64_t>(getAxis()) != -1 &&
       static_cast<int64_t>(getAxis()) != rank - 1)
     return emitOpError() << "only the last axis is supported, got axis "
@@ -569,7 +596,8 @@ LogicalResult AttentionOp::verify() {
     return failure();
   if (static_cast<int64_t>(getWindow()) != 0 && !getCausal())
     return emitOpError() << "a window requires causal attention";
-  if (failed(verifySoftcap(*this, getSoftcap().convertToDouble())))
+  if (failed(verifySoftcap(*this, getSoftcap().convertToDouble())) ||
+      failed(verifySinks(*this, getSinks(), q.getDimSize(1))))
     return failure();
   if (!getSegments().empty()) {
     if (getSegments().size() != 2)
@@ -633,7 +661,8 @@ LogicalResult PagedAttentionOp::verify() {
                                     "result")))
     return failure();
   if (failed(verifyScale(*this, getScale().convertToDouble())) ||
-      failed(verifySoftcap(*this, getSoftcap().convertToDouble())))
+      failed(verifySoftcap(*this, getSoftcap().convertToDouble())) ||
+      failed(verifySinks(*this, getSinks(), q.getDimSize(1))))
     return failure();
   return verifyWindow(*this, static_cast<int64_t>(getWindow()));
 }
@@ -661,6 +690,52 @@ LogicalResult SwiGLUOp::verify() {
 
 LogicalResult GeGLUOp::verify() {
   return verifyGated(*this, getInput(), getResult());
+}
+
+LogicalResult ClampedSwiGLUOp::verify() {
+  const double limit = getLimit().convertToDouble(),
+               alpha = getAlpha().convertToDouble();
+  if (!(limit > 0) || !std::isfinite(limit) || !std::isfinite(alpha))
+    return emitOpError() << "limit must be finite and > 0 and alpha finite, "
+                         << "got " << limit << " and " << alpha;
+  return verifyGated(*this, getInput(), getResult());
+}
+
+LogicalResult ExpertBiasOp::verify() {
+  if (failed(expectRank(*this, getInput(), 3, "input")) ||
+      failed(expectRank(*this, getBias(), 2, "bias")) ||
+      failed(expectRank(*this, getExperts(), 2, "experts")) ||
+      failed(expectCompatibleShapes(*this, getInput(), getResult(), "input",
+                                    "result")))
+    return failure();
+  auto in = tensorType(getInput()), bias = tensorType(getBias()),
+       ids = tensorType(getExperts());
+  if (!dimsMatch(in.getDimSize(2), bias.getDimSize(1)))
+    return emitOpError() << "bias rows (" << dimStr(bias.getDimSize(1))
+                         << ") must match the input's width ("
+                         << dimStr(in.getDimSize(2)) << ")";
+  if (!dimsMatch(in.getDimSize(1), ids.getDimSize(1)) ||
+      !dimsMatch(in.getDimSize(0), ids.getDimSize(0)))
+    return emitOpError() << "input must be [tokens, k, N] for experts "
+                            "[tokens, k]";
+  return success();
+}
+
+/// The scales of a quantized linear: f32 (format "int") or E8M0 bytes as i8
+/// (format "mxfp4", bits 4, groups of 32).
+static LogicalResult verifyQuantFormat(Operation *op, StringRef format, int64_t bits,
+                                int64_t group, Value scales) {
+  Type elt = tensorType(scales).getElementType();
+  if (format == "int")
+    return elt.isF32() ? success()
+                       : op->emitOpError() << "int scales must be f32";
+  if (format != "mxfp4")
+    return op->emitOpError()
+           << "format must be \"int\" or \"mxfp4\", got \"" << format << "\"";
+  if (bits != 4 || group != 32 || !elt.isInteger(8))
+    return op->emitOpError() << "mxfp4 needs bits 4, group_size 32 and i8 "
+                                "(E8M0) scales";
+  return success();
 }
 
 LogicalResult AddRMSNormOp::verify() {
@@ -706,6 +781,8 @@ LogicalResult QuantizedLinearOp::verify() {
           group = static_cast<int64_t>(getGroupSize());
   if (bits != 8 && bits != 4)
     return emitOpError() << "bits must be 8 or 4, got " << bits;
+  if (failed(verifyQuantFormat(*this, getFormat(), bits, group, getScales())))
+    return failure();
   auto w = tensorType(getWeight()), s = tensorType(getScales());
   int64_t n = w.getDimSize(0);
   int64_t k = bits == 4 ? w.getDimSize(1) * 2 : w.getDimSize(1);
@@ -821,6 +898,8 @@ LogicalResult QuantizedExpertLinearOp::verify() {
           group = static_cast<int64_t>(getGroupSize());
   if (bits != 8 && bits != 4)
     return emitOpError() << "bits must be 8 or 4, got " << bits;
+  if (failed(verifyQuantFormat(*this, getFormat(), bits, group, getScales())))
+    return failure();
   auto w = tensorType(getWeight()), s = tensorType(getScales());
   int64_t e = w.getDimSize(0), n = w.getDimSize(1);
   int64_t k = bits == 4 ? w.getDimSize(2) * 2 : w.getDimSize(2);

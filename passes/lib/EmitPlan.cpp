@@ -135,8 +135,14 @@ std::vector<::llmc::weights::TensorRef> parts(const Source &src,
                     std::to_string(w.experts) + " experts");
       const int64_t per = t.shape[1] * t.shape[2];
       t.shape = {t.shape[1], t.shape[2]};
-      t.data += ::llmc::weights::dtypeBytes(t.dtype, e * per);
-      t.nbytes = ::llmc::weights::dtypeBytes(t.dtype, per);
+      if (t.scales) { // MXFP4 in Hugging Face's two tensors
+        t.data += e * per / 2;
+        t.scales += e * per / 32;
+        t.nbytes = static_cast<size_t>(per / 2);
+      } else {
+        t.data += ::llmc::weights::dtypeBytes(t.dtype, e * per);
+        t.nbytes = ::llmc::weights::dtypeBytes(t.dtype, per);
+      }
       out.push_back(t);
     }
   return out;
@@ -266,6 +272,39 @@ void convertHalf(const float *v, size_t n, uint8_t *dst) {
   });
 }
 
+/// An MXFP4 spec's half (codes or E8M0 scales) copied from its sources,
+/// whichever layout they store: no rounding, the checkpoint's own bits.
+void copyMxfp4(const Source &src, const WeightSpec &w, uint8_t *dst,
+               size_t nbytes) {
+  size_t at = 0;
+  for (const ::llmc::weights::TensorRef &t : parts(src, w)) {
+    if (t.dtype != ::llmc::weights::DType::MXFP4)
+      throw Error("weight '" + w.name + "': tensor '" + t.name + "' in " +
+                  t.file + " is " + ::llmc::weights::dtypeName(t.dtype) +
+                  ", not MXFP4");
+    ::llmc::weights::checkMxfp4(t);
+    const int64_t blocks = t.numElements() / 32;
+    const size_t per = w.quantScales ? 1 : 16;
+    if (at + static_cast<size_t>(blocks) * per > nbytes)
+      throw Error("weight '" + w.name + "': its sources hold more MXFP4 "
+                  "blocks than its shape");
+    for (int64_t b = 0; b < blocks; ++b) {
+      uint8_t codes[16], scale;
+      ::llmc::weights::mxfp4Block(t, b, codes, scale);
+      if (w.quantScales)
+        dst[at++] = scale;
+      else
+        for (uint8_t c : codes)
+          dst[at++] = c;
+    }
+    ::llmc::dropMappedPages(t.data, t.nbytes);
+  }
+  if (at != nbytes)
+    throw Error("weight '" + w.name + "': its sources hold " +
+                std::to_string(at) + " bytes of MXFP4, expected " +
+                std::to_string(nbytes));
+}
+
 /// Converts and writes one weight at a time, on the thread that writes the
 /// plan. A quantized weight's two halves are separate specs; the weight half
 /// keeps its scales for the scales half, which follows it.
@@ -283,6 +322,8 @@ public:
       std::memcpy(dst, scales_.data(), nbytes);
       return;
     }
+    if (w.quant == "mxfp4")
+      return copyMxfp4(*src_, w, dst, nbytes);
     LogicalValues v(*src_, w, values_, tmp_);
     // Rows: every dimension but the last (stacked experts' rows follow one
     // another).

@@ -2,10 +2,11 @@
 //----------===//
 //
 //   transpose[1,0,2](matmul(softmax(causal_mask(softcap(scale(
-//       matmul(transpose[1,0,2](q), transpose[1,0,2](repeat_kv(k)), T))))),
+//       matmul(transpose[1,0,2](q), transpose[1,0,2](repeat_kv(k)), T)))),
+//       sinks),
 //     transpose[1,0,2](repeat_kv(v))))
-//   => llmc.attention %q, %k, %v {causal, scale, window, softcap}
-// (the mask and the soft-cap are optional)
+//   => llmc.attention %q, %k, %v, sinks {causal, scale, window, softcap}
+// (the mask, the soft-cap and the sinks are optional)
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,7 +88,7 @@ struct FuseAttentionPattern : OpRewritePattern<TransposeOp> {
       return failure();
 
     rewriter.replaceOpWithNewOp<AttentionOp>(
-        root, root.getType(), q, k, v, ValueRange{},
+        root, root.getType(), q, k, v, ValueRange{}, softmax.getSinks(),
         causal ? rewriter.getUnitAttr() : UnitAttr(),
         rewriter.getF64FloatAttr(scale), rewriter.getI64IntegerAttr(window),
         rewriter.getF64FloatAttr(softcap));

@@ -125,10 +125,13 @@ private:
       w.quant = p.getQuant()->str();
       w.quantScales = *p.getQuantPart() == "scales";
       w.groupSize = static_cast<int64_t>(*p.getGroupSize());
-      w.dtype =
-          w.quantScales ? LLMC_F32 : (w.quant == "int4" ? LLMC_I4 : LLMC_I8);
-      if (w.quant == "int4" && !w.quantScales)
-        w.shape.back() *= 2; // the logical [.., N, K]; I4 packs two per byte
+      const bool mxfp4 = w.quant == "mxfp4";
+      w.dtype = w.quantScales ? (mxfp4 ? LLMC_E8M0 : LLMC_F32)
+                : mxfp4       ? LLMC_MXFP4
+                : w.quant == "int4" ? LLMC_I4
+                                    : LLMC_I8;
+      if ((w.quant == "int4" || mxfp4) && !w.quantScales)
+        w.shape.back() *= 2; // the logical [.., N, K]; two per byte
     } else {
       w.dtype = elt.isBF16() ? LLMC_BF16 : elt.isF16() ? LLMC_F16 : LLMC_F32;
     }
@@ -306,6 +309,17 @@ private:
           return emit(op, LLMC_OP_SWIGLU, {o.getInput()},
                       {1, gatedRuns(o.getInput())});
         })
+        .Case([&](ClampedSwiGLUOp o) {
+          return emit(op, LLMC_OP_SWIGLU, {o.getInput()},
+                      {2, gatedRuns(o.getInput()), o.getInterleaved() ? 1 : 0},
+                      {o.getLimit().convertToDouble(),
+                       o.getAlpha().convertToDouble()});
+        })
+        .Case([&](ExpertBiasOp o) {
+          return emit(op, LLMC_OP_EXPERT_BIAS,
+                      {o.getInput(), o.getBias(), o.getExperts()},
+                      {slots(o.getExperts())});
+        })
         .Case([&](TopKGatingOp o) {
           return emit(op, LLMC_OP_MOE_GATING, {o.getLogits()},
                       {static_cast<int64_t>(o.getK()), o.getNormalize() ? 1 : 0,
@@ -347,7 +361,10 @@ private:
           if (!read || o.getSegments().size() != 2)
             return op->emitError("llmc-serialize: attention must read the KV "
                                  "cache (run llmc-insert-kv-cache)");
-          return emit(op, LLMC_OP_PREFILL_ATTENTION, {o.getQuery()},
+          SmallVector<Value, 2> ins = {o.getQuery()};
+          if (o.getSinks())
+            ins.push_back(o.getSinks());
+          return emit(op, LLMC_OP_PREFILL_ATTENTION, ins,
                       {static_cast<int64_t>(read.getLayer()),
                        heads(o.getQuery()), heads(o.getKey()),
                        headDim(o.getQuery()),
@@ -357,7 +374,10 @@ private:
         })
         .Case([&](PagedAttentionOp o) {
           auto cache = o.getCache().getType();
-          return emit(op, LLMC_OP_DECODE_ATTENTION, {o.getQuery()},
+          SmallVector<Value, 2> ins = {o.getQuery()};
+          if (o.getSinks())
+            ins.push_back(o.getSinks());
+          return emit(op, LLMC_OP_DECODE_ATTENTION, ins,
                       {static_cast<int64_t>(o.getLayer()), heads(o.getQuery()),
                        cache.getKvHeads(), headDim(o.getQuery()),
                        static_cast<int64_t>(o.getWindow())},

@@ -12,7 +12,10 @@
 //   (a router's llmc.linear stays f32)
 //   => ggml: each weight a GGUF stores in a block format takes int8 or int4
 //        with groups of 32 (ggmlKeptBits), F16 and BF16 ones stay so, the
-//        others (F32) take `otherwise`.
+//        others (F32) take `otherwise`; MXFP4 (a GGUF's or a Hugging Face
+//        checkpoint's) stays MXFP4:
+//        llmc.quantized_[expert_]linear {format = "mxfp4"} over the codes
+//        and E8M0 scales as stored.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +41,7 @@ int64_t ggmlKeptBits(StringRef type) {
       .Case("Q4_0", 4)
       .Cases("Q8_0", "Q5_0", "Q5_1", "Q4_1", "IQ4_NL", 8)
       .Cases("Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", 8)
+      .Case("MXFP4", 4) // kept as it is: llmc runs MXFP4 itself
       .Default(0);
 }
 
@@ -70,6 +74,11 @@ ParamOp cloneParam(OpBuilder &b, ParamOp p, RankedTensorType type,
   q.setQuantPartAttr(b.getStringAttr(part));
   q.setGroupSizeAttr(b.getI64IntegerAttr(group));
   return q;
+}
+
+/// f32 scales, or MXFP4's E8M0 bytes (as i8).
+Type scalesType(OpBuilder &b, bool mxfp4) {
+  return mxfp4 ? Type(b.getIntegerType(8)) : Type(b.getF32Type());
 }
 
 struct QuantizePass : impl::QuantizeBase<QuantizePass> {
@@ -129,7 +138,7 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       std::string m = modeFor(w);
       if (m == "bf16" || m == "f16")
         convertFloat(l.getWeightMutable(), w, m);
-      else if (m == "int8" || m == "int4")
+      else if (m == "int8" || m == "int4" || m == "mxfp4")
         quantizeLinear(l, w, m);
     }
     SmallVector<ExpertLinearOp> experts;
@@ -141,7 +150,7 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       std::string m = modeFor(w);
       if (m == "bf16" || m == "f16")
         convertFloat(l.getWeightMutable(), w, m);
-      else if (m == "int8" || m == "int4")
+      else if (m == "int8" || m == "int4" || m == "mxfp4")
         quantizeExperts(l, w, m);
     }
     if (quantizeEmbedding) {
@@ -160,6 +169,7 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     if (auto t = w.getGgmlType())
       return *t == "F16"             ? "f16"
              : *t == "BF16"          ? "bf16"
+             : *t == "MXFP4"         ? "mxfp4"
              : ggmlKeptBits(*t) == 8 ? "int8"
                                      : "int4";
     return otherwise;
@@ -175,6 +185,8 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       return;
     OpBuilder b(e);
     std::string m = modeFor(t);
+    if (m == "mxfp4") // no MXFP4 lookup: a table is read a row at a time
+      m = "int8";
     if (m == "f32")
       return;
     if (m == "int8" || m == "int4") {
@@ -228,6 +240,8 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
   /// whether it is int4 after all (a k no int4 group divides takes int8).
   std::pair<bool, int64_t> groupFor(Operation *user, ParamOp w, StringRef m,
                                     int64_t k) {
+    if (m == "mxfp4")
+      return {true, kGgmlGroup};
     bool int4 = m == "int4";
     // A GGUF weight keeps its blocks' scales: groups of 32 in int8 too.
     bool ggml = w.getGgmlType() && ggmlKeptBits(*w.getGgmlType()) <= 8 &&
@@ -251,18 +265,20 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     auto shape = w.getType().getShape();
     int64_t e = shape[0], n = shape[1], k = shape[2];
     auto [int4, g] = groupFor(l, w, m, k);
-    StringRef kind = int4 ? "int4" : "int8";
+    const bool mxfp4 = m == "mxfp4";
+    StringRef kind = mxfp4 ? "mxfp4" : int4 ? "int4" : "int8";
     OpBuilder b(l);
     ParamOp wq = cloneParam(
         b, w,
         RankedTensorType::get({e, n, int4 ? k / 2 : k}, b.getIntegerType(8)),
         kind, "weight", g);
-    ParamOp scales =
-        cloneParam(b, w, RankedTensorType::get({e, n, k / g}, b.getF32Type()),
-                   kind, "scales", g);
+    ParamOp scales = cloneParam(
+        b, w, RankedTensorType::get({e, n, k / g}, scalesType(b, mxfp4)), kind,
+        "scales", g);
     auto q = b.create<QuantizedExpertLinearOp>(
         l.getLoc(), l.getType(), l.getInput(), wq, scales, l.getExperts(),
-        b.getI64IntegerAttr(int4 ? 4 : 8), b.getI64IntegerAttr(g));
+        b.getI64IntegerAttr(int4 ? 4 : 8), b.getI64IntegerAttr(g),
+        b.getStringAttr(mxfp4 ? "mxfp4" : "int"));
     l.replaceAllUsesWith(q.getResult());
     l.erase();
     if (w->use_empty())
@@ -272,18 +288,20 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
   void quantizeLinear(LinearOp l, ParamOp w, StringRef m) {
     int64_t n = w.getType().getDimSize(0), k = w.getType().getDimSize(1);
     auto [int4, g] = groupFor(l, w, m, k);
-    StringRef kind = int4 ? "int4" : "int8";
+    const bool mxfp4 = m == "mxfp4";
+    StringRef kind = mxfp4 ? "mxfp4" : int4 ? "int4" : "int8";
     OpBuilder b(l);
     auto i8 = b.getIntegerType(8);
     ParamOp wq =
         cloneParam(b, w, RankedTensorType::get({n, int4 ? k / 2 : k}, i8), kind,
                    "weight", g);
-    ParamOp scales =
-        cloneParam(b, w, RankedTensorType::get({n, k / g}, b.getF32Type()),
-                   kind, "scales", g);
+    ParamOp scales = cloneParam(
+        b, w, RankedTensorType::get({n, k / g}, scalesType(b, mxfp4)), kind,
+        "scales", g);
     auto q = b.create<QuantizedLinearOp>(
         l.getLoc(), l.getType(), l.getInput(), wq, scales, l.getBias(),
-        b.getI64IntegerAttr(int4 ? 4 : 8), b.getI64IntegerAttr(g));
+        b.getI64IntegerAttr(int4 ? 4 : 8), b.getI64IntegerAttr(g),
+        b.getStringAttr(mxfp4 ? "mxfp4" : "int"));
     l.replaceAllUsesWith(q.getResult());
     l.erase();
     if (w->use_empty())

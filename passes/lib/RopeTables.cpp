@@ -90,8 +90,12 @@ LogicalResult ropeTables(Operation *rope, double theta, int64_t rotaryDim,
     return success();
   }
   if (type == "yarn") {
+    // As _compute_yarn_parameters: the ramp and the mix in float32 (torch
+    // tensors), the correction range in double (Python floats), rounded
+    // out to whole dimensions unless `truncate` is false (gpt-oss).
     double betaFast = attr(scaling, "beta_fast", 32.0);
     double betaSlow = attr(scaling, "beta_slow", 1.0);
+    auto truncate = scaling.getAs<BoolAttr>("truncate");
     auto mscale = [](double scale) {
       return scale <= 1 ? 1.0 : 0.1 * std::log(scale) + 1.0;
     };
@@ -100,18 +104,25 @@ LogicalResult ropeTables(Operation *rope, double theta, int64_t rotaryDim,
       return (rotaryDim * std::log(original / (rotations * 2 * M_PI))) /
              (2 * std::log(theta));
     };
-    double lo = std::max(std::floor(correctionDim(betaFast)), 0.0);
-    double hi = std::min(std::ceil(correctionDim(betaSlow)),
-                         static_cast<double>(rotaryDim - 1));
+    double lo = correctionDim(betaFast), hi = correctionDim(betaSlow);
+    if (!truncate || truncate.getValue()) {
+      lo = std::floor(lo);
+      hi = std::ceil(hi);
+    }
+    lo = std::max(lo, 0.0);
+    hi = std::min(hi, static_cast<double>(rotaryDim - 1));
     if (lo == hi)
       hi += 0.001;
+    const auto fLo = static_cast<float>(lo);
+    const auto fRange = static_cast<float>(hi - lo);
+    const auto fFactor = static_cast<float>(factor);
     for (int64_t i = 0; i < half; ++i) {
-      double ramp = std::clamp((i - lo) / (hi - lo), 0.0, 1.0);
-      double extrapolation = 1 - ramp;
-      double interp = 1.0 / (factor * posFreq[i]);
-      double extrap = 1.0 / posFreq[i];
-      invFreq[i] = static_cast<float>(interp * (1 - extrapolation) +
-                                      extrap * extrapolation);
+      float ramp = std::clamp((static_cast<float>(i) - fLo) / fRange, 0.0f,
+                              1.0f);
+      float extrapolation = 1.0f - ramp;
+      float interp = 1.0f / (fFactor * posFreq[i]);
+      float extrap = 1.0f / posFreq[i];
+      invFreq[i] = interp * (1.0f - extrapolation) + extrap * extrapolation;
     }
     return success();
   }

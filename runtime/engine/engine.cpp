@@ -52,6 +52,18 @@ void checkBackendAbi(const std::string &planPath, const Graph &graph,
       std::to_string(api.abi_minor) + ": rebuild the plugin with this llmc");
 }
 
+void checkWeightAbi(const std::string &planPath, const llmc_graph_desc &graph,
+                    const std::string &backendName,
+                    const llmc_backend_api &api) {
+  for (uint32_t i = 0; i < graph.num_weights && api.abi_minor < 7; ++i)
+    if (graph.weights[i].dtype == LLMC_MXFP4)
+      throw Error(planPath + ": weight '" + graph.weights[i].name +
+                  "' is MXFP4, which needs backend ABI 1.7; backend '" +
+                  backendName + "' speaks " + std::to_string(api.abi_major) +
+                  "." + std::to_string(api.abi_minor) +
+                  ": rebuild the plugin with this llmc");
+}
+
 void checkKvAbi(llmc_dtype kvDtype, const std::string &backendName,
                 const llmc_backend_api &api) {
   if ((kvDtype != LLMC_I8 && kvDtype != LLMC_FP8_E4M3) || api.abi_minor >= 3)
@@ -85,6 +97,8 @@ Engine::Engine(const Plan &plan, const EngineOptions &options,
     if (!g)
       continue;
     checkBackendAbi(plan.path(), *g, chosen.name, backend_->api());
+    checkWeightAbi(plan.path(), plan.graphDesc(name), chosen.name,
+                   backend_->api());
     prepared_.emplace(name, backend_->prepare(plan.graphDesc(name)));
     for (const llmc_op_desc &op : g->ops)
       if (op.kind == LLMC_OP_ROPE && op.i[4] > 0)

@@ -47,6 +47,8 @@ const char *opKindName(llmc_op_kind kind) {
     return "expert_linear";
   case LLMC_OP_MOE_COMBINE:
     return "moe_combine";
+  case LLMC_OP_EXPERT_BIAS:
+    return "expert_bias";
   case LLMC_OP_COUNT:
     break;
   }
@@ -56,6 +58,8 @@ const char *opKindName(llmc_op_kind kind) {
 const char *opLabel(const llmc_op_desc &op) {
   if (op.kind == LLMC_OP_SWIGLU && op.i[0] == 1)
     return "geglu";
+  if (op.kind == LLMC_OP_SWIGLU && op.i[0] == 2)
+    return "clamped_swiglu";
   return opKindName(llmc_op_kind(op.kind));
 }
 
@@ -66,11 +70,15 @@ AbiNeed abiNeeded(const llmc_op_desc &op) {
       return {1, "RMS_NORM over each head (i0)"};
     break;
   case LLMC_OP_SWIGLU:
+    if (op.i[0] == 2 || op.i[2] != 0)
+      return {7, "gpt-oss's clamped SWIGLU (i0 = 2, i2)"};
     if (op.i[1] > 1)
       return {4, "SWIGLU over one run per expert (i1)"};
     if (op.i[0] != 0)
       return {2, "SWIGLU with the GELU activation (i0)"};
     break;
+  case LLMC_OP_EXPERT_BIAS:
+    return {7, "expert biases (op expert_bias)"};
   case LLMC_OP_MOE_GATING:
   case LLMC_OP_EXPERT_LINEAR:
   case LLMC_OP_MOE_COMBINE:
@@ -78,6 +86,8 @@ AbiNeed abiNeeded(const llmc_op_desc &op) {
                    opKindName(llmc_op_kind(op.kind)) + ")"};
   case LLMC_OP_PREFILL_ATTENTION:
   case LLMC_OP_DECODE_ATTENTION:
+    if (op.num_operands > 1)
+      return {7, "attention sinks (operand 1)"};
     if (op.f[1] != 0)
       return {2, "attention logit soft-capping (f1)"};
     break;
@@ -118,6 +128,10 @@ const char *dtypeName(llmc_dtype dtype) {
     return "i32";
   case LLMC_FP8_E4M3:
     return "fp8";
+  case LLMC_MXFP4:
+    return "mxfp4";
+  case LLMC_E8M0:
+    return "e8m0";
   }
   return "unknown";
 }
@@ -135,8 +149,10 @@ size_t dtypeBytes(llmc_dtype dtype, int64_t elements) {
     return n * 2;
   case LLMC_I8:
   case LLMC_FP8_E4M3:
+  case LLMC_E8M0:
     return n;
   case LLMC_I4:
+  case LLMC_MXFP4:
     // Two per byte; an odd count leaves the last high nibble unused.
     return n / 2 + n % 2;
   }

@@ -40,7 +40,6 @@ std::string version(uint32_t major, uint32_t minor) {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
-bool validDtype(uint32_t dtype) { return dtype <= LLMC_I32; }
 
 } // namespace
 
@@ -212,7 +211,7 @@ void Plan::parse(const PlanLoadOptions &options) {
     WeightInfo info;
     info.name = str(w->name());
     std::string what = "weight " + std::to_string(i) + " '" + info.name + "'";
-    if (!validDtype(w->dtype()))
+    if (!isWeightDtype(w->dtype()))
       throw corrupt(what + ": unknown dtype " + std::to_string(w->dtype()));
     info.dtype = static_cast<llmc_dtype>(w->dtype());
     if (!aligned8(w->shape()))
@@ -265,7 +264,7 @@ void Plan::parse(const PlanLoadOptions &options) {
       d.offset_b = b->offset_b();
       d.offset_const = b->offset_const();
       std::string bwhat = what + " buffer " + std::to_string(k);
-      if (!validDtype(d.dtype))
+      if (d.dtype > LLMC_I32)
         throw corrupt(bwhat + ": unknown dtype " + std::to_string(d.dtype));
       for (int64_t v : {d.cols, d.offset_t, d.offset_b, d.offset_const})
         if (v < 0 || v >= kMaxByteCoefficient)

@@ -100,7 +100,6 @@ void writePlanFile(const std::string &path, const uint8_t *flatBuffer,
 
 namespace {
 
-bool validDtype(uint32_t dtype) { return dtype <= LLMC_I32; }
 
 std::string shapeString(const std::vector<int64_t> &shape) {
   std::string s = "[";
@@ -168,7 +167,7 @@ uint32_t PlanWriter::addWeight(std::string name, llmc_dtype dtype,
                                std::vector<int64_t> shape, uint64_t nbytes,
                                std::function<void(uint8_t *dst)> fill) {
   std::string what = "weight '" + name + "'";
-  if (!validDtype(dtype))
+  if (!isWeightDtype(dtype))
     throw Error(what + ": unknown dtype " + std::to_string(dtype));
   if (shape.size() > 4)
     throw Error(what + ": rank " + std::to_string(shape.size()) +

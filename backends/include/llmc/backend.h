@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define LLMC_BACKEND_ABI_MAJOR 1
-#define LLMC_BACKEND_ABI_MINOR 6
+#define LLMC_BACKEND_ABI_MINOR 7
 
 #if defined(__SANITIZE_ADDRESS__)
 #define LLMC_BACKEND_BUILD_FLAVOR "asan"
@@ -62,6 +62,13 @@ typedef enum llmc_dtype {
   /* fp8 e4m3 ("fn": no infinities, largest finite 448; ABI 1.3). Only as
      a KV-cache dtype. */
   LLMC_FP8_E4M3 = 6,
+  /* MXFP4 (OCP microscaling FP4; ABI 1.7): a weight [.., N, K/2] of FP4
+     E2M1 codes, two per byte, low nibble first (as i4), whose value is
+     code * 2^(s - 127) with s the LLMC_E8M0 byte of its group of 32 inputs
+     (scales [.., N, K/32]). Codes: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their
+     negatives (bit 3 the sign). s = 255 (NaN) never occurs in a plan. */
+  LLMC_MXFP4 = 7,
+  LLMC_E8M0 = 8, /* MXFP4's scale bytes (ABI 1.7) */
 } llmc_dtype;
 
 /*===----------------------------------------------------------------------===
@@ -85,7 +92,8 @@ typedef enum llmc_op_kind {
   /* out = x · Wᵀ (+ bias). Operands in fixed slots: [0] x, [1] W [N, K]
    * (f32/bf16/f16, or i8 [N, K] / i4 [N, K/2] bytes), [2] scales (f32
    * [N, K/group_size] for i8/i4, else NONE), [3] bias (f32 [N] or NONE).
-   * i0 = group_size (i8: K, i4: 32 or 128). */
+   * i0 = group_size (i8: K, i4: 32 or 128). An MXFP4 W takes E8M0 scales
+   * [N, K/32] and i0 = 32 (ABI 1.7). */
   LLMC_OP_LINEAR = 4,
   /* Rotary embedding of x [T, heads*head_dim] at positions, into out (which
    * may be x itself). in: x, positions (input), inv_freq (weight
@@ -104,7 +112,10 @@ typedef enum llmc_op_kind {
   /* [rows, 2I] -> [rows, I]: act(x[:, :I]) * x[:, I:]; i0 = the
    * activation: 0 silu (SwiGLU), 1 tanh GELU (GeGLU, Gemma; ABI 1.2).
    * i1 = g > 1: each row is g runs of [2I] (gate then up), the result g
-   * runs of [I]: one per chosen expert (ABI 1.4); 0 or 1: one run. */
+   * runs of [I]: one per chosen expert (ABI 1.4); 0 or 1: one run.
+   * i0 = 2 (gpt-oss; ABI 1.7): g = min(gate, f0), u = clamp(up, -f0, f0),
+   * out = (u + 1) * g * sigmoid(f1 * g). i2 = 1 (ABI 1.7): a run's gate and
+   * up are interleaved (gate at even columns) instead of halves. */
   LLMC_OP_SWIGLU = 10,
   /* out = x[:, i0 : i0 + out.cols]. */
   LLMC_OP_SLICE = 11,
@@ -116,7 +127,10 @@ typedef enum llmc_op_kind {
    * in: q [T, heads*head_dim]. i0 = layer, i1 = heads, i2 = kv_heads,
    * i3 = head_dim, i4 = window (0 = none). f0 = scale. f1 = logit
    * soft-cap c (0 = none): each score s = f0 * q.k becomes c * tanh(s / c)
-   * before the mask (Gemma 2; ABI 1.2). */
+   * before the mask (Gemma 2; ABI 1.2). A second operand (ABI 1.7), sinks
+   * (weight [heads] f32), joins each head's softmax denominator as one more
+   * logit whose column is dropped: weights exp(s_j - m) / (sum_j exp(s_j -
+   * m) + exp(sink - m)) (gpt-oss). */
   LLMC_OP_PREFILL_ATTENTION = 13,
   /* The same with exactly one new token per sequence (rows = B). */
   LLMC_OP_DECODE_ATTENTION = 14,
@@ -145,12 +159,16 @@ typedef enum llmc_op_kind {
   /* out [rows, N] = sum_j weights[t][j] * y[t, run j], y [rows, k*N],
    * weights [rows, k]. in: y, weights. i0 = k. */
   LLMC_OP_MOE_COMBINE = 20,
-  LLMC_OP_COUNT = 21
+  /* out [rows, k*N] = y + bias[experts[t][j]] on run j of row t (ABI 1.7;
+   * gpt-oss's expert biases). in: y [rows, k*N], bias (weight [E, N] f32),
+   * experts (I32 [rows, k]). i0 = k. out may be y itself. */
+  LLMC_OP_EXPERT_BIAS = 21,
+  LLMC_OP_COUNT = 22
 } llmc_op_kind;
 
 /* Clarifications (as the ref backend implements them; every backend agrees):
  * - A row-wise op (RMS_NORM, ADD_RMS_NORM, LAYER_NORM, ROPE, ADD, MUL, SILU,
- *   GELU, SCALE, SOFTCAP) may write a result over an operand of the same shape;
+ *   GELU, SCALE, SOFTCAP, EXPERT_BIAS) may write a result over an operand of the same shape;
  * no other result may overlap an operand or another result in the workspace.
  * - LINEAR takes K from x's columns and N from the result's; an i4 W may be
  *   described as [N, K/2] bytes, and only its first dimension and byte count
@@ -163,7 +181,8 @@ typedef enum llmc_op_kind {
  *   graph without PREFILL_ATTENTION.
  * - slot_mapping has no padding value: every slot must be in the pool.
  * - Activations are f32 buffers; the one exception is MOE_GATING's
- *   experts result, an I32 buffer read by EXPERT_LINEAR (ABI 1.4). */
+ *   experts result, an I32 buffer read by EXPERT_LINEAR and EXPERT_BIAS
+ *   (ABI 1.4). */
 
 typedef enum llmc_operand_kind {
   LLMC_OPERAND_BUFFER = 0, /* index into graph buffers */

@@ -111,6 +111,7 @@ std::optional<RopeScaling> readRopeScaling(const JsonObject &cfg) {
                  cfg.integer("max_position_embeddings", 0));
   s.betaFast = rs.number("beta_fast", 32.0);
   s.betaSlow = rs.number("beta_slow", 1.0);
+  s.truncate = rs.boolean("truncate", true);
   if (!rs.isNull("attention_factor"))
     s.attentionFactor = rs.number("attention_factor");
   return s;
@@ -398,6 +399,54 @@ ModelConfig readGemma3(const JsonObject &cfg, const std::string &arch) {
   return c;
 }
 
+/// transformers' GptOssConfig (openai/gpt-oss-20b and -120b): Llama's
+/// layer with biased q/k/v/o, attention sinks, alternating sliding and full
+/// layers, YaRN, and an MoE whose router and experts have biases (see
+/// MoeConfig::gptOss). Experts may be MXFP4 (quantization_config).
+ModelConfig readGptOss(const JsonObject &cfg, const std::string &arch) {
+  ModelConfig c;
+  c.architecture = arch;
+  c.family = ArchFamily::Llama;
+  readDecoderSizes(cfg, c, 64, 131072);
+  c.normEps = cfg.number("rms_norm_eps", 1e-5);
+  c.tiedEmbeddings = cfg.boolean("tie_word_embeddings", false);
+  c.qkvBias = c.outputBias = cfg.boolean("attention_bias", true);
+  c.attentionSinks = true;
+  if (!cfg.isNull("quantization_config")) {
+    JsonObject q(cfg.raw().at("quantization_config"),
+                 cfg.file() + " (quantization_config)");
+    const std::string method = q.string("quant_method", "");
+    if (method != "mxfp4")
+      throw Error(cfg.file() + ": quantization_config quant_method '" +
+                  method + "' is not supported for " + arch +
+                  " (supported: mxfp4)");
+  }
+  // HF's default pattern: sliding, full, sliding, ...
+  const int64_t window =
+      cfg.isNull("sliding_window") ? 0 : cfg.integer("sliding_window", 128);
+  c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
+                         0);
+  for (size_t i = 0; i < c.slidingWindow.size(); i += 2)
+    c.slidingWindow[i] = window;
+  readLayerTypes(cfg, c, window);
+  MoeConfig &m = c.moe;
+  m.numExperts = cfg.integer("num_local_experts", 128);
+  m.expertsPerToken =
+      cfg.integer("num_experts_per_tok", cfg.integer("experts_per_token", 4));
+  m.expertIntermediate = c.intermediateSize;
+  m.normalizeTopK = false;
+  m.gptOss = true;
+  m.swigluLimit = cfg.number("swiglu_limit", 7.0);
+  if (!(m.swigluLimit > 0))
+    throw Error(cfg.file() + ": swiglu_limit must be positive");
+  if (m.numExperts <= 0)
+    throw Error(cfg.file() + ": num_local_experts must be positive, got " +
+                std::to_string(m.numExperts));
+  m.sparseLayers.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
+                        true);
+  return c;
+}
+
 ModelConfig readGPT2(const JsonObject &cfg, const std::string &arch) {
   ModelConfig c;
   c.architecture = arch;
@@ -451,6 +500,7 @@ const std::vector<std::string> &supportedArchitectures() {
       "Gemma2ForCausalLM",
       "Gemma3ForCausalLM",
       "Gemma3ForConditionalGeneration (its language model)",
+      "GptOssForCausalLM",
       "LlamaForCausalLM",
       "MistralForCausalLM",
       "MixtralForCausalLM",
@@ -538,6 +588,8 @@ ModelConfig readHFConfig(const std::string &configPath) {
     c = readGemma3(cfg, arch);
   else if (arch == "Phi3ForCausalLM")
     c = readPhi3(cfg, arch);
+  else if (arch == "GptOssForCausalLM")
+    c = readGptOss(cfg, arch);
   else if (arch == "Gemma3ForConditionalGeneration") {
     if (!cfg.has("text_config") || !cfg.raw().at("text_config").is_object())
       throw Error(configPath + ": " + arch +

@@ -21,9 +21,12 @@ RankedTensorType GraphBuilder::tensor(ArrayRef<int64_t> shape) const {
   return RankedTensorType::get(shape, f32_);
 }
 
-/// A GGUF's block formats, F16 and BF16 are recorded (ggml_type) so that
-/// `llmc compile` keeps them as stored by default (llmc-quantize mode=ggml).
+/// A GGUF's block formats, F16 and BF16, and MXFP4 from any file, are
+/// recorded (ggml_type) so that `llmc compile` keeps them as stored by
+/// default (llmc-quantize mode=ggml; MXFP4 in mode none too).
 bool GraphBuilder::keptAsStored(weights::DType t) const {
+  if (t == weights::DType::MXFP4) // gpt-oss's experts, in either file
+    return true;
   return weights_.isGGUF() &&
          (weights::isGgmlBlockFormat(t) || t == weights::DType::F16 ||
           t == weights::DType::BF16);
@@ -54,12 +57,13 @@ std::string expertName(const std::string &pattern, int64_t e) {
 } // namespace
 
 Value GraphBuilder::expertParam(const std::string &name, int64_t experts,
-                                int64_t rows, int64_t cols) {
+                                int64_t rows, int64_t cols, bool transposed) {
   weights::DType stores;
+  const int64_t sr = transposed ? cols : rows, sc = transposed ? rows : cols;
   if (name.find("{e}") != std::string::npos) {
-    stores = weights_.require(expertName(name, 0), {rows, cols}).dtype;
+    stores = weights_.require(expertName(name, 0), {sr, sc}).dtype;
     for (int64_t e = 1; e < experts; ++e)
-      weights_.require(expertName(name, e), {rows, cols});
+      weights_.require(expertName(name, e), {sr, sc});
     if (weights_.contains(expertName(name, experts)))
       throw Error("tensor '" + expertName(name, experts) + "' in " +
                   weights_.location() +
@@ -73,11 +77,12 @@ Value GraphBuilder::expertParam(const std::string &name, int64_t experts,
                   " experts, but the config "
                   "names " +
                   std::to_string(experts));
-    stores = weights_.require(name, {experts, rows, cols}).dtype;
+    stores = weights_.require(name, {experts, sr, sc}).dtype;
   }
   return b_.create<mlir::llmc::ParamOp>(
       loc(), tensor({experts, rows, cols}),
-      b_.getStringAttr(weights_.stored(name)), UnitAttr(), IntegerAttr(),
+      b_.getStringAttr(weights_.stored(name)),
+      transposed ? b_.getUnitAttr() : UnitAttr(), IntegerAttr(),
       ArrayAttr(), StringAttr(), StringAttr(), IntegerAttr(),
       keptAsStored(stores) ? b_.getStringAttr(weights::dtypeName(stores))
                            : StringAttr(),
@@ -207,6 +212,8 @@ Value GraphBuilder::rope(Value x, Value positions, double theta,
           b_.getNamedAttr("beta_fast", b_.getF64FloatAttr(s->betaFast)));
       entries.push_back(
           b_.getNamedAttr("beta_slow", b_.getF64FloatAttr(s->betaSlow)));
+      if (!s->truncate)
+        entries.push_back(b_.getNamedAttr("truncate", b_.getBoolAttr(false)));
       if (s->attentionFactor)
         entries.push_back(b_.getNamedAttr(
             "attention_factor", b_.getF64FloatAttr(*s->attentionFactor)));
@@ -221,21 +228,35 @@ Value GraphBuilder::rope(Value x, Value positions, double theta,
 
 Value GraphBuilder::moe(Value x, const Experts &e) {
   auto ids = RankedTensorType::get({kDyn, e.perToken}, b_.getI32Type());
-  Value logits = linear(x, e.router);
+  Value logits = linear(x, e.router, e.routerBias);
   auto gating = b_.create<mlir::llmc::TopKGatingOp>(
       loc(), tensor({kDyn, e.perToken}), ids, logits,
       b_.getI64IntegerAttr(e.perToken),
       e.normalize ? b_.getUnitAttr() : UnitAttr(),
-      b_.getStringAttr("softmax_topk"));
-  auto expertLinear = [&](Value in, Value w) -> Value {
+      b_.getStringAttr(e.gptOss ? "topk_softmax" : "softmax_topk"));
+  auto expertLinear = [&](Value in, Value w, Value bias = {}) -> Value {
     int64_t out = cast<RankedTensorType>(w.getType()).getDimSize(1);
-    return b_.create<mlir::llmc::ExpertLinearOp>(
+    Value y = b_.create<mlir::llmc::ExpertLinearOp>(
         loc(), tensor({kDyn, e.perToken, out}), in, w, gating.getExperts());
+    if (!bias)
+      return y;
+    return b_.create<mlir::llmc::ExpertBiasOp>(loc(), y.getType(), y, bias,
+                                               gating.getExperts());
   };
-  Value gate = expertLinear(x, e.gate);
-  Value up = expertLinear(x, e.up);
-  Value act = mul(silu(gate), up);
-  Value down = expertLinear(act, e.down);
+  Value act;
+  if (e.gptOss) {
+    Value gu = expertLinear(x, e.gateUp, e.gateUpBias);
+    auto t = typeOf(gu);
+    act = b_.create<mlir::llmc::ClampedSwiGLUOp>(
+        loc(), tensor({kDyn, e.perToken, t.getDimSize(2) / 2}), gu,
+        b_.getF64FloatAttr(e.limit), b_.getF64FloatAttr(e.alpha),
+        e.interleaved ? b_.getUnitAttr() : UnitAttr());
+  } else {
+    Value gate = expertLinear(x, e.gate);
+    Value up = expertLinear(x, e.up);
+    act = mul(silu(gate), up);
+  }
+  Value down = expertLinear(act, e.down, e.downBias);
   return b_.create<mlir::llmc::MoECombineOp>(
       loc(), tensor({kDyn, typeOf(down).getDimSize(2)}), down,
       gating.getWeights());
@@ -251,7 +272,7 @@ Value GraphBuilder::transpose(Value x, ArrayRef<int64_t> perm) {
 }
 
 Value GraphBuilder::attention(Value q, Value k, Value v, int64_t window,
-                              double scale, double softcap) {
+                              double scale, double softcap, Value sinks) {
   int64_t heads = typeOf(q).getDimSize(1), dim = typeOf(q).getDimSize(2);
   int64_t kvHeads = typeOf(k).getDimSize(1);
   if (kvHeads != heads) {
@@ -275,7 +296,8 @@ Value GraphBuilder::attention(Value q, Value k, Value v, int64_t window,
                                               b_.getF64FloatAttr(softcap));
   scores = b_.create<mlir::llmc::CausalMaskOp>(loc(), scoresType, scores,
                                                static_cast<uint64_t>(window));
-  Value probs = b_.create<mlir::llmc::SoftmaxOp>(loc(), scoresType, scores);
+  Value probs =
+      b_.create<mlir::llmc::SoftmaxOp>(loc(), scoresType, scores, sinks);
   Value out = b_.create<mlir::llmc::MatmulOp>(loc(), tensor({heads, kDyn, dim}),
                                               probs, vt, UnitAttr());
   return transpose(out, {1, 0, 2});

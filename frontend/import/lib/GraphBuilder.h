@@ -38,8 +38,10 @@ public:
   /// tensor per expert, as Hugging Face stores them) or names a tensor that
   /// already stacks them (GGUF's *_exps). Errors say when the checkpoint's
   /// expert count is not the config's.
+  /// `transposed`: each expert is stored [cols, rows] and used as x·W
+  /// (gpt-oss's unquantized gate_up_proj and down_proj).
   mlir::Value expertParam(const std::string &name, int64_t experts,
-                          int64_t rows, int64_t cols);
+                          int64_t rows, int64_t cols, bool transposed = false);
   /// A router [experts, hidden]; a checkpoint with another expert count is
   /// told so.
   mlir::Value routerParam(const std::string &name, int64_t experts,
@@ -69,15 +71,24 @@ public:
   /// repeating kv heads for grouped-query attention. Scores are q.k *
   /// `scale` (0: head_dim^-0.5), soft-capped at `softcap` (0: not) before
   /// the mask.
+  /// `sinks` [H]: one more logit per head in the softmax's denominator.
   mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v,
-                        int64_t window, double scale = 0, double softcap = 0);
+                        int64_t window, double scale = 0, double softcap = 0,
+                        mlir::Value sinks = {});
 
   /// An MoE block over x [T, H]: router logits, top-k gating, the SwiGLU
   /// experts of each token's choice, and their weighted sum [T, H].
+  /// gpt-oss's (`gptOss`): a biased router, top-k then softmax, one packed
+  /// gate/up weight `gateUp` [E, 2I, H] (rows alternating gate and up when
+  /// `interleaved`, else gate rows then up rows) with biases, the clamped
+  /// activation, a biased down projection.
   struct Experts {
     mlir::Value router, gate, up, down; // [E, H], [E, I, H] x2, [E, H, I]
     int64_t perToken;
     bool normalize;
+    bool gptOss = false, interleaved = false;
+    double limit = 0, alpha = 0;
+    mlir::Value routerBias, gateUp, gateUpBias, downBias;
   };
   mlir::Value moe(mlir::Value x, const Experts &e);
 

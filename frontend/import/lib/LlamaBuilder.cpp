@@ -10,7 +10,8 @@
 //   y = h + sum_j w_j * expert_{e_j}(m), (w, e) = top-k(softmax(gate(m)))
 // Phi-3 stores q/k/v as one qkv_proj and gate/up as one gate_up_proj: one
 // linear each, sliced (llmc-fuse turns the sliced gate/up back into
-// swiglu).
+// swiglu). gpt-oss adds attention sinks (a learned logit per head in each
+// softmax) and its own MoE block (gptOssExperts).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,8 +24,37 @@ namespace {
 /// The MoE block of layer i: Mixtral's block_sparse_moe (w1 gate, w3 up,
 /// w2 down), Qwen3-MoE's mlp, or llama.cpp's stacked ffn_*_exps (its older
 /// files: one ffn_*.{e} tensor per expert).
+/// gpt-oss's MoE block: mlp.router (weight, bias) and mlp.experts'
+/// gate_up_proj / down_proj, MXFP4 (the `_blocks` + `_scales` pairs, read as
+/// one tensor each) or unquantized ([E, in, out], used as x·W), with biases.
+GraphBuilder::Experts gptOssExperts(GraphBuilder &g, const ModelConfig &c,
+                                    const DecoderNames &n, int64_t i) {
+  const MoeConfig &m = c.moe;
+  const int64_t h = c.hiddenSize, ff = m.expertIntermediate, e = m.numExperts;
+  GraphBuilder::Experts x;
+  x.gptOss = true;
+  x.perToken = m.expertsPerToken;
+  x.normalize = false;
+  x.limit = m.swigluLimit;
+  x.alpha = m.swigluAlpha;
+  x.interleaved = true;
+  x.router = g.routerParam(n.layer(i, "mlp.router.weight", ""), e, h);
+  x.routerBias = g.param(n.layer(i, "mlp.router.bias", ""), {e});
+  const std::string gateUp = n.layer(i, "mlp.experts.gate_up_proj", "");
+  const std::string down = n.layer(i, "mlp.experts.down_proj", "");
+  // Hugging Face's unquantized form stores each expert [in, out].
+  const bool transposed = !g.hasWeight(gateUp + "_blocks");
+  x.gateUp = g.expertParam(gateUp, e, 2 * ff, h, transposed);
+  x.down = g.expertParam(down, e, h, ff, transposed);
+  x.gateUpBias = g.param(gateUp + "_bias", {e, 2 * ff});
+  x.downBias = g.param(down + "_bias", {e, h});
+  return x;
+}
+
 GraphBuilder::Experts experts(GraphBuilder &g, const ModelConfig &c,
                               const DecoderNames &n, int64_t i) {
+  if (c.moe.gptOss)
+    return gptOssExperts(g, c, n, i);
   const MoeConfig &m = c.moe;
   const int64_t h = c.hiddenSize, ff = m.expertIntermediate, e = m.numExperts;
   const bool mixtral = c.architecture == "MixtralForCausalLM";
@@ -129,8 +159,12 @@ mlir::Value buildLlama(GraphBuilder &g, const ModelConfig &c,
     q = g.rope(q, positions);
     k = g.rope(k, positions);
     v = g.splitHeads(v, c.numKVHeads, c.headDim);
-    mlir::Value attn = g.mergeHeads(
-        g.attention(q, k, v, c.slidingWindow[static_cast<size_t>(i)]));
+    mlir::Value sinks =
+        c.attentionSinks
+            ? w("self_attn.sinks", "attn_sinks.weight", {c.numHeads})
+            : mlir::Value();
+    mlir::Value attn = g.mergeHeads(g.attention(
+        q, k, v, c.slidingWindow[static_cast<size_t>(i)], 0, 0, sinks));
     mlir::Value wo =
         w("self_attn.o_proj.weight", "attn_output.weight", {h, qDim});
     mlir::Value bo =

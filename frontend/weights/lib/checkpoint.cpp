@@ -4,6 +4,7 @@
 #include "llmc/support/error.h"
 #include "llmc/support/mapped_file.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -23,6 +24,13 @@ void checkShardName(const std::string &shard, const std::string &index) {
   if (escapes)
     throw Error(index + ": shard file name '" + shard +
                 "' must be a plain file name inside the checkpoint folder");
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
 }
 
 } // namespace
@@ -87,7 +95,59 @@ Checkpoint Checkpoint::open(const std::string &dir) {
         throw Error("tensor '" + t.name + "' is in two shards: " +
                     it->second->file + " and " + t.file);
     }
+  ck.joinMxfp4Pairs();
   return ck;
+}
+
+void Checkpoint::joinMxfp4Pairs() {
+  const std::string suffix = "_blocks";
+  std::vector<std::pair<const TensorRef *, const TensorRef *>> pairs;
+  for (const auto &[name, t] : byName_) {
+    if (name.size() <= suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string base = name.substr(0, name.size() - suffix.size());
+    const TensorRef *scales = find(base + "_scales");
+    if (!scales)
+      throw Error("tensor '" + name + "' in " + t->file +
+                  " has no '" + base +
+                  "_scales' beside it (MXFP4 blocks need their scales)");
+    pairs.emplace_back(t, scales);
+  }
+  for (auto [blocks, scales] : pairs) {
+    const std::string both = "tensors '" + blocks->name + "' " +
+                             shapeString(blocks->shape) + " and '" +
+                             scales->name + "' " + shapeString(scales->shape);
+    if (blocks->dtype != DType::U8 || scales->dtype != DType::U8)
+      throw Error(both + ": MXFP4 blocks and scales must both be U8, got " +
+                  dtypeName(blocks->dtype) + " and " +
+                  dtypeName(scales->dtype));
+    const auto &bs = blocks->shape, &ss = scales->shape;
+    if (bs.size() < 2 || bs.back() != 16)
+      throw Error(both + ": MXFP4 blocks must end in a dimension of 16 bytes "
+                         "(32 values of 4 bits)");
+    if (ss.size() + 1 != bs.size() ||
+        !std::equal(ss.begin(), ss.end(), bs.begin()))
+      throw Error(both + ": MXFP4 scales must hold one byte per block (the "
+                         "blocks' shape without its last dimension)");
+    auto t = std::make_unique<TensorRef>();
+    t->name = blocks->name.substr(0, blocks->name.size() - 7);
+    t->dtype = DType::MXFP4;
+    t->shape.assign(ss.begin(), ss.end());
+    t->shape.back() *= 32;
+    t->data = blocks->data;
+    t->nbytes = blocks->nbytes;
+    t->scales = scales->data;
+    t->file = blocks->file;
+    if (scales->nbytes != dtypeBytes(DType::U8, scales->numElements()))
+      throw Error(both + ": the scales hold " +
+                  std::to_string(scales->nbytes) + " bytes");
+    checkMxfp4(*t);
+    if (!byName_.emplace(t->name, t.get()).second)
+      throw Error(both + ": the checkpoint also holds a tensor '" + t->name +
+                  "'");
+    joined_.push_back(std::move(t));
+  }
 }
 
 const TensorRef *Checkpoint::find(std::string_view name) const {

@@ -49,6 +49,8 @@ const char *dtypeName(DType t) {
     return "Q5_K";
   case DType::Q6_K:
     return "Q6_K";
+  case DType::MXFP4:
+    return "MXFP4";
   }
   return "?";
 }
@@ -58,7 +60,7 @@ bool isGgmlBlockFormat(DType t) { return t >= DType::Q8_0; }
 int64_t dtypeBlockSize(DType t) {
   if (!isGgmlBlockFormat(t))
     return 1;
-  return t >= DType::Q2_K ? 256 : 32;
+  return t >= DType::Q2_K && t <= DType::Q6_K ? 256 : 32;
 }
 
 static size_t bytesPerBlock(DType t) {
@@ -99,6 +101,8 @@ static size_t bytesPerBlock(DType t) {
     return 176; // as Q4_K + 32 high-bit bytes
   case DType::Q6_K:
     return 210; // 128 low nibbles, 64 high 2-bit pairs, 16 scales, d
+  case DType::MXFP4:
+    return 17; // E8M0 scale + 32 nibbles
   }
   return 1;
 }

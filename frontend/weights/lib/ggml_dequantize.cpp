@@ -11,6 +11,8 @@
 #include "llmc/support/half.h"
 #include "llmc/weights/tensor.h"
 
+#include <cmath>
+
 #include <cstring>
 
 namespace llmc::weights {
@@ -61,6 +63,18 @@ void iq4nl(const uint8_t *b, float *y) {
                                     1,    13,   25,  38,  53,  69,  89,  113};
   const float d = half(b);
   const uint8_t *qs = b + 2;
+  for (int j = 0; j < kQK / 2; ++j) {
+    y[j] = d * values[qs[j] & 0x0F];
+    y[j + kQK / 2] = d * values[qs[j] >> 4];
+  }
+}
+
+// MXFP4: an E8M0 byte, then Q4_0's nibble order over doubled E2M1 codes.
+void mxfp4(const uint8_t *b, float *y) {
+  static const int8_t values[16] = {0, 1, 2,  3,  4,  6,  8,  12,
+                                    0, -1, -2, -3, -4, -6, -8, -12};
+  const float d = std::ldexp(1.0f, int(b[0]) - 128);
+  const uint8_t *qs = b + 1;
   for (int j = 0; j < kQK / 2; ++j) {
     y[j] = d * values[qs[j] & 0x0F];
     y[j + kQK / 2] = d * values[qs[j] >> 4];
@@ -200,6 +214,9 @@ void dequantizeGgml(DType t, const uint8_t *src, int64_t n, float *dst) {
     break;
   case DType::IQ4_NL:
     block = iq4nl;
+    break;
+  case DType::MXFP4:
+    block = mxfp4;
     break;
   case DType::Q2_K:
     block = q2k;

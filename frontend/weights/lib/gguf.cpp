@@ -236,6 +236,8 @@ static std::optional<DType> dtypeOfGgml(uint32_t t) {
     return DType::IQ4_NL;
   case 30:
     return DType::BF16;
+  case 39:
+    return DType::MXFP4;
   default:
     return std::nullopt;
   }
@@ -284,8 +286,8 @@ void GGUFParser::readTensorInfo(uint64_t index) {
   if (!dt)
     throw Error(file_ + ": tensor '" + t.name + "' is " + ggmlTypeName(type) +
                 ", which llmc cannot read; it reads F32, F16, BF16, Q8_0, "
-                "Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K and "
-                "Q6_K");
+                "Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, "
+                "Q6_K and MXFP4");
   t.dtype = *dt;
   int64_t block = dtypeBlockSize(t.dtype);
   if (block > 1 && (nDims == 0 || ne[0] % block != 0))

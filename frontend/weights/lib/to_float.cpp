@@ -6,7 +6,11 @@
 
 namespace llmc::weights {
 
+void dequantizeMxfp4(const TensorRef &t, float *dst); // mxfp4.cpp
+
 void toFloat32(const TensorRef &t, float *dst) {
+  if (t.dtype == DType::MXFP4)
+    return dequantizeMxfp4(t, dst);
   int64_t n = t.numElements();
   if (t.dtype != DType::F32 && t.dtype != DType::F16 &&
       t.dtype != DType::BF16 && !isGgmlBlockFormat(t.dtype))

@@ -28,7 +28,8 @@ def LLMC_ParamOp : LLMC_Op<"param", [Pure]> {
   let description = [{
     The value of the named checkpoint tensor, in the logical layout the
     graph uses. `transposed` says the checkpoint stores it transposed (GPT-2's
-    Conv1D `[in, out]`); `rope_unpermute_heads = N` says its rows carry GGUF's
+    Conv1D `[in, out]`; stacked experts: each expert, as gpt-oss's
+    unquantized `gate_up_proj` [E, in, out]); `rope_unpermute_heads = N` says its rows carry GGUF's
     rotary permutation over N heads. `sources` packs several checkpoint
     tensors row-wise (a fused Q/K/V or gate/up weight), each converted as
     described by the other attributes. `quant` ("int8" | "int4") with
@@ -196,11 +197,18 @@ def LLMC_SoftcapOp : LLMC_Op<"softcap", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def LLMC_SoftmaxOp : LLMC_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+def LLMC_SoftmaxOp : LLMC_Op<"softmax", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "Softmax over the last dimension";
-  let arguments = (ins LLMC_FloatTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let description = [{
+    With `sinks` [H] (gpt-oss's attention sinks) the input is [H, Tq, Tk]
+    attention scores and head h's rows take one more logit, sinks[h], into
+    the denominator, whose probability is then dropped: each row sums to
+    less than 1.
+  }];
+  let arguments = (ins LLMC_FloatTensor:$input, Optional<LLMC_FloatTensor>:$sinks,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis);
   let results = (outs LLMC_FloatTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let assemblyFormat = "$input (`sinks` $sinks^ `:` type($sinks))? attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
@@ -361,7 +369,7 @@ def LLMC_MoECombineOp : LLMC_Op<"moe_combine", [Pure]> {
 // Fused, cached and quantized ops (pass output)
 //===----------------------------------------------------------------------===//
 
-def LLMC_AttentionOp : LLMC_Op<"attention", [Pure]> {
+def LLMC_AttentionOp : LLMC_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "softmax(scale · Q·Kᵀ + mask) · V with grouped kv heads";
   let description = [{
     Q [T, Hq, D], K [S, Hkv, D], V [S, Hkv, Dv] -> [T, Hq, Dv]; query head h
@@ -369,6 +377,9 @@ def LLMC_AttentionOp : LLMC_Op<"attention", [Pure]> {
     positions; with `causal` the mask and `window` follow `llmc.causal_mask`.
     `softcap` > 0 caps each scaled score s at softcap * tanh(s / softcap)
     before the mask (`llmc.softcap`, Gemma 2); 0 leaves scores as they are.
+
+    With `sinks` [Hq] each head's softmax takes one more logit into its
+    denominator whose column is dropped (`llmc.softmax`'s sinks; gpt-oss).
 
     With `segments` (query_start [B+1], context_lens [B]) the rows are a
     ragged batch: queries query_start[b] .. query_start[b+1]-1 belong to
@@ -382,6 +393,7 @@ def LLMC_AttentionOp : LLMC_Op<"attention", [Pure]> {
   }];
   let arguments = (ins LLMC_FloatTensor:$query, LLMC_FloatTensor:$key,
                        LLMC_FloatTensor:$value, Variadic<LLMC_IndexTensor>:$segments,
+                       Optional<LLMC_FloatTensor>:$sinks,
                        UnitAttr:$causal, F64Attr:$scale,
                        DefaultValuedAttr<I64Attr, "0">:$window,
                        DefaultValuedAttr<F64Attr, "0.0">:$softcap);
@@ -422,10 +434,11 @@ def LLMC_PagedAttentionOp : LLMC_Op<"paged_attention", [Pure]> {
   let description = [{
     Q [B, Hq, D]; `block_tables` [B, M]; `context_lens` [B]. Each query is the
     last position of its sequence and attends (with `window`, and
-    `softcap` as in `llmc.attention`) to its history.
+    `softcap` and `sinks` as in `llmc.attention`) to its history.
   }];
   let arguments = (ins LLMC_FloatTensor:$query, LLMC_KVCacheType:$cache,
                        LLMC_IndexTensor:$block_tables, LLMC_IndexTensor:$context_lens,
+                       Optional<LLMC_FloatTensor>:$sinks,
                        I64Attr:$layer, F64Attr:$scale,
                        DefaultValuedAttr<I64Attr, "0">:$window,
                        DefaultValuedAttr<F64Attr, "0.0">:$softcap);
@@ -446,6 +459,34 @@ def LLMC_SwiGLUOp : LLMC_GatedOp<"swiglu", "silu">;
 // Gemma's MLP: gelu_pytorch_tanh, GELU with the tanh approximation.
 def LLMC_GeGLUOp : LLMC_GatedOp<"geglu", "gelu_tanh">;
 
+def LLMC_ClampedSwiGLUOp : LLMC_Op<"clamped_swiglu", [Pure]> {
+  let summary = "gpt-oss's gated activation over a packed [.., 2I] input";
+  let description = [{
+    g = min(gate, limit), u = clamp(up, -limit, limit),
+    result = (u + 1) * g * sigmoid(alpha * g). Gate and up are the input's
+    halves (gate first), or with `interleaved` its even and odd columns
+    (gpt-oss's gate_up_proj rows alternate gate and up units).
+  }];
+  let arguments = (ins LLMC_FloatTensor:$input, F64Attr:$limit, F64Attr:$alpha,
+                       UnitAttr:$interleaved);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLMC_ExpertBiasOp : LLMC_Op<"expert_bias", [Pure]> {
+  let summary = "Adds each chosen expert's bias to its run of an expert_linear";
+  let description = [{
+    input [T, k, N], bias [E, N], experts [T, k]: result[t, j] =
+    input[t, j] + bias[experts[t, j]].
+  }];
+  let arguments = (ins LLMC_FloatTensor:$input, LLMC_FloatTensor:$bias,
+                       RankedTensorOf<[I32]>:$experts);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def LLMC_AddRMSNormOp : LLMC_Op<"add_rms_norm", [Pure]> {
   let summary = "sum = x + residual; normed = rms_norm(sum) (both returned)";
   let arguments = (ins LLMC_FloatTensor:$input, LLMC_FloatTensor:$residual,
@@ -461,10 +502,13 @@ def LLMC_QuantizedLinearOp : LLMC_Op<"quantized_linear", [Pure]> {
     `bits = 8`: W is i8 [N, K] with one scale per output row (scales [N, 1]).
     `bits = 4`: W is i8 [N, K/2], two signed nibbles per byte (low nibble
     first), one scale per `group_size` inputs (scales [N, K/group_size]).
+    `format = "mxfp4"` (bits 4, group_size 32): each nibble is an FP4 E2M1
+    code and each scale an E8M0 byte s (i8 scales, value 2^(s - 127)).
   }];
   let arguments = (ins LLMC_FloatTensor:$input, RankedTensorOf<[I8]>:$weight,
-                       LLMC_FloatTensor:$scales, Optional<LLMC_FloatTensor>:$bias,
-                       I64Attr:$bits, I64Attr:$group_size);
+                       LLMC_AnyTensor:$scales, Optional<LLMC_FloatTensor>:$bias,
+                       I64Attr:$bits, I64Attr:$group_size,
+                       DefaultValuedAttr<StrAttr, "\"int\"">:$format);
   let results = (outs LLMC_FloatTensor:$result);
   let assemblyFormat = "$input `,` $weight `,` $scales (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -476,11 +520,12 @@ def LLMC_QuantizedExpertLinearOp : LLMC_Op<"quantized_expert_linear", [Pure]> {
     The stacked weight is i8 [E, N, K] (`bits = 8`) or [E, N, K/2]
     (`bits = 4`, two signed nibbles per byte, low first) with scales
     [E, N, K/group_size]: each expert is quantized as
-    `llmc.quantized_linear` quantizes one weight.
+    `llmc.quantized_linear` quantizes one weight (`format` as there).
   }];
   let arguments = (ins LLMC_FloatTensor:$input, RankedTensorOf<[I8]>:$weight,
-                       LLMC_FloatTensor:$scales, RankedTensorOf<[I32]>:$experts,
-                       I64Attr:$bits, I64Attr:$group_size);
+                       LLMC_AnyTensor:$scales, RankedTensorOf<[I32]>:$experts,
+                       I64Attr:$bits, I64Attr:$group_size,
+                       DefaultValuedAttr<StrAttr, "\"int\"">:$format);
   let results = (outs LLMC_FloatTensor:$result);
   let assemblyFormat = "$input `,` $weight `,` $scales `,` $experts attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

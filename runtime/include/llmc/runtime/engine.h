@@ -119,6 +119,11 @@ void checkBackendAbi(const std::string &planPath, const Graph &graph,
                      const std::string &backendName,
                      const llmc_backend_api &api);
 
+/// The same for a weight dtype an older plugin would misread (MXFP4: 1.7).
+void checkWeightAbi(const std::string &planPath, const llmc_graph_desc &graph,
+                    const std::string &backendName,
+                    const llmc_backend_api &api);
+
 /// Throws llmc::Error when `api` predates the KV cache in `kvDtype` (int8
 /// and fp8 came with ABI 1.3): an older plugin would refuse the pool with a
 /// vaguer message.

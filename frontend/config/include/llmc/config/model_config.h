@@ -26,6 +26,10 @@ struct RopeScaling {
   double highFreqFactor = 4.0; // llama3
   int64_t originalMaxPositions = 0;
   double betaFast = 32.0, betaSlow = 1.0; // yarn
+  /// yarn: whether the correction range is rounded out to whole dimensions
+  /// (floor, ceil), as transformers does unless `truncate` is false
+  /// (gpt-oss); llama.cpp always rounds.
+  bool truncate = true;
   std::optional<double> attentionFactor;  // yarn mscale override
   /// freq_factors: what a GGUF's rope_freqs.weight holds (llama.cpp's form
   /// of llama3 scaling); rotary pair i turns at inv_freq[i] / factors[i].
@@ -45,6 +49,12 @@ struct RopeScaling {
 struct MoeConfig {
   int64_t numExperts = 0, expertsPerToken = 0, expertIntermediate = 0;
   bool normalizeTopK = true;
+  /// gpt-oss: the router has a bias, routing takes the k largest logits and
+  /// softmaxes over them, the experts have biases, and their activation is
+  /// (clamp(up, ±limit) + 1) · g · sigmoid(alpha · g), g = min(gate, limit),
+  /// over gate/up rows that alternate (interleaved).
+  bool gptOss = false;
+  double swigluLimit = 7.0, swigluAlpha = 1.702;
   /// Per layer: whether its MLP is the MoE block (Qwen3-MoE's dense layers:
   /// mlp_only_layers and decoder_sparse_step).
   std::vector<bool> sparseLayers;
@@ -85,6 +95,9 @@ struct ModelConfig {
   MoeConfig moe;
   /// Phi-3: one qkv_proj (q, k, v rows) and one gate_up_proj (gate, up).
   bool fusedProjections = false;
+  /// gpt-oss: one learned logit per query head joins each softmax's
+  /// denominator (self_attn.sinks).
+  bool attentionSinks = false;
   std::string hiddenAct = "silu"; // silu | gelu_new | gelu |
                                   // gelu_pytorch_tanh
   std::optional<int64_t> bosTokenId;

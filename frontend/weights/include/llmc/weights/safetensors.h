@@ -57,6 +57,9 @@ private:
 /// single .safetensors file is accepted too.
 class Checkpoint {
 public:
+  /// Each pair `X_blocks` + `X_scales` (uint8, Hugging Face's MXFP4) is
+  /// also listed as one MXFP4 tensor `X` of the logical shape [.., 32·G];
+  /// a pair that does not fit throws naming both tensors.
   static Checkpoint open(const std::string &dir);
 
   const TensorRef *find(std::string_view name) const;
@@ -66,7 +69,10 @@ public:
   std::vector<std::string> files() const;
 
 private:
+  void joinMxfp4Pairs();
+
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::vector<std::unique_ptr<TensorRef>> joined_; // MXFP4 pairs
   std::map<std::string, const TensorRef *, std::less<>> byName_;
 };
 

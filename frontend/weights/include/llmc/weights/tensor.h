@@ -35,7 +35,13 @@ enum class DType : uint8_t {
   Q3_K,
   Q4_K,
   Q5_K,
-  Q6_K
+  Q6_K,
+  // OCP MXFP4 (gpt-oss's experts), in ggml's layout: 17-byte blocks of 32,
+  // an E8M0 byte e then 16 bytes whose low nibble is element j and high
+  // nibble element j + 16, value = doubled E2M1 code * 2^(e - 128). A
+  // TensorRef with `scales` set holds Hugging Face's layout instead (see
+  // TensorRef).
+  MXFP4
 };
 
 /// "F32", "BF16", "Q8_0", ...
@@ -47,8 +53,8 @@ const char *dtypeName(DType);
 /// blocks, or if the count is negative or the size overflows.
 size_t dtypeBytes(DType, int64_t numElements);
 
-/// Elements per block: 32 for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL, 256
-/// for the K-quants, 1 otherwise.
+/// Elements per block: 32 for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and
+/// MXFP4, 256 for the K-quants, 1 otherwise.
 int64_t dtypeBlockSize(DType);
 
 /// Whether `t` is one of llama.cpp's block formats (Q8_0 ... Q6_K).
@@ -61,9 +67,28 @@ struct TensorRef {
   const uint8_t *data = nullptr;
   size_t nbytes = 0;
   std::string file; // file it lives in (for messages)
+  /// MXFP4 in Hugging Face's layout (`X_blocks` + `X_scales`, one logical
+  /// tensor X): `data` holds nbytes = numElements() / 2 bytes of E2M1 codes,
+  /// byte j of a block of 32 holding element 2j in its low nibble and 2j + 1
+  /// in its high one, and `scales` one E8M0 byte per block (value = code *
+  /// 2^(s - 127)). Null for every other tensor.
+  const uint8_t *scales = nullptr;
 
   int64_t numElements() const;
 };
+
+/// The value of E2M1 code q (bit 3 the sign): 0, 0.5, 1, 1.5, 2, 3, 4, 6.
+float e2m1Value(uint8_t q);
+
+/// Throws naming the tensor unless `t` (MXFP4 in either layout) is whole
+/// and no scale byte is 255 (E8M0's NaN).
+void checkMxfp4(const TensorRef &t);
+
+/// Block b (32 values) of an MXFP4 tensor in either layout as llmc's plan
+/// stores it: 16 bytes of codes in Hugging Face's nibble order, and its
+/// E8M0 scale (value = code * 2^(scale - 127)).
+void mxfp4Block(const TensorRef &t, int64_t b, uint8_t codes[16],
+                uint8_t &scale);
 
 /// Converts F32/F16/BF16 and the block formats to float32; `dst` has
 /// numElements() floats. Other dtypes, or nbytes that disagree with the
