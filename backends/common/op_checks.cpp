@@ -187,8 +187,9 @@ void checkSwiglu(const llmc_op_desc &op, const Graph &g) {
     throw InvalidArgument("i0 must be 0 (silu), 1 (tanh GELU) or 2 (gpt-oss's "
                           "clamped SwiGLU), got " +
                           std::to_string(op.i[0]));
-  if (op.i[2] != 0 && op.i[2] != 1)
-    throw InvalidArgument("i2 must be 0 (gate, up halves) or 1 (interleaved)");
+  if (op.i[2] != 0 && (op.i[2] != 1 || op.i[0] != 2))
+    throw InvalidArgument("i2 must be 0 (gate, up halves), or 1 (interleaved) "
+                          "with i0 = 2");
   if (op.i[0] == 2 && !(op.f[0] > 0 && std::isfinite(op.f[0]) &&
                         std::isfinite(op.f[1])))
     throw InvalidArgument("the clamp limit f0 must be finite and > 0, alpha "

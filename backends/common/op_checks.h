@@ -70,6 +70,9 @@ int64_t rmsNormWidth(const llmc_op_desc &op, int64_t cols);
 struct AttentionShape {
   int64_t layer, heads, kvHeads, headDim, window;
   float scale, softcap;
+  /// [heads] or null: each head's sink logit joins its softmax's
+  /// denominator (set by the backend from operand 1).
+  const float *sinks = nullptr;
 };
 AttentionShape attentionShape(const llmc_op_desc &op);
 

@@ -13,11 +13,13 @@
 
 namespace llmc::cpu {
 
-Kernel makeDecodeAttention(const llmc_op_desc &op, const Graph &,
+Kernel makeDecodeAttention(const llmc_op_desc &op, const Graph &g,
                            Backend &backend) {
   const RowKernels *rows = backend.rows;
-  return [op, rows](Step &step) {
+  auto sinks = std::make_shared<std::vector<float>>(attentionSinks(op, g));
+  return [op, rows, sinks](Step &step) {
     AttentionShape s = common::expectAttentionStep(op, step, true);
+    s.sinks = sinks->empty() ? nullptr : sinks->data();
     Matrix q = step.operand(op, 0), out = step.result(op, 0);
     const int32_t *lens = step.args.context_lens;
     int64_t B = step.args.num_seqs, G = s.heads / s.kvHeads, D = s.headDim;
@@ -75,6 +77,8 @@ Kernel makeDecodeAttention(const llmc_op_desc &op, const Graph &,
           for (int64_t d = 0; d < D; ++d)
             o[d] += a[d] * w;
         }
+        if (s.sinks)
+          sum += std::exp(s.sinks[kv * G + g] - mx);
         float inv = sum > 0 ? 1.0f / sum : 0.0f;
         for (int64_t d = 0; d < D; ++d)
           o[d] *= inv;

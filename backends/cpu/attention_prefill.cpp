@@ -10,13 +10,15 @@
 
 namespace llmc::cpu {
 
-Kernel makePrefillAttention(const llmc_op_desc &op, const Graph &,
+Kernel makePrefillAttention(const llmc_op_desc &op, const Graph &g,
                             Backend &backend) {
+  auto sinks = std::make_shared<std::vector<float>>(attentionSinks(op, g));
   // The AVX2 tile works 3 rows by 16 columns at a time: on a head's few
   // columns it loses to attendTile's own two-row loop (measured).
   const F32Tile tile = backend.isa >= Isa::Avx512 ? backend.f32Tile : nullptr;
-  return [op, tile](Step &step) {
+  return [op, tile, sinks](Step &step) {
     AttentionShape s = common::expectAttentionStep(op, step, false);
+    s.sinks = sinks->empty() ? nullptr : sinks->data();
     Matrix q = step.operand(op, 0), out = step.result(op, 0);
     const int32_t *start = step.args.query_start;
     int64_t G = s.heads / s.kvHeads;

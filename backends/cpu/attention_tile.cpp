@@ -429,7 +429,10 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
       std::memcpy(part->acc + r * D, acc, size_t(D) * 4);
       continue;
     }
-    float inv = sc.l[size_t(r)] > 0 ? 1.0f / sc.l[size_t(r)] : 0.0f;
+    float l = sc.l[size_t(r)];
+    if (s.sinks) // gpt-oss: the sink's exp joins the sum, its column not
+      l += std::exp(s.sinks[h] - sc.m[size_t(r)]);
+    float inv = l > 0 ? 1.0f / l : 0.0f;
     float *o = out.row(first + i) + h * D;
     for (int64_t d = 0; d < D; ++d)
       o[d] = acc[d] * inv;

@@ -118,6 +118,9 @@ void gemvQ8(const GemvArgs &a, const int8_t *w, const float *scales,
 /// i4 [N, K / 2] (low nibble = even column) with scales [N, K / group].
 void gemvQ4(const GemvArgs &a, const uint8_t *w, const float *scales,
             int64_t group);
+/// MXFP4 [N, K / 2] codes with E8M0 scales [N, K / 32], decoded row by row
+/// (the shapes the integer-dot kernels do not take).
+void gemvMxfp4(const GemvArgs &a, const uint8_t *w, const uint8_t *e8m0);
 /// Up to this many rows a linear is bound by reading its weights (gemv
 /// kernels); above it by arithmetic (GEMM: oneDNN, or gemmInt).
 constexpr int64_t kGemvMaxRows = 8;
@@ -160,6 +163,7 @@ struct LinearWeight {
   size_t nbytes;
   const float *scales; // i8/i4 (owned by the caller)
   int64_t N, K, group;
+  const uint8_t *e8m0 = nullptr; // MXFP4's scales [N, K / 32] (the plan's)
 };
 std::shared_ptr<PackedMatmul> packMatmul(Backend &b, const LinearWeight &w);
 /// Our own kernels for one weight at the backend's ISA level: gemv up to
@@ -192,6 +196,8 @@ bool runMatmul(PackedMatmul &p, const float *x, int64_t M, const float *bias,
 struct AttentionPart {
   float *m, *l, *acc; // [count * group], [count * group], [.. * headDim]
 };
+/// An attention op's sinks (operand 1) as floats; empty without them.
+std::vector<float> attentionSinks(const llmc_op_desc &op, const Graph &g);
 /// With `tile` (an F32Tile), Q·Kᵀ and P·V of every row run on it; with
 /// `rows`, a single position's rows run on them (attention_rows.h); else two
 /// rows at a time (AVX2).

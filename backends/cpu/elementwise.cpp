@@ -5,6 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cpu.h"
+
+#include "common/moe.h"
 #include "simd.h"
 
 #include <cmath>
@@ -95,8 +97,32 @@ Kernel makeGelu(const llmc_op_desc &op) {
   };
 }
 
+// gpt-oss's clamped SWIGLU (i0 = 2), gate and up as halves or interleaved
+// (i2); i1 runs a row. Next to the expert GEMVs feeding it, it is small.
+Kernel makeClampedSwiglu(const llmc_op_desc &op) {
+  const int64_t runs = common::gatedRuns(op);
+  const bool interleaved = op.i[2] == 1;
+  const float limit = float(op.f[0]), alpha = float(op.f[1]);
+  return [op, runs, interleaved, limit, alpha](Step &step) {
+    Matrix x = step.operand(op, 0), out = step.result(op, 0);
+    expectRows(out, x.rows, "the result");
+    const int64_t I = out.cols / runs, n = x.rows * runs;
+    const int64_t stride = interleaved ? 2 : 1, upAt = interleaved ? 1 : I;
+#pragma omp parallel for schedule(static) if (n * I >= (1 << 16))
+    for (int64_t r = 0; r < n; ++r) {
+      const float *in = x.data + r * 2 * I;
+      float *y = out.data + r * I;
+      for (int64_t c = 0; c < I; ++c)
+        y[c] = common::clampedSwiglu(in[c * stride], in[c * stride + upAt],
+                                     limit, alpha);
+    }
+  };
+}
+
 // SWIGLU (i0 = 0) and GeGLU (i0 = 1, Gemma's tanh GELU); i1 runs a row.
 Kernel makeSwiglu(const llmc_op_desc &op) {
+  if (op.i[0] == 2)
+    return makeClampedSwiglu(op);
   const bool geglu = op.i[0] == 1;
   const int64_t runs = common::gatedRuns(op);
   return [op, geglu, runs](Step &step) {

@@ -25,6 +25,7 @@ Kernel makeKernel(const llmc_op_desc &op, const Graph &g, Backend &b) {
   case LLMC_OP_MOE_GATING:
   case LLMC_OP_EXPERT_LINEAR:
   case LLMC_OP_MOE_COMBINE:
+  case LLMC_OP_EXPERT_BIAS:
     return makeMoe(op, g, b);
   default:
     return makeElementwise(op, g, b);

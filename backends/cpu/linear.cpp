@@ -35,6 +35,8 @@ OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w) {
 
 void runOwnLinear(const LinearWeight &w, const OwnKernels &k,
                   const GemvArgs &a) {
+  if (w.dtype == LLMC_MXFP4)
+    return gemvMxfp4(a, static_cast<const uint8_t *>(w.data), w.e8m0);
   if (k.intDot)
     return (a.rows > kGemvMaxRows ? gemmInt : gemvInt)(
         k.ints, w.dtype == LLMC_I4, a, w.data, w.scales, w.group);
@@ -61,6 +63,7 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
   int64_t K = g.buffers[op.operands[X].index].cols;
   int64_t N = g.buffers[op.results[0]].cols;
   bool quantized = wd.dtype == LLMC_I8 || wd.dtype == LLMC_I4;
+  const bool mxfp4 = wd.dtype == LLMC_MXFP4;
 
   std::shared_ptr<std::vector<float>> scales, bias;
   if (quantized) {
@@ -83,15 +86,18 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
                  scales ? scales->data() : nullptr,
                  N,
                  K,
-                 quantized ? op.i[0] : 0};
+                 quantized || mxfp4 ? op.i[0] : 0,
+                 mxfp4 ? static_cast<const uint8_t *>(
+                             g.weights[op.operands[Scales].index].data)
+                       : nullptr};
 
   OwnKernels kernels = ownKernelsFor(b, w);
   std::shared_ptr<PackedMatmul> packed;
   // i8/i4 weights on integer dots and bf16 ones on vdpbf16ps need no oneDNN
   // at any row count: our tiles beat it (on a dequantized bf16 copy, which
   // would also double the memory, for i8/i4).
-  const bool ownTiles =
-      kernels.intDot || (wd.dtype == LLMC_BF16 && kernels.f32Tile);
+  const bool ownTiles = kernels.intDot || mxfp4 ||
+                        (wd.dtype == LLMC_BF16 && kernels.f32Tile);
   if (!ownTiles &&
       mayExceed(g.buffers[op.operands[X].index].rows, kGemvMaxRows))
     packed = packMatmul(b, w);

@@ -34,7 +34,7 @@ size_t rowBytes(uint32_t dtype, int64_t K) {
     return size_t(K) * 2;
   case LLMC_I8:
     return size_t(K);
-  default:
+  default: // i4, MXFP4
     return size_t(K) / 2;
   }
 }
@@ -104,6 +104,7 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
   const common::ExpertShape s = common::expertShape(op, g);
   const llmc_weight_desc &wd = g.weights[op.operands[common::LinearW].index];
   const bool quantized = wd.dtype == LLMC_I8 || wd.dtype == LLMC_I4;
+  const bool mxfp4 = wd.dtype == LLMC_MXFP4;
   std::shared_ptr<std::vector<float>> scales;
   if (quantized) {
     const llmc_weight_desc &sw =
@@ -121,7 +122,12 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
                          scales ? scales->data() : nullptr,
                          s.experts * s.N,
                          s.K,
-                         quantized ? s.group : 0};
+                         quantized || mxfp4 ? s.group : 0,
+                         mxfp4 ? static_cast<const uint8_t *>(
+                                     g.weights[op.operands[common::LinearScales]
+                                                   .index]
+                                         .data)
+                               : nullptr};
   const OwnKernels kernels = ownKernelsFor(b, all);
   const int threads = b.threads;
   auto scratch = std::make_shared<ExpertScratch>();
@@ -194,6 +200,8 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
         w.nbytes = size_t(n) * wRow;
         if (w.scales)
           w.scales = all.scales + row0 * groupsPerRow;
+        if (w.e8m0)
+          w.e8m0 = all.e8m0 + row0 * groupsPerRow;
         w.N = n;
         tileOut.resize(size_t(rows * n));
         runOwnLinear(w, kernels,
@@ -212,8 +220,35 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
 
 } // namespace
 
+/// EXPERT_BIAS: run j of row t += bias[experts[t][j]].
+Kernel makeExpertBias(const llmc_op_desc &op, const Graph &g) {
+  const llmc_weight_desc &bw = g.weights[op.operands[1].index];
+  const int64_t E = bw.shape[0], N = bw.shape[1], k = op.i[0];
+  auto bias = std::make_shared<std::vector<float>>(toF32(bw, E * N));
+  return [op, bias, E, N, k](Step &step) {
+    Matrix y = step.operand(op, 0), ids = step.operand(op, 2);
+    Matrix out = step.result(op, 0);
+    expectRows(out, y.rows, "the result");
+    expectRows(ids, y.rows, "the experts");
+    for (int64_t t = 0; t < y.rows; ++t)
+      for (int64_t j = 0; j < k; ++j) {
+        const int32_t e = common::expertAt(ids.ids(), k, t, j, E);
+        const float *in = y.row(t) + j * N, *b = bias->data() + e * N;
+        float *o = out.row(t) + j * N;
+        int64_t n = 0;
+        for (; n + 8 <= N; n += 8)
+          _mm256_storeu_ps(o + n, _mm256_add_ps(_mm256_loadu_ps(in + n),
+                                                _mm256_loadu_ps(b + n)));
+        for (; n < N; ++n)
+          o[n] = in[n] + b[n];
+      }
+  };
+}
+
 Kernel makeMoe(const llmc_op_desc &op, const Graph &g, Backend &b) {
   switch (op.kind) {
+  case LLMC_OP_EXPERT_BIAS:
+    return makeExpertBias(op, g);
   case LLMC_OP_MOE_GATING:
     return makeGating(op);
   case LLMC_OP_EXPERT_LINEAR:

@@ -114,8 +114,8 @@ typedef enum llmc_op_kind {
    * i1 = g > 1: each row is g runs of [2I] (gate then up), the result g
    * runs of [I]: one per chosen expert (ABI 1.4); 0 or 1: one run.
    * i0 = 2 (gpt-oss; ABI 1.7): g = min(gate, f0), u = clamp(up, -f0, f0),
-   * out = (u + 1) * g * sigmoid(f1 * g). i2 = 1 (ABI 1.7): a run's gate and
-   * up are interleaved (gate at even columns) instead of halves. */
+   * out = (u + 1) * g * sigmoid(f1 * g). i2 = 1 (ABI 1.7; with i0 = 2): a
+   * run's gate and up are interleaved (gate at even columns), not halves. */
   LLMC_OP_SWIGLU = 10,
   /* out = x[:, i0 : i0 + out.cols]. */
   LLMC_OP_SLICE = 11,
