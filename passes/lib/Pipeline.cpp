@@ -93,7 +93,9 @@ std::string defaultKvDtype(ModuleOp module, const std::string &dtype,
   bool blocks = false;
   if (quant == "ggml")
     module.walk([&](ParamOp p) {
-      if (auto t = p.getGgmlType())
+      // MXFP4 is a checkpoint's own exact format (gpt-oss), not a
+      // rounding llmc chose: the cache follows --dtype.
+      if (auto t = p.getGgmlType(); t && *t != "MXFP4")
         blocks |= ggmlKeptBits(*t) > 0 && ggmlKeptBits(*t) <= 8;
     });
   return blocks ? "bf16" : dtype;
