@@ -338,7 +338,8 @@ void checkExpertLinear(const llmc_op_desc &op, const Graph &g) {
   }
 }
 
-// EXPERT_BIAS. in: y [rows, k*N], bias (weight [E, N] f32), experts
+// EXPERT_BIAS. in: y [rows, k*N], bias (weight [E, N] f32, or [E, a, b]
+// with a * b = N), experts
 // [rows, k]. i0 = k.
 void checkExpertBias(const llmc_op_desc &op, const Graph &g) {
   expectArity(op, g, 3, 1);
@@ -348,12 +349,12 @@ void checkExpertBias(const llmc_op_desc &op, const Graph &g) {
                           ") must be positive and divide y's " +
                           std::to_string(cols) + " columns");
   const llmc_weight_desc &bias = expectWeight(op, g, 1);
-  if (bias.rank != 2 || bias.shape[1] != cols / k)
-    throw InvalidArgument("the bias must be [E, " + std::to_string(cols / k) +
-                          "]");
+  if (bias.rank < 2 || weightElements(bias) != bias.shape[0] * (cols / k))
+    throw InvalidArgument("the bias must hold [E, " +
+                          std::to_string(cols / k) + "] values");
   if (bias.dtype != LLMC_F32)
     throw InvalidArgument("the bias must be f32");
-  expectFloatWeight(bias, bias.shape[0] * bias.shape[1], "the bias");
+  expectFloatWeight(bias, weightElements(bias), "the bias");
   expectCols(expectBuffer(op, g, 2).cols, k, "the experts");
   expectCols(resultDesc(op, g, 0).cols, cols, "the result");
 }

@@ -223,7 +223,8 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
 /// EXPERT_BIAS: run j of row t += bias[experts[t][j]].
 Kernel makeExpertBias(const llmc_op_desc &op, const Graph &g) {
   const llmc_weight_desc &bw = g.weights[op.operands[1].index];
-  const int64_t E = bw.shape[0], N = bw.shape[1], k = op.i[0];
+  const int64_t E = bw.shape[0], N = common::weightElements(bw) / E,
+                k = op.i[0];
   auto bias = std::make_shared<std::vector<float>>(toF32(bw, E * N));
   return [op, bias, E, N, k](Step &step) {
     Matrix y = step.operand(op, 0), ids = step.operand(op, 2);

@@ -702,16 +702,22 @@ LogicalResult ClampedSwiGLUOp::verify() {
 }
 
 LogicalResult ExpertBiasOp::verify() {
+  auto biasRank = tensorType(getBias()).getRank();
+  if (biasRank != 2 && biasRank != 3)
+    return emitOpError() << "bias must be [E, N] (or [E, a, b], a * b = N), "
+                            "got rank "
+                         << biasRank;
   if (failed(expectRank(*this, getInput(), 3, "input")) ||
-      failed(expectRank(*this, getBias(), 2, "bias")) ||
       failed(expectRank(*this, getExperts(), 2, "experts")) ||
       failed(expectCompatibleShapes(*this, getInput(), getResult(), "input",
                                     "result")))
     return failure();
   auto in = tensorType(getInput()), bias = tensorType(getBias()),
        ids = tensorType(getExperts());
-  if (!dimsMatch(in.getDimSize(2), bias.getDimSize(1)))
-    return emitOpError() << "bias rows (" << dimStr(bias.getDimSize(1))
+  int64_t perExpert = bias.getDimSize(1) *
+                      (biasRank == 3 ? bias.getDimSize(2) : int64_t(1));
+  if (!dimsMatch(in.getDimSize(2), perExpert))
+    return emitOpError() << "bias rows (" << dimStr(perExpert)
                          << ") must match the input's width ("
                          << dimStr(in.getDimSize(2)) << ")";
   if (!dimsMatch(in.getDimSize(1), ids.getDimSize(1)) ||

@@ -130,9 +130,13 @@ std::vector<::llmc::weights::TensorRef> parts(const Source &src,
         continue;
       }
       ::llmc::weights::TensorRef t = src.tensor(name);
-      if (t.shape.size() != 3 || t.shape[0] != w.experts)
+      // [E, rows, cols], or [E, cols]: one row per expert (a bias).
+      if ((t.shape.size() != 3 && t.shape.size() != 2) ||
+          t.shape[0] != w.experts)
         throw Error("checkpoint tensor '" + name + "' does not stack " +
                     std::to_string(w.experts) + " experts");
+      if (t.shape.size() == 2)
+        t.shape = {w.experts, 1, t.shape[1]};
       const int64_t per = t.shape[1] * t.shape[2];
       t.shape = {t.shape[1], t.shape[2]};
       if (t.scales) { // MXFP4 in Hugging Face's two tensors

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "llmc/weights/gguf_writer.h"
+#include "llmc/weights/safetensors.h"
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,14 @@ void convertModel(const std::string &dir, const nlohmann::json &config,
 /// (SentencePiece), plus tokenizer.chat_template if the config has one.
 void convertTokenizer(const std::string &dir, const nlohmann::json &config,
                       weights::GGUFWriter &out);
+
+/// gpt-oss's keys beyond Llama's (experts, window), and its experts:
+/// gate_up_proj split into ffn_gate_exps / ffn_up_exps, MXFP4 blocks moved
+/// into ggml's layout as they are (convert_gpt_oss.cpp).
+void gptOssMetadata(const nlohmann::json &config, weights::GGUFWriter &out);
+void convertGptOssExperts(const weights::Checkpoint &ck,
+                          const nlohmann::json &config, weights::DType type,
+                          weights::GGUFWriter &out);
 
 /// Reads and parses DIR/NAME; throws llmc::Error naming the file.
 nlohmann::json readJson(const std::string &dir, const std::string &name);

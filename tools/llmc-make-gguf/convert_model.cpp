@@ -26,6 +26,7 @@ struct Arch {
   /// Mixtral ("block_sparse_moe.", w1/w3/w2) or Qwen3-MoE ("mlp.",
   /// gate/up/down_proj) experts; "" for a dense model.
   std::string moePrefix;
+  bool gptOss = false; // its own experts, sinks and post-attention norm
 };
 
 Arch archOf(const json &config) {
@@ -53,10 +54,12 @@ Arch archOf(const json &config) {
     return {"gemma3", false, false, true, ""};
   if (a == "Phi3ForCausalLM")
     return {"phi3", false, false, false, ""};
+  if (a == "GptOssForCausalLM")
+    return {"gpt-oss", false, false, false, "mlp.", true};
   throw Error("config.json: architecture '" + a +
               "' is not supported by llmc-make-gguf (Gemma2ForCausalLM, "
-              "Gemma3ForCausalLM, GPT2LMHeadModel, Phi3ForCausalLM, "
-              "LlamaForCausalLM, MixtralForCausalLM, "
+              "Gemma3ForCausalLM, GPT2LMHeadModel, GptOssForCausalLM, "
+              "Phi3ForCausalLM, LlamaForCausalLM, MixtralForCausalLM, "
               "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM)");
 }
 
@@ -95,8 +98,9 @@ std::string layerName(const std::string &n, const std::string &prefix,
 }
 
 // HF name -> GGUF name; "" for tensors llama.cpp drops. Gemma 2 has two
-// more norms per layer, and its post-attention norm is not the pre-MLP one.
-std::string ggufName(const std::string &hf, bool gemma2) {
+// more norms per layer, and its post-attention norm is not the pre-MLP one;
+// gpt-oss names its pre-MLP norm post_attention_norm.
+std::string ggufName(const std::string &hf, bool gemma2, bool gptOss) {
   static const std::map<std::string, std::string> perLayer = {
       {"input_layernorm.weight", "attn_norm.weight"},
       {"self_attn.q_proj.weight", "attn_q.weight"},
@@ -117,7 +121,16 @@ std::string ggufName(const std::string &hf, bool gemma2) {
       {"mlp.gate_up_proj.weight", "ffn_up.weight"},     // ones
       {"block_sparse_moe.gate.weight", "ffn_gate_inp.weight"},
       {"mlp.gate.weight", "ffn_gate_inp.weight"},
+      {"self_attn.o_proj.bias", "attn_output.bias"},
   };
+  static const std::map<std::string, std::string> gptOssPerLayer = [] {
+    auto m = perLayer;
+    m["post_attention_layernorm.weight"] = "post_attention_norm.weight";
+    m["self_attn.sinks"] = "attn_sinks.weight";
+    m["mlp.router.weight"] = "ffn_gate_inp.weight";
+    m["mlp.router.bias"] = "ffn_gate_inp.bias";
+    return m;
+  }();
   static const std::map<std::string, std::string> gemma2PerLayer = [] {
     auto m = perLayer;
     m["post_attention_layernorm.weight"] = "post_attention_norm.weight";
@@ -131,7 +144,11 @@ std::string ggufName(const std::string &hf, bool gemma2) {
     return "output_norm.weight";
   if (hf == "lm_head.weight")
     return gemma2 ? "" : "output.weight"; // Gemma 2's head is tied
-  return layerName(hf, "model.layers.", gemma2 ? gemma2PerLayer : perLayer, hf);
+  return layerName(hf, "model.layers.",
+                   gemma2   ? gemma2PerLayer
+                   : gptOss ? gptOssPerLayer
+                            : perLayer,
+                   hf);
 }
 
 /// llama.cpp's names for GPT-2 (gguf-py's tensor_mapping.py); "" for the
@@ -234,6 +251,12 @@ void ropeScalingMetadata(const json &config, const std::string &p,
       out.addU32(p + ".rope.scaling.original_context_length",
                  static_cast<uint32_t>(
                      intKey(*rs, "original_max_position_embeddings")));
+    // llama.cpp always rounds YaRN's correction range and has no key for
+    // transformers' `truncate: false` (gpt-oss); llmc's own key carries it
+    // (llama.cpp ignores it and keeps rounding).
+    if (type == "yarn" && rs->contains("truncate") &&
+        (*rs)["truncate"] == json(false))
+      out.addBool(p + ".rope.scaling.yarn_truncate", false);
   } else if (type != "llama3" && type != "default" && !type.empty()) {
     throw Error("config.json: rope_scaling type '" + type +
                 "' is not supported by llmc-make-gguf (linear, yarn, llama3)");
@@ -464,7 +487,8 @@ void llamaMetadata(const json &config, const std::string &p,
 /// and routers (ffn_gate_inp) stay F32, as that converter keeps them.
 DType storageFor(const std::string &gg, const std::vector<int64_t> &shape,
                  DType type) {
-  if (shape.size() == 1 || gg.find("ffn_gate_inp") != std::string::npos)
+  if (shape.size() == 1 || gg.find("ffn_gate_inp") != std::string::npos ||
+      (gg.size() > 5 && gg.compare(gg.size() - 5, 5, ".bias") == 0))
     return DType::F32;
   int64_t block = weights::dtypeBlockSize(type);
   if (block > 1 && shape.back() % block != 0) {
@@ -591,7 +615,11 @@ void convertModel(const std::string &dir, const json &config, DType type,
     phi3Metadata(config, out);
   else
     llamaMetadata(config, p, out);
-  if (!arch.moePrefix.empty())
+  if (arch.gptOss) {
+    if (perExpert)
+      throw Error("--per-expert: llama.cpp's gpt-oss stacks its experts");
+    gptOssMetadata(config, out);
+  } else if (!arch.moePrefix.empty())
     moeMetadata(config, arch, out);
   else if (perExpert)
     throw Error("--per-expert: config.json's model has no experts");
@@ -607,8 +635,8 @@ void convertModel(const std::string &dir, const json &config, DType type,
   for (const std::string &hfName : ck.names()) {
     if (isExpertTensor(hfName, arch))
       continue; // stacked below
-    std::string gg =
-        arch.gpt2 ? gpt2GgufName(hfName) : ggufName(hfName, arch.gemma2);
+    std::string gg = arch.gpt2 ? gpt2GgufName(hfName)
+                               : ggufName(hfName, arch.gemma2, arch.gptOss);
     if (gg.empty())
       continue;
     const weights::TensorRef &t = *ck.find(hfName);
@@ -640,7 +668,9 @@ void convertModel(const std::string &dir, const json &config, DType type,
     }
     out.addTensor(gg, shape, data.data(), storageFor(gg, shape, type));
   }
-  if (!arch.moePrefix.empty())
+  if (arch.gptOss)
+    convertGptOssExperts(ck, config, type, out);
+  else if (!arch.moePrefix.empty())
     convertExperts(ck, config, arch, type, perExpert, out);
   if (p == "phi3")
     phi3RopeFactors(config, out);

@@ -49,7 +49,41 @@ std::optional<RopeScaling> ropeScalingFromGGUF(const weights::GGUFFile &f,
   s.factor = f.getFloat(key("rope.scaling.factor"));
   s.originalMaxPositions =
       f.findInt(key("rope.scaling.original_context_length")).value_or(0);
+  // llmc-make-gguf's key for transformers' `truncate: false`; llama.cpp
+  // knows none and rounds, as a file without it is read here.
+  s.truncate = f.findBool(key("rope.scaling.yarn_truncate")).value_or(true);
   return s;
+}
+
+/// llama.cpp's gpt-oss (convert_hf_to_gguf.py's GptOssModel): Llama's keys,
+/// the experts' width as expert_feed_forward_length, a window on even
+/// layers (llama.cpp's pattern of 2), attention sinks, biases on q/k/v/o,
+/// the router and the experts, whose gate and up come as two stacked
+/// tensors.
+void gptOssFromGGUF(const weights::GGUFFile &f, ModelConfig &c) {
+  c.architecture = "GptOssForCausalLM";
+  c.qkvBias = c.outputBias = true;
+  c.attentionSinks = true;
+  const int64_t window = f.getInt("gpt-oss.attention.sliding_window");
+  const int64_t pattern =
+      f.findInt("gpt-oss.attention.sliding_window_pattern").value_or(2);
+  if (pattern != 2)
+    throw Error(f.fileName() +
+                ": gpt-oss.attention.sliding_window_pattern must be 2 "
+                "(sliding, full, ...), got " +
+                std::to_string(pattern));
+  c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
+                         0);
+  for (size_t i = 0; i < c.slidingWindow.size(); i += 2)
+    c.slidingWindow[i] = window;
+  MoeConfig &m = c.moe;
+  m.expertIntermediate =
+      f.findInt("gpt-oss.expert_feed_forward_length").value_or(0);
+  if (m.expertIntermediate <= 0)
+    throw Error(f.fileName() +
+                ": gpt-oss.expert_feed_forward_length must be positive");
+  m.normalizeTopK = false;
+  m.gptOss = true;
 }
 
 /// llama.cpp's gemma2 and gemma3 (convert_hf_to_gguf.py's Gemma2Model and
@@ -210,10 +244,11 @@ MoeConfig moeFromGGUF(const weights::GGUFFile &f, const std::string &arch,
   auto key = [&](const char *k) { return arch + "." + k; };
   const std::optional<int64_t> experts = f.findInt(key("expert_count"));
   if (!experts || *experts == 0) {
-    if (arch == "qwen3moe" || f.find("blk.0.ffn_gate_inp.weight"))
+    if (arch == "qwen3moe" || arch == "gpt-oss" || f.find("blk.0.ffn_gate_inp.weight"))
       throw Error(
           f.fileName() + ": " + key("expert_count") + " is missing or 0, but " +
-          (arch == "qwen3moe" ? std::string("a qwen3moe GGUF has experts")
+          (arch == "qwen3moe" || arch == "gpt-oss"
+               ? "a " + arch + " GGUF has experts"
                               : std::string("the file has a router "
                                             "(blk.0.ffn_gate_inp.weight)")));
     return m;
@@ -228,7 +263,7 @@ MoeConfig moeFromGGUF(const weights::GGUFFile &f, const std::string &arch,
                 ") must be in 1.." + std::to_string(m.numExperts) + " (" +
                 key("expert_count") + ")");
   m.expertIntermediate =
-      arch == "qwen3moe"
+      arch == "qwen3moe" || arch == "gpt-oss"
           ? f.findInt(key("expert_feed_forward_length")).value_or(0)
           : c.intermediateSize;
   if (m.expertIntermediate <= 0)
@@ -257,7 +292,7 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
   } else if (arch == "phi3") {
     c = phi3FromGGUF(f);
   } else if (arch == "llama" || arch == "qwen2" || arch == "qwen3" ||
-             arch == "qwen3moe") {
+             arch == "qwen3moe" || arch == "gpt-oss") {
     // llama.cpp writes Mistral and Mixtral checkpoints as "llama" too.
     c.architecture = arch == "llama"      ? "LlamaForCausalLM"
                      : arch == "qwen2"    ? "Qwen2ForCausalLM"
@@ -286,12 +321,14 @@ ModelConfig configFromGGUF(const weights::GGUFFile &f) {
     c.moe = moeFromGGUF(f, arch, c);
     if (arch == "llama" && c.moe.enabled())
       c.architecture = "MixtralForCausalLM";
+    if (arch == "gpt-oss")
+      gptOssFromGGUF(f, c);
     c.ropeScaling = ropeScalingFromGGUF(f, arch);
   } else {
     throw Error(
         f.fileName() + ": unsupported GGUF architecture '" + arch +
-        "' (supported: gemma2, gemma3, gpt2, llama, phi3, qwen2, qwen3, "
-        "qwen3moe)");
+        "' (supported: gemma2, gemma3, gpt-oss, gpt2, llama, phi3, qwen2, "
+        "qwen3, qwen3moe)");
   }
   if (f.find("rope_freqs.weight"))
     c.ropeScaling = freqFactors(f, c.rotaryDim);

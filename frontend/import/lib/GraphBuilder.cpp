@@ -89,6 +89,35 @@ Value GraphBuilder::expertParam(const std::string &name, int64_t experts,
       FloatAttr());
 }
 
+Value GraphBuilder::packedExpertParam(const std::vector<std::string> &names,
+                                      int64_t experts, int64_t rows,
+                                      int64_t cols) {
+  weights::DType stores = weights::DType::F32;
+  SmallVector<Attribute> sources;
+  for (const std::string &name : names) {
+    std::vector<int64_t> shape = rows > 0
+                                     ? std::vector<int64_t>{experts, rows, cols}
+                                     : std::vector<int64_t>{experts, cols};
+    weights::DType t = weights_.require(name, shape).dtype;
+    if (sources.empty())
+      stores = t;
+    else if (t != stores)
+      throw Error("tensor '" + name + "' in " + weights_.location() + " is " +
+                  weights::dtypeName(t) + ", but '" + names.front() +
+                  "', packed with it, is " + weights::dtypeName(stores));
+    sources.push_back(b_.getStringAttr(weights_.stored(name)));
+  }
+  const auto n = static_cast<int64_t>(names.size());
+  return b_.create<mlir::llmc::ParamOp>(
+      loc(), tensor({experts, n * std::max<int64_t>(rows, 1), cols}),
+      b_.getStringAttr(weights_.stored(names.front())), UnitAttr(),
+      IntegerAttr(), b_.getArrayAttr(sources), StringAttr(), StringAttr(),
+      IntegerAttr(),
+      keptAsStored(stores) ? b_.getStringAttr(weights::dtypeName(stores))
+                           : StringAttr(),
+      FloatAttr());
+}
+
 Value GraphBuilder::routerParam(const std::string &name, int64_t experts,
                                 int64_t hidden) {
   if (const weights::TensorRef *t = weights_.find(name);

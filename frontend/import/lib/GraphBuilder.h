@@ -42,6 +42,12 @@ public:
   /// (gpt-oss's unquantized gate_up_proj and down_proj).
   mlir::Value expertParam(const std::string &name, int64_t experts,
                           int64_t rows, int64_t cols, bool transposed = false);
+  /// Stacked experts packed from several stacked tensors: expert e's rows
+  /// are each tensor's rows of expert e, in order ([E, rows, cols] each;
+  /// rows = 0: [E, cols] each, one row per expert: llama.cpp's expert
+  /// biases). The result is [E, names.size() * max(rows, 1), cols].
+  mlir::Value packedExpertParam(const std::vector<std::string> &names,
+                                int64_t experts, int64_t rows, int64_t cols);
   /// A router [experts, hidden]; a checkpoint with another expert count is
   /// told so.
   mlir::Value routerParam(const std::string &name, int64_t experts,

@@ -38,8 +38,24 @@ GraphBuilder::Experts gptOssExperts(GraphBuilder &g, const ModelConfig &c,
   x.limit = m.swigluLimit;
   x.alpha = m.swigluAlpha;
   x.interleaved = true;
-  x.router = g.routerParam(n.layer(i, "mlp.router.weight", ""), e, h);
-  x.routerBias = g.param(n.layer(i, "mlp.router.bias", ""), {e});
+  x.router =
+      g.routerParam(n.layer(i, "mlp.router.weight", "ffn_gate_inp.weight"), e, h);
+  x.routerBias = g.param(n.layer(i, "mlp.router.bias", "ffn_gate_inp.bias"), {e});
+  if (n.naming == TensorNaming::GGUF) {
+    // llama.cpp's layout: gate and up stacked apart (packed here, gate
+    // first), biases [E, I] each.
+    x.interleaved = false;
+    auto both = [&](const char *suffix) {
+      return std::vector<std::string>{
+          n.layer(i, "", (std::string("ffn_gate_exps.") + suffix).c_str()),
+          n.layer(i, "", (std::string("ffn_up_exps.") + suffix).c_str())};
+    };
+    x.gateUp = g.packedExpertParam(both("weight"), e, ff, h);
+    x.gateUpBias = g.packedExpertParam(both("bias"), e, 0, ff);
+    x.down = g.expertParam(n.layer(i, "", "ffn_down_exps.weight"), e, h, ff);
+    x.downBias = g.param(n.layer(i, "", "ffn_down_exps.bias"), {e, h});
+    return x;
+  }
   const std::string gateUp = n.layer(i, "mlp.experts.gate_up_proj", "");
   const std::string down = n.layer(i, "mlp.experts.down_proj", "");
   // Hugging Face's unquantized form stores each expert [in, out].
@@ -172,7 +188,9 @@ mlir::Value buildLlama(GraphBuilder &g, const ModelConfig &c,
     x = g.add(x, g.linear(attn, wo, bo));
 
     mlir::Value m = g.rmsNorm(
-        x, w("post_attention_layernorm.weight", "ffn_norm.weight", {h}));
+        x, w("post_attention_layernorm.weight",
+             c.moe.gptOss ? "post_attention_norm.weight" : "ffn_norm.weight",
+             {h}));
     if (c.moe.sparse(i)) {
       x = g.add(x, g.moe(m, experts(g, c, n, i)));
       continue;

@@ -52,10 +52,12 @@ uint32_t ggmlTypeOf(DType t) {
     return 8;
   case DType::BF16:
     return 30;
+  case DType::MXFP4:
+    return 39;
   default:
     throw Error(std::string("dtype ") + dtypeName(t) +
                 " cannot be stored in GGUF by llmc (F32, F16, BF16, Q8_0, "
-                "Q4_0 only)");
+                "Q4_0, MXFP4 only)");
   }
 }
 
