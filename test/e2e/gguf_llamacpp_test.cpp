@@ -127,6 +127,27 @@ TEST(GgufFromLlamaCppMoe, MixtralF32AgreesWithLlamaCpp) {
   expectAgreesWithLlamaCpp("mixtral-moe-f32", "", 5e-3);
 }
 
+// gpt-oss with YaRN's `truncate: true`, where llama.cpp and transformers
+// agree (llama.cpp always rounds the correction range): MXFP4 experts as
+// ggml blocks, attention sinks, the clamped SwiGLU, the biased router.
+// gpt-oss-mxfp4.json holds llama.cpp's tokens on the `truncate: false`
+// GGUF: the same as these (it cannot honour the flag), 38/40 argmax and 6
+// greedy tokens of Hugging Face's reference, which llmc reproduces from
+// that GGUF (reference_test's F32GgufMatchesReference).
+TEST(GgufFromLlamaCppGptOss, TruncatedYarnAgreesWithLlamaCpp) {
+  expectAgreesWithLlamaCpp("gpt-oss-truncate-mxfp4", "", 5e-3);
+}
+
+TEST(GgufFromLlamaCppGptOss, LlamaCppCannotHonourTruncateFalse) {
+  const json rounded =
+      readJson(kData + "/gguf-llamacpp/gpt-oss-truncate-mxfp4.json");
+  const json asIs = readJson(kData + "/gguf-llamacpp/gpt-oss-mxfp4.json");
+  const json hf =
+      readJson(kData + "/models/gpt-oss-mxfp4/reference/reference.json");
+  EXPECT_EQ(asIs["greedy"], rounded["greedy"]);
+  EXPECT_NE(asIs["greedy"], hf["prompts"].back()["greedy"]["output_ids"]);
+}
+
 TEST(GgufFromLlamaCppMoe, Qwen3MoeF32AgreesWithLlamaCpp) {
   expectAgreesWithLlamaCpp("qwen3-moe-f32", "", 5e-3);
 }

@@ -88,3 +88,21 @@ for m in mixtral-moe qwen3-moe; do
   "$build/bin/llmc-make-gguf" "$root/test/data/models/$m" -o "$here/$m-f32.gguf" --type f32
   reference_on "$m-f32" "$m"
 done
+
+# gpt-oss: test/data/models/gpt-oss-mxfp4 as convert_hf_to_gguf.py's
+# GptOssModel writes it (MXFP4 experts moved into ggml's blocks, gate/up
+# split, attn_sinks), once as it is (YaRN `truncate: false`, which llama.cpp
+# cannot honour: it rounds the correction range; llmc reads llmc-make-gguf's
+# yarn_truncate key) and once with `truncate: true`, where both round.
+cp -r "$root/test/data/models/gpt-oss-mxfp4" "$tmp/gpt-oss-truncate"
+rm -rf "$tmp/gpt-oss-truncate/reference"
+python3 - "$tmp/gpt-oss-truncate/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["rope_scaling"]["truncate"] = True
+json.dump(c, open(sys.argv[1], "w"), indent=2, sort_keys=True)
+PY
+"$build/bin/llmc-make-gguf" "$tmp/gpt-oss-truncate" -o "$here/gpt-oss-truncate-mxfp4.gguf" --type f32
+reference_on gpt-oss-truncate-mxfp4 gpt-oss-mxfp4
+"$build/bin/llmc-make-gguf" "$root/test/data/models/gpt-oss-mxfp4" -o "$here/gpt-oss-mxfp4.gguf" --type f32
+reference_on gpt-oss-mxfp4 gpt-oss-mxfp4
