@@ -82,6 +82,9 @@ const llmc_operand &linearSlot(const llmc_op_desc &op, int s) {
 void checkQuantScales(const llmc_op_desc &op, const Graph &g,
                       const llmc_weight_desc &w, int64_t rows, int64_t K) {
   const int64_t group = op.i[0];
+  if (op.i[2] != 0 && (op.i[2] != 1 || w.dtype != LLMC_MXFP4))
+    throw InvalidArgument("i2 (int8 activations) must be 0, or 1 with an "
+                          "MXFP4 W");
   if (w.dtype == LLMC_MXFP4 && group != 32)
     throw InvalidArgument("MXFP4 has groups of 32 (i0), got " +
                           std::to_string(group));

@@ -118,21 +118,29 @@ void gemvQ8(const GemvArgs &a, const int8_t *w, const float *scales,
 /// i4 [N, K / 2] (low nibble = even column) with scales [N, K / group].
 void gemvQ4(const GemvArgs &a, const uint8_t *w, const float *scales,
             int64_t group);
-/// MXFP4 [N, K / 2] codes with E8M0 scales [N, K / 32], decoded row by row
-/// (the shapes the integer-dot kernels do not take).
+/// MXFP4 [N, K / 2] codes with E8M0 scales [N, K / 32] against f32
+/// activations (exact products): rows decoded to f32 and dotted.
 void gemvMxfp4(const GemvArgs &a, const uint8_t *w, const uint8_t *e8m0);
+/// The same for many rows: panels decoded to f32 on the F32Tile (gemm.cpp).
+void gemmMxfp4(F32Tile tile, const GemvArgs &a, const uint8_t *w,
+               const uint8_t *e8m0);
+/// Block b (32 values) of MXFP4 row `codes`, decoded to f32 at out.
+void decodeMxfp4Block(const uint8_t *codes, uint8_t e8m0, float *out);
 /// Up to this many rows a linear is bound by reading its weights (gemv
 /// kernels); above it by arithmetic (GEMM: oneDNN, or gemmInt).
 constexpr int64_t kGemvMaxRows = 8;
 /// Whether gemvInt can take these shapes (blocks of 32 that groups align to).
 bool intGemvApplies(int64_t K, int64_t group);
-/// i8 or i4 weights on integer dot products (gemv_int.h).
-void gemvInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
-             const float *scales, int64_t group);
+/// i8, i4 or MXFP4 (scales e8m0) weights on integer dot products
+/// (gemv_int.h).
+void gemvInt(const IntKernels &k, IntFormat f, const GemvArgs &a,
+             const void *w, const float *scales, int64_t group,
+             const uint8_t *e8m0 = nullptr);
 /// The same for many rows (prefill): a register-blocked GEMM over panels of
 /// the weights repacked per call (gemm.cpp); rounds exactly as gemvInt.
-void gemmInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
-             const float *scales, int64_t group);
+void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a,
+             const void *w, const float *scales, int64_t group,
+             const uint8_t *e8m0 = nullptr);
 /// x rounded to bf16, to nearest even (as llmc::floatToBf16 for finite x).
 void toBf16(const float *x, int64_t n, uint16_t *out);
 /// Rows [0, rows) of K floats each (row(r) points at row r) in an F32Tile's
@@ -164,6 +172,7 @@ struct LinearWeight {
   const float *scales; // i8/i4 (owned by the caller)
   int64_t N, K, group;
   const uint8_t *e8m0 = nullptr; // MXFP4's scales [N, K / 32] (the plan's)
+  bool int8Activations = false;  // MXFP4: x may round to int8 (op i2)
 };
 std::shared_ptr<PackedMatmul> packMatmul(Backend &b, const LinearWeight &w);
 /// Our own kernels for one weight at the backend's ISA level: gemv up to

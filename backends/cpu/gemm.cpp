@@ -106,10 +106,11 @@ void transpose8x8(__m256i r[8]) {
 
 /// Block b of weight column n as 32 bytes in column order, XOR flip (which
 /// adds the offset: 0x80 to an i8, 0x08 to a 4-bit two's complement q; 0
-/// leaves an i8 signed).
-__m256i loadBlock(bool q4, const void *w, int64_t K, int64_t n, int64_t b,
+/// leaves an i8 signed). MXFP4 codes become their doubled values (signed,
+/// then flipped as an i8).
+__m256i loadBlock(IntFormat f, const void *w, int64_t K, int64_t n, int64_t b,
                   __m256i flip) {
-  if (!q4)
+  if (f == kI8)
     return _mm256_xor_si256(
         _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
             static_cast<const int8_t *>(w) + n * K + b * kQuantBlock)),
@@ -117,19 +118,25 @@ __m256i loadBlock(bool q4, const void *w, int64_t K, int64_t n, int64_t b,
   const __m128i low = _mm_set1_epi8(0x0f);
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(
       static_cast<const uint8_t *>(w) + n * (K / 2) + b * 16));
-  const __m128i lo = _mm_and_si128(v, low);
-  const __m128i hi = _mm_and_si128(_mm_srli_epi16(v, 4), low);
+  __m128i lo = _mm_and_si128(v, low);
+  __m128i hi = _mm_and_si128(_mm_srli_epi16(v, 4), low);
+  if (f == kMx) {
+    const __m128i table =
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(kMxfp4Doubled));
+    lo = _mm_shuffle_epi8(table, lo);
+    hi = _mm_shuffle_epi8(table, hi);
+  }
   return _mm256_xor_si256(
       _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi)),
       flip);
 }
 
 /// Columns [n0, n0 + kTileN) x [k0, k0 + kc) of w in IntGemm's layout,
-/// plus `offset` (8 for i4), with their scales; columns past N get zero
-/// weights and zero scales.
-void pack(bool q4, int32_t offset, const void *w, const float *scales,
-          int64_t K, int64_t N, int64_t group, int64_t n0, int64_t k0,
-          int64_t kc, Panel &p) {
+/// plus `offset` (8 for i4), with their scales (MXFP4: from e8m0, for the
+/// doubled values); columns past N get zero weights and zero scales.
+void pack(IntFormat f, int32_t offset, const void *w, const float *scales,
+          const uint8_t *e8m0, int64_t K, int64_t N, int64_t group, int64_t n0,
+          int64_t k0, int64_t kc, Panel &p) {
   const int64_t groups = K / group, b0 = k0 / kQuantBlock;
   const int64_t g0 = groups == 1 ? 0 : k0 / group;
   const int64_t blockGroups = groups == 1 ? 1 : kc / group;
@@ -141,7 +148,7 @@ void pack(bool q4, int32_t offset, const void *w, const float *scales,
       __m256i r[8];
       for (int64_t i = 0; i < 8; ++i) {
         const int64_t n = n0 + c0 + i;
-        r[i] = n < N ? loadBlock(q4, w, K, n, b0 + b, flip) : flip;
+        r[i] = n < N ? loadBlock(f, w, K, n, b0 + b, flip) : flip;
       }
       transpose8x8(r);
       for (int64_t q = 0; q < kQuantBlock / 4; ++q)
@@ -150,10 +157,14 @@ void pack(bool q4, int32_t offset, const void *w, const float *scales,
                 p.w.data() + ((b * kQuantBlock / 4 + q) * kTileN + c0) * 4),
             r[q]);
     }
+  const float *half = e8m0HalfTable();
   for (int64_t g = 0; g < blockGroups; ++g)
-    for (int64_t c = 0; c < kTileN; ++c)
-      p.s[size_t(g * kTileN + c)] =
-          n0 + c < N ? scales[(n0 + c) * groups + g0 + g] : 0.0f;
+    for (int64_t c = 0; c < kTileN; ++c) {
+      const int64_t at = (n0 + c) * groups + g0 + g;
+      p.s[size_t(g * kTileN + c)] = n0 + c >= N ? 0.0f
+                                    : f == kMx  ? half[e8m0[at]]
+                                                : scales[at];
+    }
 }
 
 /// Denormal f32s (as int32) to zero, as vdpbf16ps reads them: an FMA on a
@@ -204,8 +215,10 @@ void packBf16(const uint16_t *w, int64_t K, int64_t N, int64_t n0, int64_t k0,
 
 } // namespace
 
-void gemmInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
-             const float *scales, int64_t group) {
+void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a,
+             const void *w, const float *scales, int64_t group,
+             const uint8_t *e8m0) {
+  const bool q4 = f == kI4;
   const int32_t offset = q4 ? 8 : k.q8Offset;
   static thread_local Activations scratch;
   // Named inside the parallel loop, `scratch` would be each worker's own.
@@ -218,7 +231,7 @@ void gemmInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
       group >= a.K ? kIntKBlock : std::max(group, kIntKBlock / group * group);
   forTileBlocks(
       a.N, a.K, kBlock, [&](int64_t n0, int64_t k0, int64_t kc, Panel &panel) {
-        pack(q4, offset, w, scales, a.K, a.N, group, n0, k0, kc, panel);
+        pack(f, offset, w, scales, e8m0, a.K, a.N, group, n0, k0, kc, panel);
         const int64_t b0 = k0 / kQuantBlock;
         tile(IntGemm{x.q.data() + k0, x.s.data() + b0, x.c.data() + b0, a.K,
                      a.rows, kc, panel.w.data(), panel.s.data(),
@@ -228,7 +241,27 @@ void gemmInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
       });
 }
 
-void gemmBf16(F32Tile tile, const GemvArgs &a, const uint16_t *w) {
+/// Columns [n0, n0 + kTileN) x [k0, k0 + kc) of MXFP4 w decoded to f32 in
+/// F32Gemm's layout; columns past N are zero.
+void packMxfp4(const uint8_t *w, const uint8_t *e8m0, int64_t K, int64_t N,
+               int64_t n0, int64_t k0, int64_t kc, Panel &p) {
+  p.w.resize(size_t(kc * kTileN) * sizeof(float));
+  auto *out = reinterpret_cast<float *>(p.w.data());
+  alignas(32) float row[kQuantBlock];
+  for (int64_t c = 0; c < kTileN; ++c)
+    for (int64_t k = 0; k < kc; k += kQuantBlock) {
+      const int64_t n = n0 + c, b = (k0 + k) / kQuantBlock;
+      if (n < N)
+        decodeMxfp4Block(w + n * (K / 2) + b * 16, e8m0[n * (K / 32) + b], row);
+      for (int64_t i = 0; i < kQuantBlock; ++i)
+        out[(k + i) * kTileN + c] = n < N ? row[i] : 0.0f;
+    }
+}
+
+/// Many rows on the F32Tile, the weights widened to f32 a panel at a time
+/// by pack(n0, k0, kc, panel).
+template <typename Pack>
+void gemmWidened(F32Tile tile, const GemvArgs &a, Pack pack) {
   const int64_t tiles = (a.rows + kF32TileRows - 1) / kF32TileRows;
   const int64_t rowsP = tiles * kF32TileRows;
   static thread_local std::vector<float> scratch;
@@ -245,13 +278,26 @@ void gemmBf16(F32Tile tile, const GemvArgs &a, const uint16_t *w) {
   });
   forTileBlocks(a.N, a.K, kF32KBlock,
                 [&](int64_t n0, int64_t k0, int64_t kc, Panel &panel) {
-                  packBf16(w, a.K, a.N, n0, k0, kc, panel);
+                  pack(n0, k0, kc, panel);
                   tile(F32Gemm{xp.data() + k0 * rowsP, a.rows, kc,
                                reinterpret_cast<const float *>(panel.w.data()),
                                kTileN, a.bias ? a.bias + n0 : nullptr,
                                a.out + n0, a.N, std::min(kTileN, a.N - n0),
                                k0 > 0});
                 });
+}
+
+void gemmBf16(F32Tile tile, const GemvArgs &a, const uint16_t *w) {
+  gemmWidened(tile, a, [&](int64_t n0, int64_t k0, int64_t kc, Panel &p) {
+    packBf16(w, a.K, a.N, n0, k0, kc, p);
+  });
+}
+
+void gemmMxfp4(F32Tile tile, const GemvArgs &a, const uint8_t *w,
+               const uint8_t *e8m0) {
+  gemmWidened(tile, a, [&](int64_t n0, int64_t k0, int64_t kc, Panel &p) {
+    packMxfp4(w, e8m0, a.K, a.N, n0, k0, kc, p);
+  });
 }
 
 } // namespace llmc::cpu

@@ -6,6 +6,9 @@
 
 #include "simd.h"
 
+#include <array>
+#include <cmath>
+
 namespace llmc::cpu {
 namespace {
 
@@ -114,19 +117,30 @@ bool intGemvApplies(int64_t K, int64_t group) {
   return K % kQuantBlock == 0 && group % kQuantBlock == 0 && K % group == 0;
 }
 
-void gemvInt(const IntKernels &k, bool q4, const GemvArgs &a, const void *w,
-             const float *scales, int64_t group) {
+const float *e8m0HalfTable() {
+  static const auto table = [] {
+    std::array<float, 256> t{};
+    for (int e = 0; e < 256; ++e)
+      t[size_t(e)] = std::ldexp(1.0f, e - 128);
+    return t;
+  }();
+  return table.data();
+}
+
+void gemvInt(const IntKernels &k, IntFormat f, const GemvArgs &a,
+             const void *w, const float *scales, int64_t group,
+             const uint8_t *e8m0) {
   Scratch &s = scratch();
   quantizeRows(a,
-               !q4                ? XOrder::Natural
+               f == kI8           ? XOrder::Natural
                : k.q4PairedBlocks ? XOrder::PairedNibble
                                   : XOrder::Nibble,
                s);
-  IntGemv g{s.q.data(), s.s.data(), q4 ? s.n.data() : nullptr,
+  IntGemv g{s.q.data(), s.s.data(), f == kI4 ? s.n.data() : nullptr,
             a.rows,     a.K,        a.N,
             w,          scales,     group,
-            a.bias,     a.out};
-  IntPanel panel = q4 ? k.q4 : k.q8;
+            a.bias,     a.out,      f == kMx ? e8m0 : nullptr};
+  IntPanel panel = f == kI4 ? k.q4 : f == kMx ? k.mx : k.q8;
   forPanels(a.rows, a.K, a.N,
             [&](int64_t n0, int64_t n1, int64_t r0, int64_t R) {
               panel(g, n0, n1, r0, R);

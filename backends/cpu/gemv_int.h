@@ -17,6 +17,9 @@
 namespace llmc::cpu {
 
 constexpr int64_t kQuantBlock = 32;
+
+/// The weight formats of the integer kernels: i8, i4, MXFP4.
+enum IntFormat : int { kI8 = 0, kI4 = 1, kMx = 2 };
 /// How many weight rows ahead the panels prefetch.
 constexpr int64_t kPrefetchRows = 4;
 
@@ -40,7 +43,20 @@ struct IntGemv {
   int64_t group;   // a multiple of 32
   const float *bias;
   float *out; // [rows][N]
+  // MXFP4 (LLMC_MXFP4): w holds E2M1 codes as i4 holds nibbles, these its
+  // E8M0 scales [N][K / 32] (ws unused); xq is in the nibble order, xn
+  // unused. The panels widen codes to the doubled values (±0..12) with a
+  // table and scale each block by 2^(s - 128).
+  const uint8_t *we = nullptr;
 };
+
+/// 2^(e - 128) for every E8M0 byte e: the scale of a block whose codes are
+/// read as doubled values (gemv_int.cpp, baseline build).
+const float *e8m0HalfTable();
+
+/// The doubled E2M1 values by code, as a byte table for vpshufb.
+constexpr int8_t kMxfp4Doubled[16] = {0, 1,  2,  3,  4,  6,  8,  12,
+                                      0, -1, -2, -3, -4, -6, -8, -12};
 
 /// 32 floats to int8 values (in int32s) and returns their scale: round to
 /// nearest of x * 127 / max |x| (gemv_int.cpp, baseline build).
@@ -77,7 +93,7 @@ using IntTile = void (*)(const IntGemm &);
 
 struct IntKernels {
   IntPanel q8, q4;
-  IntTile t8, t4;
+  IntTile t8, t4; // MXFP4 runs on t8: its packs hold the doubled values
   // What the GEMM adds to an i8 weight to make it unsigned: 128 for
   // vpdpbusd; 0 on plain AVX2, whose tile multiplies |w| by x carrying w's
   // sign instead (128 * 127 * 2 would saturate vpmaddubsw). i4 weights
@@ -88,6 +104,7 @@ struct IntKernels {
   // of both blocks, then the odd ones of both (IntGemv) — so the weights'
   // low and high nibbles need no shuffle across 128-bit lanes.
   bool q4PairedBlocks = false;
+  IntPanel mx = nullptr; // MXFP4 (IntGemv::we), in the q4 panels' order
 };
 
 IntKernels intKernelsAvx2();

@@ -16,15 +16,19 @@ namespace {
 // i8 weights are signed and vpmaddubsw / vpdpbusd want one unsigned side:
 // multiply |w| by x carrying w's sign. i4 weights become unsigned (q + 8) by
 // flipping bit 3; the accumulator starts at IntGemv::xn to take the 8 out.
-// With one scale per weight row (i8) it is applied once, at the end.
-template <int R, bool Q4>
+// With one scale per weight row (i8) it is applied once, at the end. MXFP4
+// codes widen to signed values by a table and then go as i8 does, with
+// each block's E8M0 scale.
+template <int R, int F>
 void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
+  constexpr bool Q4 = F == kI4, Mx = F == kMx;
   const int64_t K = a.K, L = K / 4, blocks = K / kQuantBlock;
   const int64_t perGroup = a.group / kQuantBlock, groups = K / a.group;
-  const bool rowScale = groups == 1;
-  const int64_t rowBytes = Q4 ? K / 2 : K;
+  const bool rowScale = !Mx && groups == 1;
+  const int64_t rowBytes = F != kI8 ? K / 2 : K;
+  const float *half = e8m0HalfTable();
   for (int64_t n = n0; n < n1; ++n) {
-    const float *ws = a.ws + n * groups;
+    const float *ws = Mx ? nullptr : a.ws + n * groups;
     // The hardware prefetcher alone leaves these streams latency-bound.
     const char *ahead =
         static_cast<const char *>(a.w) + (n + kPrefetchRows) * rowBytes;
@@ -40,11 +44,16 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
         u = w = unpackNibbles(static_cast<const uint8_t *>(a.w) + n * (K / 2) +
                               b * 16);
       } else {
-        w = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
-            static_cast<const int8_t *>(a.w) + n * K + b * kQuantBlock));
+        w = Mx ? unpackMxfp4(static_cast<const uint8_t *>(a.w) + n * (K / 2) +
+                             b * 16)
+               : _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+                     static_cast<const int8_t *>(a.w) + n * K +
+                     b * kQuantBlock));
         u = _mm256_sign_epi8(w, w); // -128 stays 0x80, which is 128 unsigned
       }
-      const __m256 sw = _mm256_set1_ps(rowScale ? 1.0f : ws[b / perGroup]);
+      const __m256 sw = _mm256_set1_ps(Mx         ? half[a.we[n * blocks + b]]
+                                       : rowScale ? 1.0f
+                                                  : ws[b / perGroup]);
       for (int r = 0; r < R; ++r) {
         const int64_t row = r0 + r, lane = row * L + b * 8;
         __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
@@ -66,16 +75,16 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
   }
 }
 
-template <bool Q4> struct Panel {
+template <int F> struct Panel {
   template <int R>
   static void run(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
-    panel<R, Q4>(a, n0, n1, r0);
+    panel<R, F>(a, n0, n1, r0);
   }
 };
 
-template <bool Q4>
+template <int F>
 void panelAny(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0, int64_t R) {
-  forRowCount<Panel<Q4>>(R, a, n0, n1, r0);
+  forRowCount<Panel<F>>(R, a, n0, n1, r0);
 }
 
 } // namespace

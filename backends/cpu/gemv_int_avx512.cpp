@@ -34,15 +34,31 @@ inline __m512i pairedNibbles(const uint8_t *p) {
   return _mm512_and_si512(_mm512_srlv_epi16(v, shifts), _mm512_set1_epi8(0x0f));
 }
 
-template <int R, bool Q4>
+/// Two MXFP4 blocks (32 bytes of codes) as their doubled values (signed
+/// bytes) in the paired nibble order.
+inline __m512i pairedMxfp4(const uint8_t *p) {
+  const __m512i shifts =
+      _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+  const __m512i v = _mm512_broadcast_i64x4(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+  const __m512i codes =
+      _mm512_and_si512(_mm512_srlv_epi16(v, shifts), _mm512_set1_epi8(0x0f));
+  const __m512i table = _mm512_broadcast_i32x4(
+      _mm_loadu_si128(reinterpret_cast<const __m128i *>(kMxfp4Doubled)));
+  return _mm512_shuffle_epi8(table, codes);
+}
+
+template <int R, int F>
 void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
+  constexpr bool Q4 = F == kI4, Mx = F == kMx;
   const int64_t K = a.K, L = K / 4, blocks = K / kQuantBlock;
   const int64_t perGroup = a.group / kQuantBlock, groups = K / a.group;
-  const bool rowScale = groups == 1;
+  const bool rowScale = !Mx && groups == 1;
   const __m512i zero = _mm512_setzero_si512();
-  const int64_t rowBytes = Q4 ? K / 2 : K;
+  const int64_t rowBytes = F != kI8 ? K / 2 : K;
+  const float *half = e8m0HalfTable();
   for (int64_t n = n0; n < n1; ++n) {
-    const float *ws = a.ws + n * groups;
+    const float *ws = Mx ? nullptr : a.ws + n * groups;
     // The hardware prefetcher alone leaves these streams latency-bound.
     const char *ahead =
         static_cast<const char *>(a.w) + (n + kPrefetchRows) * rowBytes;
@@ -51,6 +67,7 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
         _mm_prefetch(ahead + i, _MM_HINT_T0);
     const uint8_t *w4 = static_cast<const uint8_t *>(a.w) + n * (K / 2);
     const int8_t *w8 = static_cast<const int8_t *>(a.w) + n * K;
+    const uint8_t *we = Mx ? a.we + n * blocks : nullptr;
     __m512 acc[R];
     for (int r = 0; r < R; ++r)
       acc[r] = _mm512_setzero_ps();
@@ -61,12 +78,15 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
       if (Q4) {
         u = pairedNibbles(w4 + b * 16);
       } else {
-        __m512i w = _mm512_loadu_si512(w8 + b * kQuantBlock);
+        __m512i w = Mx ? pairedMxfp4(w4 + b * 16)
+                       : _mm512_loadu_si512(w8 + b * kQuantBlock);
         u = _mm512_abs_epi8(w); // -128 stays 0x80, which is 128 unsigned
         neg = _mm512_movepi8_mask(w);
       }
       __m512 sw = _mm512_set1_ps(1.0f);
-      if (!rowScale)
+      if (Mx)
+        sw = pairedHalves(half[we[b]], half[we[b + 1]]);
+      else if (!rowScale)
         sw = perGroup != 1 ? _mm512_set1_ps(ws[b / perGroup])
              : Q4          ? pairedHalves(ws[b], ws[b + 1])
                            : halves(ws[b], ws[b + 1]);
@@ -88,11 +108,14 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
       if (Q4) {
         u = w = unpackNibbles(w4 + b * 16);
       } else {
-        w = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i *>(w8 + b * kQuantBlock));
+        w = Mx ? unpackMxfp4(w4 + b * 16)
+               : _mm256_loadu_si256(
+                     reinterpret_cast<const __m256i *>(w8 + b * kQuantBlock));
         u = _mm256_abs_epi8(w);
       }
-      const float sw = rowScale ? 1.0f : ws[b / perGroup];
+      const float sw = Mx         ? half[we[b]]
+                       : rowScale ? 1.0f
+                                  : ws[b / perGroup];
       for (int r = 0; r < R; ++r) {
         const int64_t row = r0 + r, lane = row * L + b * 8;
         __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
@@ -114,16 +137,19 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
 }
 
 /// Two blocks of weight row `n` from block b: unsigned bytes for vpdpbusd
-/// (i4: q + 8; i8: |w|, with the sign in `neg` for the activations).
-template <bool Q4>
+/// (i4: q + 8; i8 and MXFP4: |w|, with the sign in `neg` for the
+/// activations).
+template <int F>
 inline __m512i weightPair(const IntGemv &a, int64_t n, int64_t b,
                           __mmask64 &neg) {
   const int64_t K = a.K;
-  if (Q4)
+  if (F == kI4)
     return pairedNibbles(static_cast<const uint8_t *>(a.w) + n * (K / 2) +
                          b * 16);
   const int8_t *w8 = static_cast<const int8_t *>(a.w) + n * K;
-  __m512i w = _mm512_loadu_si512(w8 + b * kQuantBlock);
+  __m512i w = F == kMx ? pairedMxfp4(static_cast<const uint8_t *>(a.w) +
+                                     n * (K / 2) + b * 16)
+                       : _mm512_loadu_si512(w8 + b * kQuantBlock);
   neg = _mm512_movepi8_mask(w);
   return _mm512_abs_epi8(w);
 }
@@ -132,13 +158,15 @@ inline __m512i weightPair(const IntGemv &a, int64_t n, int64_t b,
 /// the row's quantized blocks, offsets and scales are loaded once for all
 /// of them, and the four dot products reduce together. The blocks of
 /// `panel` otherwise; the rows past the last group of kCols run there.
-template <bool Q4>
+template <int F>
 void panelOneRow(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
+  constexpr bool Q4 = F == kI4, Mx = F == kMx;
   constexpr int kCols = 4;
   const int64_t K = a.K, L = K / 4, blocks = K / kQuantBlock;
   const int64_t perGroup = a.group / kQuantBlock, groups = K / a.group;
-  const bool rowScale = groups == 1;
-  const int64_t rowBytes = Q4 ? K / 2 : K;
+  const bool rowScale = !Mx && groups == 1;
+  const int64_t rowBytes = F != kI8 ? K / 2 : K;
+  const float *half = e8m0HalfTable();
   const __m512i zero = _mm512_setzero_si512();
   const int8_t *xq = a.xq + r0 * K;
   const float *xs = a.xs + r0 * L;
@@ -160,12 +188,14 @@ void panelOneRow(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
       const __m512 s = _mm512_loadu_ps(xs + b * 8);
       for (int j = 0; j < kCols; ++j) {
         __mmask64 neg = 0;
-        const __m512i u = weightPair<Q4>(a, n + j, b, neg);
+        const __m512i u = weightPair<F>(a, n + j, b, neg);
         const __m512i xj = Q4 ? x : _mm512_mask_sub_epi8(x, neg, zero, x);
         const __m512i d = _mm512_dpbusd_epi32(start, u, xj);
-        const float *ws = a.ws + (n + j) * groups;
+        const float *ws = Mx ? nullptr : a.ws + (n + j) * groups;
+        const uint8_t *we = Mx ? a.we + (n + j) * blocks : nullptr;
         const __m512 sw =
-            rowScale ? s
+            Mx ? _mm512_mul_ps(s, pairedHalves(half[we[b]], half[we[b + 1]]))
+            : rowScale ? s
             : perGroup != 1
                 ? _mm512_mul_ps(s, _mm512_set1_ps(ws[b / perGroup]))
                 : _mm512_mul_ps(s, Q4 ? pairedHalves(ws[b], ws[b + 1])
@@ -174,34 +204,39 @@ void panelOneRow(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
       }
     }
     for (int j = 0; j < kCols; ++j) {
-      const float *ws = a.ws + (n + j) * groups;
-      float v = _mm512_reduce_add_ps(acc[j]) * (rowScale ? ws[0] : 1.0f);
+      float v = _mm512_reduce_add_ps(acc[j]) *
+                (rowScale ? a.ws[(n + j) * groups] : 1.0f);
       a.out[r0 * a.N + n + j] = v + (a.bias ? a.bias[n + j] : 0.0f);
     }
   }
   if (n < n1)
-    panel<1, Q4>(a, n, n1, r0);
+    panel<1, F>(a, n, n1, r0);
 }
 
-template <bool Q4> struct Panel {
+template <int F> struct Panel {
   template <int R>
   static void run(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
     if (R == 1)
-      return panelOneRow<Q4>(a, n0, n1, r0);
-    panel<R, Q4>(a, n0, n1, r0);
+      return panelOneRow<F>(a, n0, n1, r0);
+    panel<R, F>(a, n0, n1, r0);
   }
 };
 
-template <bool Q4>
+template <int F>
 void panelAny(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0, int64_t R) {
-  forRowCount<Panel<Q4>>(R, a, n0, n1, r0);
+  forRowCount<Panel<F>>(R, a, n0, n1, r0);
 }
 
 } // namespace
 
 IntKernels intKernelsAvx512() {
-  return {
-      panelAny<false>, panelAny<true>, intTileAvx512, intTileAvx512, 128, true};
+  return {panelAny<kI8>,
+          panelAny<kI4>,
+          intTileAvx512,
+          intTileAvx512,
+          128,
+          true,
+          panelAny<kMx>};
 }
 
 } // namespace llmc::cpu

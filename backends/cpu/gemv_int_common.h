@@ -31,6 +31,17 @@ inline __m256i unpackNibbles(const uint8_t *p) {
                           _mm256_set1_epi8(0x0f));
 }
 
+/// One block of 32 MXFP4 codes (16 bytes) as their doubled values (signed
+/// bytes, ±0..12) in the activations' nibble order: even columns, then odd.
+inline __m256i unpackMxfp4(const uint8_t *p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+  const __m256i codes = _mm256_and_si256(
+      _mm256_set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0f));
+  const __m256i table = _mm256_broadcastsi128_si256(
+      _mm_loadu_si128(reinterpret_cast<const __m128i *>(kMxfp4Doubled)));
+  return _mm256_shuffle_epi8(table, codes);
+}
+
 /// Runs Panel::run<R>(...) for R = rows (1 to 4).
 template <typename Panel, typename... Args>
 void forRowCount(int64_t rows, const Args &...args) {

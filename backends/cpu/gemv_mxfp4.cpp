@@ -1,26 +1,43 @@
-//===- gemv_mxfp4.cpp - Linear over MXFP4 weights, any shape --------------===//
+//===- gemv_mxfp4.cpp - MXFP4 weights against f32 activations -------------===//
 //
-// The path for shapes the integer-dot kernels do not take (gemv_int.h):
-// each weight row is decoded to f32 (code * 2^(s - 127)) and dotted.
+// The exact path (an f32 plan, op i2 = 0): each weight row is decoded to f32
+// (a table lookup per 16 codes, one scale per 32) and dotted with the rows
+// of x; the plan's 4.25 bits per weight are all that is read. With i2 = 1
+// the integer-dot kernels take MXFP4 instead (gemv_int.h).
 //
 //===----------------------------------------------------------------------===//
+#include "gemv_int.h"
 #include "gemv_quant.h"
 
-#include "common/mxfp4.h"
-
 namespace llmc::cpu {
+
+void decodeMxfp4Block(const uint8_t *codes, uint8_t e8m0, float *out) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(codes));
+  const __m128i low = _mm_set1_epi8(0x0f);
+  const __m128i table =
+      _mm_loadu_si128(reinterpret_cast<const __m128i *>(kMxfp4Doubled));
+  // Byte j holds columns 2j (low nibble) and 2j + 1: interleave back.
+  const __m128i lo = _mm_shuffle_epi8(table, _mm_and_si128(v, low));
+  const __m128i hi =
+      _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(v, 4), low));
+  const __m128i first = _mm_unpacklo_epi8(lo, hi), second =
+                                                       _mm_unpackhi_epi8(lo, hi);
+  const __m256 s = _mm256_set1_ps(e8m0HalfTable()[e8m0]);
+  const __m128i parts[4] = {first, _mm_srli_si128(first, 8), second,
+                            _mm_srli_si128(second, 8)};
+  for (int i = 0; i < 4; ++i)
+    _mm256_storeu_ps(out + 8 * i,
+                     _mm256_mul_ps(_mm256_cvtepi32_ps(
+                                       _mm256_cvtepi8_epi32(parts[i])),
+                                   s));
+}
 
 void gemvMxfp4(const GemvArgs &a, const uint8_t *w, const uint8_t *e8m0) {
   const int64_t K = a.K, blocks = K / 32;
   gemvDequantized(a, [&](int64_t n, float *row) {
-    for (int64_t b = 0; b < blocks; ++b) {
-      const float s = common::e8m0ToFloat(e8m0[n * blocks + b]);
-      const uint8_t *q = w + n * (K / 2) + b * 16;
-      for (int64_t j = 0; j < 16; ++j) {
-        row[b * 32 + 2 * j] = common::e2m1ToFloat(q[j] & 0xf) * s;
-        row[b * 32 + 2 * j + 1] = common::e2m1ToFloat(q[j] >> 4) * s;
-      }
-    }
+    for (int64_t b = 0; b < blocks; ++b)
+      decodeMxfp4Block(w + n * (K / 2) + b * 16, e8m0[n * blocks + b],
+                       row + b * 32);
   });
 }
 

@@ -27,7 +27,8 @@ bool mayExceed(const llmc_rows &r, int64_t rows) {
 } // namespace
 
 OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w) {
-  const bool quantized = w.dtype == LLMC_I8 || w.dtype == LLMC_I4;
+  const bool quantized = w.dtype == LLMC_I8 || w.dtype == LLMC_I4 ||
+                         (w.dtype == LLMC_MXFP4 && w.int8Activations);
   // With AMX, oneDNN's bf16 matmul is far ahead of any FMA tile.
   return OwnKernels{b.ints, b.bf16, b.isa == Isa::Amx ? nullptr : b.f32Tile,
                     quantized && intGemvApplies(w.K, w.group)};
@@ -35,11 +36,19 @@ OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w) {
 
 void runOwnLinear(const LinearWeight &w, const OwnKernels &k,
                   const GemvArgs &a) {
-  if (w.dtype == LLMC_MXFP4)
-    return gemvMxfp4(a, static_cast<const uint8_t *>(w.data), w.e8m0);
   if (k.intDot)
     return (a.rows > kGemvMaxRows ? gemmInt : gemvInt)(
-        k.ints, w.dtype == LLMC_I4, a, w.data, w.scales, w.group);
+        k.ints,
+        w.dtype == LLMC_I4     ? kI4
+        : w.dtype == LLMC_MXFP4 ? kMx
+                                : kI8,
+        a, w.data, w.scales, w.group, w.e8m0);
+  if (w.dtype == LLMC_MXFP4) {
+    const auto *codes = static_cast<const uint8_t *>(w.data);
+    if (a.rows > kGemvMaxRows && k.f32Tile)
+      return gemmMxfp4(k.f32Tile, a, codes, w.e8m0);
+    return gemvMxfp4(a, codes, w.e8m0);
+  }
   switch (w.dtype) {
   case LLMC_F32:
     return gemvF32(a, static_cast<const float *>(w.data));
@@ -89,7 +98,8 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
                  quantized || mxfp4 ? op.i[0] : 0,
                  mxfp4 ? static_cast<const uint8_t *>(
                              g.weights[op.operands[Scales].index].data)
-                       : nullptr};
+                       : nullptr,
+                 mxfp4 && op.i[2] == 1};
 
   OwnKernels kernels = ownKernelsFor(b, w);
   std::shared_ptr<PackedMatmul> packed;

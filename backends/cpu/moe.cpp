@@ -127,7 +127,8 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
                                      g.weights[op.operands[common::LinearScales]
                                                    .index]
                                          .data)
-                               : nullptr};
+                               : nullptr,
+                         mxfp4 && op.i[2] == 1};
   const OwnKernels kernels = ownKernelsFor(b, all);
   const int threads = b.threads;
   auto scratch = std::make_shared<ExpertScratch>();

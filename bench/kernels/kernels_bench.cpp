@@ -65,9 +65,9 @@ struct Weight {
                            reinterpret_cast<const uint16_t *>(bytes.data()));
       return gemvBf16(a, reinterpret_cast<const uint16_t *>(bytes.data()));
     case Q8:
-      return intLinear(b.ints, false, a, bytes.data(), scales.data(), K);
+      return intLinear(b.ints, kI8, a, bytes.data(), scales.data(), K, nullptr);
     case Q4:
-      return intLinear(b.ints, true, a, bytes.data(), scales.data(), 32);
+      return intLinear(b.ints, kI4, a, bytes.data(), scales.data(), 32, nullptr);
     }
   }
 

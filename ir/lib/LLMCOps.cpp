@@ -732,6 +732,9 @@ LogicalResult ExpertBiasOp::verify() {
 static LogicalResult verifyQuantFormat(Operation *op, StringRef format, int64_t bits,
                                 int64_t group, Value scales) {
   Type elt = tensorType(scales).getElementType();
+  if (op->hasAttr("int8_activations") && format != "mxfp4")
+    return op->emitOpError() << "int8_activations applies to mxfp4 weights "
+                                "(int weights always round them)";
   if (format == "int")
     return elt.isF32() ? success()
                        : op->emitOpError() << "int scales must be f32";

@@ -259,7 +259,8 @@ private:
         .Case([&](QuantizedLinearOp o) {
           return emit(op, LLMC_OP_LINEAR,
                       {o.getInput(), o.getWeight(), o.getScales(), o.getBias()},
-                      {static_cast<int64_t>(o.getGroupSize())});
+                      {static_cast<int64_t>(o.getGroupSize()), 0,
+                       o.getInt8Activations() ? 1 : 0});
         })
         .Case([&](RopeOp o) -> LogicalResult {
           RopeTables t;
@@ -334,7 +335,8 @@ private:
           return emit(
               op, LLMC_OP_EXPERT_LINEAR,
               {o.getInput(), o.getWeight(), o.getScales(), o.getExperts()},
-              {static_cast<int64_t>(o.getGroupSize()), slots(o.getExperts())});
+              {static_cast<int64_t>(o.getGroupSize()), slots(o.getExperts()),
+               o.getInt8Activations() ? 1 : 0});
         })
         .Case([&](MoECombineOp o) {
           return emit(op, LLMC_OP_MOE_COMBINE, {o.getInput(), o.getWeights()},

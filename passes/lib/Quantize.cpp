@@ -278,11 +278,17 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     auto q = b.create<QuantizedExpertLinearOp>(
         l.getLoc(), l.getType(), l.getInput(), wq, scales, l.getExperts(),
         b.getI64IntegerAttr(int4 ? 4 : 8), b.getI64IntegerAttr(g),
-        b.getStringAttr(mxfp4 ? "mxfp4" : "int"));
+        b.getStringAttr(mxfp4 ? "mxfp4" : "int"), int8Activations(b, mxfp4));
     l.replaceAllUsesWith(q.getResult());
     l.erase();
     if (w->use_empty())
       w.erase();
+  }
+
+  /// MXFP4 products may round their input to int8 (as llama.cpp does)
+  /// unless the plan computes in f32, where they are exact.
+  UnitAttr int8Activations(OpBuilder &b, bool mxfp4) const {
+    return mxfp4 && otherwise != "f32" ? b.getUnitAttr() : UnitAttr();
   }
 
   void quantizeLinear(LinearOp l, ParamOp w, StringRef m) {
@@ -301,7 +307,7 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     auto q = b.create<QuantizedLinearOp>(
         l.getLoc(), l.getType(), l.getInput(), wq, scales, l.getBias(),
         b.getI64IntegerAttr(int4 ? 4 : 8), b.getI64IntegerAttr(g),
-        b.getStringAttr(mxfp4 ? "mxfp4" : "int"));
+        b.getStringAttr(mxfp4 ? "mxfp4" : "int"), int8Activations(b, mxfp4));
     l.replaceAllUsesWith(q.getResult());
     l.erase();
     if (w->use_empty())

@@ -93,7 +93,10 @@ typedef enum llmc_op_kind {
    * (f32/bf16/f16, or i8 [N, K] / i4 [N, K/2] bytes), [2] scales (f32
    * [N, K/group_size] for i8/i4, else NONE), [3] bias (f32 [N] or NONE).
    * i0 = group_size (i8: K, i4: 32 or 128). An MXFP4 W takes E8M0 scales
-   * [N, K/32] and i0 = 32 (ABI 1.7). */
+   * [N, K/32] and i0 = 32 (ABI 1.7); with i2 = 1 the backend may round x
+   * to int8 blocks of 32 (llama.cpp's q8_0) for the product, with i2 = 0
+   * it must not (an f32 plan: the product is exact). i2 is 0 for other
+   * dtypes (an i8/i4 W may always round x). */
   LLMC_OP_LINEAR = 4,
   /* Rotary embedding of x [T, heads*head_dim] at positions, into out (which
    * may be x itself). in: x, positions (input), inv_freq (weight
@@ -153,7 +156,8 @@ typedef enum llmc_op_kind {
    * (run j reads run j), [1] W [E, N, K] stacked experts (f32/bf16/f16, or
    * i8 [E, N, K] / i4 [E, N, K/2] bytes), [2] scales (f32 [E, N, K/group]
    * for i8/i4, else NONE), [3] experts (I32 buffer [rows, k]).
-   * i0 = group (as LINEAR's), i1 = k. An expert id outside [0, E) fails the
+   * i0 = group (as LINEAR's), i1 = k, i2 as LINEAR's (MXFP4 W: may x be
+   * rounded to int8). An expert id outside [0, E) fails the
    * step (LLMC_INVALID_ARGUMENT). Only the chosen experts' rows are read. */
   LLMC_OP_EXPERT_LINEAR = 19,
   /* out [rows, N] = sum_j weights[t][j] * y[t, run j], y [rows, k*N],

@@ -90,25 +90,41 @@ const Shape kGemmShapes[] = {{9, 256, 96, 32},   {13, 96, 70, 32},
                              {40, 64, 33, 64},   {11, 4096, 256, 4096},
                              {12, 128, 7, 128},  {31, 160, 45, 32}};
 
-using IntLinear = void (*)(const IntKernels &, bool, const GemvArgs &,
-                           const void *, const float *, int64_t);
+using IntLinear = void (*)(const IntKernels &, IntFormat, const GemvArgs &,
+                           const void *, const float *, int64_t,
+                           const uint8_t *);
+
+/// MXFP4 code q (E2M1, bit 3 the sign) as a value.
+double e2m1(int q) {
+  static const double v[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  return (q & 8) ? -v[q & 7] : v[q & 7];
+}
 
 void checkIntLevels(IntLinear linear, const Shape *shapes, size_t count,
                     uint32_t seed) {
   std::mt19937 rng(seed);
   for (const Level &level : levelsHere())
-    for (const Shape &s : std::vector<Shape>(shapes, shapes + count))
-      for (bool q4 : {false, true})
+    for (Shape s : std::vector<Shape>(shapes, shapes + count))
+      for (IntFormat f : {kI8, kI4, kMx})
         for (bool withBias : {false, true}) {
-          SCOPED_TRACE(std::string(isaName(level.isa)) + (q4 ? " i4" : " i8") +
-                       " rows " + std::to_string(s.rows) + " K " +
-                       std::to_string(s.K) + " N " + std::to_string(s.N) +
-                       " group " + std::to_string(s.group));
+          const bool q4 = f != kI8, mx = f == kMx;
+          if (mx)
+            s.group = 32; // MXFP4's blocks
+          SCOPED_TRACE(std::string(isaName(level.isa)) +
+                       (mx ? " mxfp4" : q4 ? " i4" : " i8") + " rows " +
+                       std::to_string(s.rows) + " K " + std::to_string(s.K) +
+                       " N " + std::to_string(s.N) + " group " +
+                       std::to_string(s.group));
           const int64_t groups = s.K / s.group;
           std::vector<float> x = random(rng, size_t(s.rows * s.K), 3.0f);
           std::vector<float> scales = random(rng, size_t(s.N * groups), 0.1f);
+          std::vector<uint8_t> e8m0(size_t(s.N * groups));
+          std::uniform_int_distribution<int> e(118, 134);
+          for (uint8_t &v : e8m0)
+            v = uint8_t(e(rng));
           std::vector<float> bias = random(rng, size_t(s.N));
-          std::uniform_int_distribution<int> q(q4 ? -8 : -128, q4 ? 7 : 127);
+          std::uniform_int_distribution<int> q(mx ? 0 : q4 ? -8 : -128,
+                                               mx ? 15 : q4 ? 7 : 127);
           std::vector<int> wq(size_t(s.N * s.K));
           for (int &v : wq)
             v = q(rng);
@@ -123,9 +139,13 @@ void checkIntLevels(IntLinear linear, const Shape *shapes, size_t count,
                 x.begin() + r * s.K, x.begin() + (r + 1) * s.K));
             for (int64_t n = 0; n < s.N; ++n) {
               double acc = withBias ? bias[size_t(n)] : 0.0;
-              for (int64_t k = 0; k < s.K; ++k)
-                acc += xq[size_t(k)] * wq[size_t(n * s.K + k)] *
-                       scales[size_t(n * groups + k / s.group)];
+              for (int64_t k = 0; k < s.K; ++k) {
+                const size_t g = size_t(n * groups + k / s.group);
+                const int c = wq[size_t(n * s.K + k)];
+                acc += mx ? xq[size_t(k)] * e2m1(c) *
+                                std::ldexp(1.0, int(e8m0[g]) - 127)
+                          : xq[size_t(k)] * c * scales[g];
+              }
               want[size_t(r * s.N + n)] = acc;
             }
           }
@@ -134,9 +154,9 @@ void checkIntLevels(IntLinear linear, const Shape *shapes, size_t count,
           GemvArgs a{
               x.data(),  s.rows, s.K, s.N, withBias ? bias.data() : nullptr,
               out.data()};
-          linear(level.ints, q4, a,
+          linear(level.ints, f, a,
                  q4 ? static_cast<const void *>(w4.data()) : w8.data(),
-                 scales.data(), s.group);
+                 scales.data(), s.group, mx ? e8m0.data() : nullptr);
           for (size_t i = want.size(); i < out.size(); ++i)
             ASSERT_EQ(out[i], -7.0f) << "written past the output at " << i;
           out.resize(want.size());
@@ -144,11 +164,11 @@ void checkIntLevels(IntLinear linear, const Shape *shapes, size_t count,
         }
 }
 
-TEST(GemvLevels, Int8AndInt4AtEveryLevel) {
+TEST(GemvLevels, Int8Int4AndMxfp4AtEveryLevel) {
   checkIntLevels(gemvInt, kShapes, std::size(kShapes), 7);
 }
 
-TEST(GemvLevels, Int8AndInt4GemmAtEveryLevel) {
+TEST(GemvLevels, Int8Int4AndMxfp4GemmAtEveryLevel) {
   checkIntLevels(gemmInt, kGemmShapes, std::size(kGemmShapes), 13);
 }
 

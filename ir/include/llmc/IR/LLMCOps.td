@@ -503,12 +503,16 @@ def LLMC_QuantizedLinearOp : LLMC_Op<"quantized_linear", [Pure]> {
     `bits = 4`: W is i8 [N, K/2], two signed nibbles per byte (low nibble
     first), one scale per `group_size` inputs (scales [N, K/group_size]).
     `format = "mxfp4"` (bits 4, group_size 32): each nibble is an FP4 E2M1
-    code and each scale an E8M0 byte s (i8 scales, value 2^(s - 127)).
+    code and each scale an E8M0 byte s (i8 scales, value 2^(s - 127));
+    `int8_activations` lets the backend round the input to int8 blocks of 32
+    for the product, as llama.cpp does (a plan of reduced-precision
+    compute); without it the input stays f32 and the product is exact.
   }];
   let arguments = (ins LLMC_FloatTensor:$input, RankedTensorOf<[I8]>:$weight,
                        LLMC_AnyTensor:$scales, Optional<LLMC_FloatTensor>:$bias,
                        I64Attr:$bits, I64Attr:$group_size,
-                       DefaultValuedAttr<StrAttr, "\"int\"">:$format);
+                       DefaultValuedAttr<StrAttr, "\"int\"">:$format,
+                       UnitAttr:$int8_activations);
   let results = (outs LLMC_FloatTensor:$result);
   let assemblyFormat = "$input `,` $weight `,` $scales (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -525,7 +529,8 @@ def LLMC_QuantizedExpertLinearOp : LLMC_Op<"quantized_expert_linear", [Pure]> {
   let arguments = (ins LLMC_FloatTensor:$input, RankedTensorOf<[I8]>:$weight,
                        LLMC_AnyTensor:$scales, RankedTensorOf<[I32]>:$experts,
                        I64Attr:$bits, I64Attr:$group_size,
-                       DefaultValuedAttr<StrAttr, "\"int\"">:$format);
+                       DefaultValuedAttr<StrAttr, "\"int\"">:$format,
+                       UnitAttr:$int8_activations);
   let results = (outs LLMC_FloatTensor:$result);
   let assemblyFormat = "$input `,` $weight `,` $scales `,` $experts attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
