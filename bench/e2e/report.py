@@ -15,9 +15,10 @@ cfg = json.load(open(cfg_path))
 V, H = cfg["vocab_size"], cfg["hidden_size"]
 # An MoE reads k of E experts per token: llama.cpp's bytes per token are the
 # GGUF's less the experts it does not read (every layer sparse, as qwen3moe).
-E, K_ACTIVE = cfg.get("num_experts", 0), cfg.get("num_experts_per_tok", 0)
-EXPERT_PARAMS = (cfg["num_hidden_layers"] * E * 3 * cfg.get("moe_intermediate_size", 0) * H
-                 if E else 0)
+E = cfg.get("num_experts", cfg.get("num_local_experts", 0))
+K_ACTIVE = cfg.get("num_experts_per_tok", 0)
+EXPERT_WIDTH = cfg.get("moe_intermediate_size", cfg["intermediate_size"])
+EXPERT_PARAMS = cfg["num_hidden_layers"] * E * 3 * EXPERT_WIDTH * H if E else 0
 
 bw = None  # DRAM read GB/s, median of the full-buffer "read" kernel
 for line in open(os.path.join(res, "membw.txt")):
@@ -41,10 +42,13 @@ ceiling = {
     "bf16": gflops("bf16") or gflops("f32"),
     "int8": max(gflops("f32"), gflops("int8")),
     "int4": max(gflops("f32"), gflops("int8")),
+    "mxfp4": max(gflops("f32"), gflops("int8")),
 }
 # llama.cpp bytes of one GGUF row of token_embd, to subtract the table it only gathers from.
-gguf_bpe = {"f32": 4.0, "bf16": 2.0, "int8": 34 / 32, "int4": 18 / 32}
-gguf_name = {"f32": "F32", "bf16": "BF16", "int8": "Q8_0", "int4": "Q4_0"}
+# mxfp4 (gpt-oss): BF16 tables and dense weights, MXFP4 experts.
+gguf_bpe = {"f32": 4.0, "bf16": 2.0, "int8": 34 / 32, "int4": 18 / 32, "mxfp4": 2.0}
+expert_bpe = dict(gguf_bpe, mxfp4=17 / 32)
+gguf_name = {"f32": "F32", "bf16": "BF16", "int8": "Q8_0", "int4": "Q4_0", "mxfp4": "MXFP4 + BF16"}
 
 rows, detail = [], []
 for f in formats:
@@ -56,7 +60,7 @@ for f in formats:
     lbytes = L["decode_weight_bytes_per_token"]
     gbytes = G["model_size"] - V * H * gguf_bpe[f] * (1 - 1 / V)
     if E:
-        gbytes -= EXPERT_PARAMS * gguf_bpe[f] * (1 - K_ACTIVE / E)
+        gbytes -= EXPERT_PARAMS * expert_bpe[f] * (1 - K_ACTIVE / E)
     bpath = os.path.join(res, f"llmc-{f}-batch.json")
     batch8 = json.load(open(bpath))["results"][0] if os.path.exists(bpath) else None
     l_roof = bw * 1e9 / lbytes

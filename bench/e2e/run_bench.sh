@@ -3,9 +3,13 @@
 # ceilings measured in the same run:
 #   decode roofline  = DRAM read bandwidth (membw) / weight bytes one decode step reads
 #   prefill roofline = oneDNN matmul GFLOP/s (matmul_probe) / prefill FLOPs per token
-# Usage: bench/e2e/run_bench.sh [small|1b|moe-small] (default small; about 5-10 minutes on 2 cores)
+# Usage: bench/e2e/run_bench.sh [small|1b|moe-small|gpt-oss-small] (default small; about 5-10 minutes on 2
+#   cores)
 #   moe-small: Qwen3-30B-A3B's shape scaled down (qwen3moe, 64 experts, top 8, expert width 256); llmc also
 #   decodes a batch of 8 (BATCH, default 8 there), whose experts a step reads once for all 8 tokens.
+#   gpt-oss-small: gpt-oss-20b's shape scaled down (gen_gpt_oss.py: MXFP4 experts, BF16 rest), one format,
+#   mxfp4: llmc compiles the Hugging Face folder with --dtype bf16 (experts kept MXFP4), llama.cpp reads
+#   the GGUF llmc-make-gguf writes from it (the same blocks, moved).
 # Env: LLMC_BENCH_DIR (work folder, default /tmp/llmc-bench), LLMC_PEER_DIR (llama.cpp + checkpoints,
 #      default $LLMC_BENCH_DIR/peer), LLMC_BUILD_DIR (default <repo>/build), LLMC_BENCH_SKIP_BUILD=1,
 #      THREADS (2), PROMPT_LEN (512), GEN_LEN (128), REPS (3), FORMATS ("f32 bf16 int8 int4").
@@ -13,7 +17,7 @@
 # Machines are shared and noisy: read the ratios, which are measured minutes apart, not the absolutes.
 set -euo pipefail
 size=${1:-small}
-case $size in small | 1b | moe-small) ;; *) echo "usage: $0 [small|1b|moe-small]" >&2; exit 2 ;; esac
+case $size in small | 1b | moe-small | gpt-oss-small) ;; *) echo "usage: $0 [small|1b|moe-small|gpt-oss-small]" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 W=${LLMC_BENCH_DIR:-/tmp/llmc-bench}
@@ -23,11 +27,13 @@ BUILD=${LLMC_BUILD_DIR:-$repo/build}
 THREADS=${THREADS:-2} PP=${PROMPT_LEN:-512} TG=${GEN_LEN:-128} REPS=${REPS:-3}
 FORMATS=${FORMATS:-f32 bf16 int8 int4}
 [ "$size" = moe-small ] && FORMATS=${FORMATS_MOE:-bf16 int8 int4} # f32 is 2.2 GB of experts
+[ "$size" = gpt-oss-small ] && FORMATS=mxfp4
 # A second llmc run decoding a batch (moe-small: 8), in its own process so the batch-1 run's peak RSS
 # is the one compared with llama.cpp's.
 BATCH=${BATCH:-$([ "$size" = moe-small ] && echo 8 || echo "")}
 R=$W/results-$size
 mkdir -p "$W/plans" "$R"
+rm -f "$R/sizes.txt"
 log() { echo "[$(date +%T)] $*" >&2; }
 
 # The 1.1B set is ~20 GB of checkpoints (HF f32 + five GGUFs) plus ~10 GB of plans, and the f32 plan
@@ -53,7 +59,11 @@ if [ "${LLMC_BENCH_SKIP_BUILD:-0}" != 1 ]; then
     cmake -S "$repo" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >&2
   fi
   log "building llmc and the cpu backend (-j${JOBS:-1})"
-  ninja -C "$BUILD" -j"${JOBS:-1}" llmc llmc-backend-cpu >&2
+  ninja -C "$BUILD" -j"${JOBS:-1}" llmc llmc-backend-cpu llmc-make-gguf >&2
+fi
+if [ "$size" = gpt-oss-small ] && [ ! -f "$P/models/$size-mxfp4.gguf" ]; then
+  log "writing $size's GGUF (llmc-make-gguf: BF16, the MXFP4 experts moved as they are)"
+  "$BUILD/bin/llmc-make-gguf" "$HF" -o "$P/models/$size-mxfp4.gguf" --type bf16 >&2
 fi
 LLMC=$BUILD/bin/llmc
 [ -x "$LLMC" ] || { echo "no $LLMC: build it or unset LLMC_BENCH_SKIP_BUILD" >&2; exit 1; }
@@ -84,12 +94,13 @@ if [ -n "$kb" ]; then
     --benchmark_format=json >"$R/kernels_bench.json" 2>/dev/null || rm -f "$R/kernels_bench.json"
 fi
 
-declare -A GGUF=([f32]=f32 [bf16]=bf16 [int8]=q8_0 [int4]=q4_0)
+declare -A GGUF=([f32]=f32 [bf16]=bf16 [int8]=q8_0 [int4]=q4_0 [mxfp4]=mxfp4)
 for f in $FORMATS; do
   plan=$W/plans/$size-$f.plan
   case $f in
     f32) flags="--dtype f32" ;; bf16) flags="--dtype bf16" ;;
     int8) flags="--quant int8" ;; int4) flags="--quant int4 --group 32" ;; # Q4_0 is groups of 32
+    mxfp4) flags="--dtype bf16" ;; # the experts stay MXFP4 (--quant auto), the rest bf16
     *) echo "unknown format $f" >&2; exit 2 ;;
   esac
   if [ ! -f "$plan" ] || [ "$plan" -ot "$LLMC" ]; then
@@ -106,6 +117,7 @@ for f in $FORMATS; do
       --gen-len "$TG" --reps "$REPS" --batch "$BATCH" --json >"$R/llmc-$f-batch.json"
   fi
   g=$P/models/$size-${GGUF[$f]}.gguf
+  echo "$f: plan $(stat -c %s "$plan") bytes, GGUF $(stat -c %s "$g") bytes" >>"$R/sizes.txt"
   log "llama.cpp $(basename "$g")"
   # tgp = PP: llama.cpp decodes after a prompt as long as llmc's, so both read the same KV per step.
   "$P/llama_mini_bench" "$g" "$THREADS" "$PP" "$TG" "$PP" "$REPS" 1 >"$R/llama-$f.json"
@@ -115,6 +127,8 @@ echo "uptime after: $(uptime)" | tee -a "$R/machine.txt" >&2
 # shellcheck disable=SC2086 # FORMATS is a list
 /usr/bin/python3 "$here/report.py" "$R" "$HF/config.json" $FORMATS | tee "$R/table.md"
 cat >>"$R/table.md" <<EOF
+
+File sizes: $(cat "$R/sizes.txt" 2>/dev/null | tr '\n' ';')
 
 Command: bench/e2e/run_bench.sh $size (THREADS=$THREADS PROMPT_LEN=$PP GEN_LEN=$TG REPS=$REPS BATCH=$BATCH)
 $(cat "$R/machine.txt")
