@@ -98,7 +98,7 @@ Kernel makeGelu(const llmc_op_desc &op) {
 }
 
 // gpt-oss's clamped SWIGLU (i0 = 2), gate and up as halves or interleaved
-// (i2); i1 runs a row. Next to the expert GEMVs feeding it, it is small.
+// (i2); i1 runs a row: min(g, L), clamp(u, ±L), (u + 1) · g · sigmoid(a·g).
 Kernel makeClampedSwiglu(const llmc_op_desc &op) {
   const int64_t runs = common::gatedRuns(op);
   const bool interleaved = op.i[2] == 1;
@@ -108,11 +108,33 @@ Kernel makeClampedSwiglu(const llmc_op_desc &op) {
     expectRows(out, x.rows, "the result");
     const int64_t I = out.cols / runs, n = x.rows * runs;
     const int64_t stride = interleaved ? 2 : 1, upAt = interleaved ? 1 : I;
-#pragma omp parallel for schedule(static) if (n * I >= (1 << 16))
+    const __m256 lim = _mm256_set1_ps(limit), neg = _mm256_set1_ps(-limit);
+    const __m256 one = _mm256_set1_ps(1.0f), na = _mm256_set1_ps(-alpha);
+#pragma omp parallel for schedule(static) if (n * I >= (1 << 15))
     for (int64_t r = 0; r < n; ++r) {
       const float *in = x.data + r * 2 * I;
       float *y = out.data + r * I;
-      for (int64_t c = 0; c < I; ++c)
+      int64_t c = 0;
+      for (; c + 8 <= I; c += 8) {
+        __m256 g, u;
+        if (interleaved) { // [g0 u0 g1 u1 ...]: split the pairs
+          const __m256 a = _mm256_loadu_ps(in + 2 * c),
+                       b = _mm256_loadu_ps(in + 2 * c + 8);
+          g = _mm256_castpd_ps(_mm256_permute4x64_pd(
+              _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8));
+          u = _mm256_castpd_ps(_mm256_permute4x64_pd(
+              _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8));
+        } else {
+          g = _mm256_loadu_ps(in + c);
+          u = _mm256_loadu_ps(in + I + c);
+        }
+        g = _mm256_min_ps(g, lim);
+        u = _mm256_max_ps(_mm256_min_ps(u, lim), neg);
+        const __m256 sig = _mm256_div_ps(
+            g, _mm256_add_ps(one, simd::exp(_mm256_mul_ps(g, na))));
+        _mm256_storeu_ps(y + c, _mm256_mul_ps(_mm256_add_ps(u, one), sig));
+      }
+      for (; c < I; ++c)
         y[c] = common::clampedSwiglu(in[c * stride], in[c * stride + upAt],
                                      limit, alpha);
     }

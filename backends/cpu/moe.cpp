@@ -232,9 +232,13 @@ Kernel makeExpertBias(const llmc_op_desc &op, const Graph &g) {
     Matrix out = step.result(op, 0);
     expectRows(out, y.rows, "the result");
     expectRows(ids, y.rows, "the experts");
+    for (int64_t t = 0; t < y.rows; ++t) // ids checked before any thread
+      for (int64_t j = 0; j < k; ++j)
+        common::expertAt(ids.ids(), k, t, j, E);
+#pragma omp parallel for schedule(static) if (y.rows * y.cols >= (1 << 16))
     for (int64_t t = 0; t < y.rows; ++t)
       for (int64_t j = 0; j < k; ++j) {
-        const int32_t e = common::expertAt(ids.ids(), k, t, j, E);
+        const int32_t e = ids.ids()[t * k + j];
         const float *in = y.row(t) + j * N, *b = bias->data() + e * N;
         float *o = out.row(t) + j * N;
         int64_t n = 0;
