@@ -262,6 +262,7 @@ bool mayRunInPlace(uint32_t kind) {
   case LLMC_OP_GELU:
   case LLMC_OP_SCALE:
   case LLMC_OP_SOFTCAP:
+  case LLMC_OP_EXPERT_BIAS:
     return true;
   default:
     return false;

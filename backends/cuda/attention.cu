@@ -247,7 +247,9 @@ __global__ void __launch_bounds__(kThreads) attentionKernel(AttentionArgs a) {
         if (lane + 32 * c < hd)
           part[2 + lane + 32 * c] = acc[k][c];
     } else {
-      float inv = l[k] > 0.0f ? 1.0f / l[k] : 0.0f;
+      // gpt-oss's sink: one more logit in the denominator, no column.
+      const float lk = a.sinks ? l[k] + expf(a.sinks[head] - m[k]) : l[k];
+      float inv = lk > 0.0f ? 1.0f / lk : 0.0f;
       float *o = a.out + int64_t(rowBase + itemRow(i)) * qCols + head * hd;
 #pragma unroll
       for (int c = 0; c < kDimChunks; ++c)
@@ -258,8 +260,8 @@ __global__ void __launch_bounds__(kThreads) attentionKernel(AttentionArgs a) {
 }
 
 // Merges the splits of one (sequence, head): grid (sequences, heads).
-__global__ void mergeSplitsKernel(const float *partial, float *out, int heads,
-                                  int hd, int splits) {
+__global__ void mergeSplitsKernel(const float *partial, const float *sinks,
+                                  float *out, int heads, int hd, int splits) {
   int b = blockIdx.x, h = blockIdx.y;
   const float *p = partial + (int64_t(b) * heads + h) * splits * (hd + 2);
   float mMax = -FLT_MAX;
@@ -272,6 +274,8 @@ __global__ void mergeSplitsKernel(const float *partial, float *out, int heads,
     if (ls > 0.0f)
       total += ls * expf(p[s * (hd + 2)] - mMax);
   }
+  if (sinks)
+    total += expf(sinks[h] - mMax);
   float inv = total > 0.0f ? 1.0f / total : 0.0f;
   float *o = out + int64_t(b) * heads * hd + int64_t(h) * hd;
   for (int d = threadIdx.x; d < hd; d += blockDim.x) {
@@ -292,7 +296,8 @@ template <typename C> void launchTyped(cudaStream_t s, const AttentionArgs &a) {
   attentionKernel<C><<<grid, kThreads, attentionSmemBytes(a.headDim), s>>>(a);
   if (a.decode && a.splits > 1)
     mergeSplitsKernel<<<dim3(unsigned(a.gridX), unsigned(a.heads)), 128, 0,
-                        s>>>(a.partial, a.out, a.heads, a.headDim, a.splits);
+                        s>>>(a.partial, a.sinks, a.out, a.heads, a.headDim,
+                             a.splits);
 }
 
 } // namespace

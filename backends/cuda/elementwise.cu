@@ -46,13 +46,22 @@ __global__ void pointwiseKernel(int op, const float *a, const float *b,
 }
 
 __global__ void swigluKernel(const float *x, float *out, int64_t rows,
-                             int64_t inner, bool geglu) {
+                             int64_t inner, int act, bool interleaved,
+                             float limit, float alpha) {
   int64_t n = rows * inner;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     int64_t r = i / inner, c = i % inner;
     const float *xr = x + r * 2 * inner;
-    out[i] = (geglu ? geluTanh(xr[c]) : silu(xr[c])) * xr[inner + c];
+    const float gate = interleaved ? xr[2 * c] : xr[c];
+    const float up = interleaved ? xr[2 * c + 1] : xr[inner + c];
+    if (act == 2) { // gpt-oss: (clamp(up) + 1) * g * sigmoid(alpha * g)
+      const float g = fminf(gate, limit);
+      const float u = fmaxf(fminf(up, limit), -limit);
+      out[i] = (u + 1.0f) * (g / (1.0f + expf(-(g * alpha))));
+    } else {
+      out[i] = (act == 1 ? geluTanh(gate) : silu(gate)) * up;
+    }
   }
 }
 
@@ -105,10 +114,11 @@ void launchPointwise(cudaStream_t s, Pointwise f, const float *a,
 }
 
 void launchSwiglu(cudaStream_t s, const float *x, float *out, int64_t rows,
-                  int64_t inner, bool geglu) {
+                  int64_t inner, int act, bool interleaved, float limit,
+                  float alpha) {
   if (rows * inner > 0)
     swigluKernel<<<blocksFor(rows * inner, kThreads), kThreads, 0, s>>>(
-        x, out, rows, inner, geglu);
+        x, out, rows, inner, act, interleaved, limit, alpha);
 }
 
 void launchSlice(cudaStream_t s, const float *x, float *out, int64_t rows,

@@ -69,8 +69,16 @@ void launchPointwise(cudaStream_t s, Pointwise f, const float *a,
                      const float *b, float *out, int64_t n, float alpha = 0.0f);
 /// [rows, 2I] -> [rows, I]: act(x[:, :I]) * x[:, I:], act = silu, or the
 /// tanh GELU with `geglu`.
+/// act: 0 silu, 1 tanh GELU, 2 gpt-oss's clamped unit (limit, alpha);
+/// interleaved: gate and up alternate in a run instead of halves.
 void launchSwiglu(cudaStream_t s, const float *x, float *out, int64_t rows,
-                  int64_t inner, bool geglu);
+                  int64_t inner, int act, bool interleaved, float limit,
+                  float alpha);
+/// EXPERT_BIAS: out[t, run j] = y[t, run j] + bias[experts[t][j]], runs of
+/// n; ids outside [0, E) add nothing (our own gating never writes one).
+void launchExpertBias(cudaStream_t s, const float *y, const float *bias,
+                      const int32_t *experts, float *out, int64_t rows,
+                      int64_t k, int64_t n, int64_t E);
 /// out = x[:, offset : offset + outCols].
 void launchSlice(cudaStream_t s, const float *x, float *out, int64_t rows,
                  int64_t xCols, int64_t outCols, int64_t offset);
@@ -95,10 +103,11 @@ struct GemvArgs {
   int64_t rows, K, N;
   const void *w;
   uint32_t dtype;
-  const float *scales;
+  const float *scales; // i8/i4
   int64_t group;
   const float *bias; // may be null
   float *out;
+  const uint8_t *e8m0; // MXFP4's scales [N, K / 32], else null
 };
 void launchGemv(cudaStream_t s, const GemvArgs &a);
 /// EXPERT_LINEAR: a.w stacks E experts of [a.N, a.K] (a.scales likewise);
@@ -120,8 +129,8 @@ void launchMoeCombine(cudaStream_t s, const float *y, const float *weights,
                       float *out, int64_t rows, int64_t k, int64_t N);
 /// i8/i4 [N, K] -> bf16 [N, K] (value * scale).
 void launchDequantBf16(cudaStream_t s, const void *w, uint32_t dtype,
-                       const float *scales, int64_t group, int64_t N, int64_t K,
-                       void *out);
+                       const float *scales, const uint8_t *e8m0, int64_t group,
+                       int64_t N, int64_t K, void *out);
 
 //===-- attention.cu ------------------------------------------------------===//
 
@@ -156,6 +165,7 @@ struct AttentionArgs {
   int32_t gridX;  // prefill: tiles; decode: sequences
   int32_t splits; // decode split-K (flash-decoding); 1 for prefill
   float *partial; // decode with splits > 1: [seqs, heads, splits, hd + 2]
+  const float *sinks; // [heads] or null: gpt-oss's sink logits
 };
 /// Query rows per CTA for a kv-head group of `group` query heads.
 int32_t attentionRowsPerTile(int32_t group);

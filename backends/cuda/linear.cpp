@@ -2,8 +2,9 @@
 //
 // rows <= 8: our GEMV kernels read W once in its stored dtype with x in f32.
 // Longer: cuBLASLt with f32 accumulation. f32 W runs in f32 (TF32 only with
-// LLMC_CUDA_TF32=1); bf16/f16 W takes x converted to its type; i8/i4 W is
-// expanded to bf16 in scratch first. The bias is added by a small kernel.
+// LLMC_CUDA_TF32=1); bf16/f16 W takes x converted to its type; i8/i4/MXFP4
+// W is expanded to bf16 in scratch first. The bias is added by a small
+// kernel.
 //
 //===----------------------------------------------------------------------===//
 #include "cuda.h"
@@ -110,17 +111,21 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b,
   uint32_t xi = op.operands[0].index, oi = op.results[0];
   int64_t K = g.buffers[xi].cols, N = g.buffers[oi].cols;
   uint32_t dtype = w.dtype;
-  bool quant = dtype == LLMC_I8 || dtype == LLMC_I4;
+  bool quant = dtype == LLMC_I8 || dtype == LLMC_I4 || dtype == LLMC_MXFP4;
   int64_t group = quant ? op.i[0] : K;
 
   auto wd = uploadWeight(b, w);
   p.weights.push_back(wd);
   const float *scales = nullptr, *bias = nullptr;
+  const uint8_t *e8m0 = nullptr;
   if (quant) {
     const llmc_weight_desc &s = g.weights[op.operands[2].index];
-    auto sd = uploadWeight(b, s); // f32 already (ref's check)
+    auto sd = uploadWeight(b, s); // f32, or MXFP4's E8M0 bytes (the checks)
     p.weights.push_back(sd);
-    scales = sd->as<float>();
+    if (dtype == LLMC_MXFP4)
+      e8m0 = static_cast<const uint8_t *>(sd->get());
+    else
+      scales = sd->as<float>();
   }
   if (op.num_operands > 3 && op.operands[3].kind == LLMC_OPERAND_WEIGHT) {
     auto bd = uploadWeightF32(b, g.weights[op.operands[3].index], N);
@@ -138,7 +143,8 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b,
     if (M <= 0)
       return;
     if (M <= kGemvMaxRows) {
-      launchGemv(c.stream, {x, M, K, N, W, dtype, scales, group, bias, out});
+      launchGemv(c.stream,
+                 {x, M, K, N, W, dtype, scales, group, bias, out, e8m0});
       return;
     }
     if (dtype == LLMC_F32) {
@@ -151,7 +157,8 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b,
       launchToHalf(c.stream, x, xh, M * K, half);
       const void *A = W;
       if (quant) {
-        launchDequantBf16(c.stream, W, dtype, scales, group, N, K, xh + xBytes);
+        launchDequantBf16(c.stream, W, dtype, scales, e8m0, group, N, K,
+                          xh + xBytes);
         A = xh + xBytes;
       }
       ltMatmul(c.be, c.stream, half == LLMC_BF16 ? CUDA_R_16BF : CUDA_R_16F, A,

@@ -14,6 +14,16 @@ namespace {
 
 constexpr int kWarps = 8;
 
+// MXFP4: E2M1 code q's value and an E8M0 byte's scale, 2^(s - 127).
+__device__ __forceinline__ float e2m1(uint32_t q) {
+  const uint32_t m = q & 7; // 0, 0.5, 1, 1.5, 2, 3, 4, 6
+  const float v = m < 4 ? float(m) * 0.5f : m == 7 ? 6.0f : float(m - 2);
+  return (q & 8) ? -v : v;
+}
+__device__ __forceinline__ float e8m0(uint8_t s) {
+  return s == 0 ? 5.877471754111438e-39f : __int_as_float(int(s) << 23);
+}
+
 // Eight consecutive values of row n from column k0 (k0 % 8 == 0, aligned).
 template <uint32_t DT>
 __device__ __forceinline__ void load8(const GemvArgs &a, int64_t n, int64_t k0,
@@ -48,6 +58,13 @@ __device__ __forceinline__ void load8(const GemvArgs &a, int64_t n, int64_t k0,
       w[i] = float(int8_t(u.x >> (8 * i))) * sc;
       w[4 + i] = float(int8_t(u.y >> (8 * i))) * sc;
     }
+  } else if constexpr (DT == LLMC_MXFP4) { // E2M1 codes, low nibble first
+    uint32_t u = *reinterpret_cast<const uint32_t *>(
+        static_cast<const uint8_t *>(a.w) + n * (a.K / 2) + k0 / 2);
+    float sc = e8m0(a.e8m0[n * (a.K / 32) + k0 / 32]);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      w[i] = e2m1((u >> (4 * i)) & 0xf) * sc;
   } else { // I4: two's-complement nibbles, the even column in the low one
     uint32_t u = *reinterpret_cast<const uint32_t *>(
         static_cast<const uint8_t *>(a.w) + n * (a.K / 2) + k0 / 2);
@@ -68,6 +85,10 @@ __device__ __forceinline__ float load1(const GemvArgs &a, int64_t n,
   } else if constexpr (DT == LLMC_I8) {
     return float(static_cast<const int8_t *>(a.w)[n * a.K + k]) *
            a.scales[n * (a.K / a.group) + k / a.group];
+  } else if constexpr (DT == LLMC_MXFP4) {
+    uint8_t byte = static_cast<const uint8_t *>(a.w)[n * (a.K / 2) + k / 2];
+    return e2m1(k % 2 == 0 ? byte & 0xf : byte >> 4) *
+           e8m0(a.e8m0[n * (a.K / 32) + k / 32]);
   } else {
     uint8_t byte = static_cast<const uint8_t *>(a.w)[n * (a.K / 2) + k / 2];
     int q = k % 2 == 0 ? byte & 0xf : byte >> 4;
@@ -162,10 +183,12 @@ __global__ void __launch_bounds__(kWarps * 32)
 }
 
 template <uint32_t DT>
-__global__ void dequantKernel(const void *w, const float *scales, int64_t group,
-                              int64_t N, int64_t K, __nv_bfloat16 *out) {
+__global__ void dequantKernel(const void *w, const float *scales,
+                              const uint8_t *e8m0s, int64_t group, int64_t N,
+                              int64_t K, __nv_bfloat16 *out) {
   GemvArgs a{};
   a.w = w, a.scales = scales, a.group = group, a.N = N, a.K = K;
+  a.e8m0 = e8m0s;
   int64_t total = N * K;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
        i += int64_t(gridDim.x) * blockDim.x)
@@ -177,7 +200,8 @@ __global__ void dequantKernel(const void *w, const float *scales, int64_t group,
 void launchGemv(cudaStream_t s, const GemvArgs &a) {
   if (a.rows <= 0 || a.N <= 0)
     return;
-  bool quant = a.dtype == LLMC_I8 || a.dtype == LLMC_I4;
+  bool quant =
+      a.dtype == LLMC_I8 || a.dtype == LLMC_I4 || a.dtype == LLMC_MXFP4;
   bool vectorized = a.K % 8 == 0 && (!quant || a.group % 8 == 0) &&
                     reinterpret_cast<uintptr_t>(a.x) % 16 == 0 &&
                     reinterpret_cast<uintptr_t>(a.w) % 16 == 0;
@@ -195,6 +219,9 @@ void launchGemv(cudaStream_t s, const GemvArgs &a) {
   case LLMC_I8:
     gemvKernel<LLMC_I8><<<blocks, kWarps * 32, 0, s>>>(a, vectorized);
     break;
+  case LLMC_MXFP4:
+    gemvKernel<LLMC_MXFP4><<<blocks, kWarps * 32, 0, s>>>(a, vectorized);
+    break;
   default:
     gemvKernel<LLMC_I4><<<blocks, kWarps * 32, 0, s>>>(a, vectorized);
     break;
@@ -205,7 +232,8 @@ void launchExpertGemv(cudaStream_t s, const GemvArgs &a, const ExpertArgs &e,
                       int64_t pairs) {
   if (pairs <= 0 || a.N <= 0)
     return;
-  bool quant = a.dtype == LLMC_I8 || a.dtype == LLMC_I4;
+  bool quant =
+      a.dtype == LLMC_I8 || a.dtype == LLMC_I4 || a.dtype == LLMC_MXFP4;
   bool vectorized = a.K % 8 == 0 && e.xCols % 4 == 0 &&
                     (!quant || a.group % 8 == 0) &&
                     reinterpret_cast<uintptr_t>(a.x) % 16 == 0 &&
@@ -224,6 +252,10 @@ void launchExpertGemv(cudaStream_t s, const GemvArgs &a, const ExpertArgs &e,
   case LLMC_I8:
     expertGemvKernel<LLMC_I8><<<grid, kWarps * 32, 0, s>>>(a, e, vectorized);
     break;
+  case LLMC_MXFP4:
+    expertGemvKernel<LLMC_MXFP4><<<grid, kWarps * 32, 0, s>>>(a, e,
+                                                             vectorized);
+    break;
   default:
     expertGemvKernel<LLMC_I4><<<grid, kWarps * 32, 0, s>>>(a, e, vectorized);
     break;
@@ -231,16 +263,21 @@ void launchExpertGemv(cudaStream_t s, const GemvArgs &a, const ExpertArgs &e,
 }
 
 void launchDequantBf16(cudaStream_t s, const void *w, uint32_t dtype,
-                       const float *scales, int64_t group, int64_t N, int64_t K,
-                       void *out) {
+                       const float *scales, const uint8_t *e8m0s, int64_t group,
+                       int64_t N, int64_t K, void *out) {
   if (N * K <= 0)
     return;
   auto *o = static_cast<__nv_bfloat16 *>(out);
   unsigned blocks = blocksFor(N * K, 256);
   if (dtype == LLMC_I8)
-    dequantKernel<LLMC_I8><<<blocks, 256, 0, s>>>(w, scales, group, N, K, o);
+    dequantKernel<LLMC_I8>
+        <<<blocks, 256, 0, s>>>(w, scales, e8m0s, group, N, K, o);
+  else if (dtype == LLMC_MXFP4)
+    dequantKernel<LLMC_MXFP4>
+        <<<blocks, 256, 0, s>>>(w, scales, e8m0s, group, N, K, o);
   else
-    dequantKernel<LLMC_I4><<<blocks, 256, 0, s>>>(w, scales, group, N, K, o);
+    dequantKernel<LLMC_I4>
+        <<<blocks, 256, 0, s>>>(w, scales, e8m0s, group, N, K, o);
 }
 
 } // namespace llmc::cuda

@@ -77,6 +77,17 @@ __global__ void combineKernel(const float *y, const float *weights, float *out,
   out[i] = acc;
 }
 
+// EXPERT_BIAS: pair p = t * k + j adds bias row experts[p].
+__global__ void expertBiasKernel(const float *y, const float *bias,
+                                 const int32_t *experts, float *out,
+                                 int64_t pairs, int64_t n, int64_t E) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       i < pairs * n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int32_t e = experts[i / n];
+    out[i] = y[i] + (e >= 0 && e < E ? bias[int64_t(e) * n + i % n] : 0.0f);
+  }
+}
+
 } // namespace
 
 void launchMoeGating(cudaStream_t s, const float *logits, float *weights,
@@ -86,6 +97,15 @@ void launchMoeGating(cudaStream_t s, const float *logits, float *weights,
     return;
   gatingKernel<<<blocksFor(rows, 128), 128, 0, s>>>(
       logits, weights, experts, rows, E, k, renormalize, mode);
+}
+
+void launchExpertBias(cudaStream_t s, const float *y, const float *bias,
+                      const int32_t *experts, float *out, int64_t rows,
+                      int64_t k, int64_t n, int64_t E) {
+  if (rows * k * n <= 0)
+    return;
+  expertBiasKernel<<<blocksFor(rows * k * n, 256), 256, 0, s>>>(
+      y, bias, experts, out, rows * k, n, E);
 }
 
 void launchMoeCombine(cudaStream_t s, const float *y, const float *weights,

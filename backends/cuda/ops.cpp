@@ -170,12 +170,14 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
   }
   case LLMC_OP_SWIGLU: {
     uint32_t x = bufOf(0);
-    bool geglu = op.i[0] == 1;
+    const int act = int(op.i[0]);
+    const bool interleaved = op.i[2] == 1;
+    const float limit = float(op.f[0]), alpha = float(op.f[1]);
     // One run of [2I] per chosen expert: rows * runs rows of [2I].
     const int64_t runs = common::gatedRuns(op);
     kernel = [=](StepCtx &c) {
       launchSwiglu(c.stream, c.buf[x], c.buf[r0], c.rows[x] * runs, cols / runs,
-                   geglu);
+                   act, interleaved, limit, alpha);
     };
     check = sameRows(x, {r0});
     return;
@@ -253,6 +255,12 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     int32_t heads = int32_t(op.i[1]), kvHeads = int32_t(op.i[2]),
             headDim = int32_t(op.i[3]), window = int32_t(op.i[4]);
     float scale = float(op.f[0]), softcap = float(op.f[1]);
+    const float *sinks = nullptr;
+    if (op.num_operands > 1) {
+      auto sd = uploadWeightF32(b, g.weights[bufOf(1)], heads);
+      p.weights.push_back(sd);
+      sinks = sd->as<float>();
+    }
     p.attnHeads = std::max<int64_t>(p.attnHeads, heads);
     p.attnHeadDim = std::max<int64_t>(p.attnHeadDim, headDim);
     p.attnKvHeads = std::max<int64_t>(p.attnKvHeads, kvHeads);
@@ -282,6 +290,7 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
       a.gridX = decode ? int32_t(c.rows[q]) : c.tiles;
       a.splits = decode ? c.splits : 1;
       a.partial = c.partial;
+      a.sinks = sinks;
       launchAttention(c.stream, a);
     };
     check = [=](const llmc_step_args &a, const KvPool *kv,
@@ -315,10 +324,14 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     auto wd = uploadWeight(b, w);
     p.weights.push_back(wd);
     const float *scales = nullptr;
-    if (w.dtype == LLMC_I8 || w.dtype == LLMC_I4) {
+    const uint8_t *e8m0 = nullptr;
+    if (common::isQuantized(w.dtype)) {
       auto sd = uploadWeight(b, g.weights[bufOf(2)]);
       p.weights.push_back(sd);
-      scales = sd->as<float>();
+      if (w.dtype == LLMC_MXFP4)
+        e8m0 = static_cast<const uint8_t *>(sd->get());
+      else
+        scales = sd->as<float>();
     }
     const void *W = wd->get();
     const uint32_t dtype = w.dtype, x = bufOf(0), ids = bufOf(3);
@@ -326,12 +339,27 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     kernel = [=](StepCtx &c) {
       launchExpertGemv(c.stream,
                        {c.buf[x], 0, s.K, s.N, W, dtype, scales, s.group,
-                        nullptr, c.buf[r0]},
+                        nullptr, c.buf[r0], e8m0},
                        {reinterpret_cast<const int32_t *>(c.buf[ids]),
                         s.experts, s.k, xCols, s.perRun},
                        c.rows[x] * s.k);
     };
     check = sameRows(x, {ids, r0});
+    return;
+  }
+  case LLMC_OP_EXPERT_BIAS: {
+    const llmc_weight_desc &bw = g.weights[bufOf(1)];
+    const int64_t E = bw.shape[0], k = op.i[0], n = cols / k;
+    auto bd = uploadWeightF32(b, bw, E * n);
+    p.weights.push_back(bd);
+    const float *bias = bd->as<float>();
+    const uint32_t y = bufOf(0), ids = bufOf(2);
+    kernel = [=](StepCtx &c) {
+      launchExpertBias(c.stream, c.buf[y], bias,
+                       reinterpret_cast<const int32_t *>(c.buf[ids]),
+                       c.buf[r0], c.rows[y], k, n, E);
+    };
+    check = sameRows(y, {ids, r0});
     return;
   }
   case LLMC_OP_MOE_COMBINE: {

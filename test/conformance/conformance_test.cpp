@@ -105,6 +105,25 @@ Case simple(std::string name, double bound, int rows,
           }};
 }
 
+/// A random MXFP4 weight of `rows` x K (any codes, scales 2^-3 .. 2^0) and
+/// its E8M0 scales, as two plan weights; returns the codes' index.
+uint32_t mxfp4Weight(OpGraph &g, std::vector<int64_t> shape,
+                     std::mt19937 &rng, llmc_operand &scales) {
+  int64_t values = 1;
+  for (int64_t d : shape)
+    values *= d;
+  std::uniform_int_distribution<int> byte(0, 255), e(124, 127);
+  std::vector<uint8_t> codes(size_t(values / 2)), e8m0(size_t(values / 32));
+  for (uint8_t &c : codes)
+    c = uint8_t(byte(rng));
+  for (uint8_t &s : e8m0)
+    s = uint8_t(e(rng));
+  std::vector<int64_t> scaleShape = shape;
+  scaleShape.back() /= 32;
+  scales = wt(g.weight(LLMC_E8M0, scaleShape, e8m0));
+  return g.weight(LLMC_MXFP4, shape, codes);
+}
+
 void addNormCases(std::vector<Case> &cases) {
   for (llmc_dtype wd : {LLMC_F32, LLMC_BF16, LLMC_F16})
     for (auto [rows, cols] : {std::pair{1, 64}, {7, 896}, {3, 4096}}) {
@@ -209,6 +228,32 @@ void addLinearCases(std::vector<Case> &cases) {
       }
 }
 
+// MXFP4 weights (gpt-oss's experts), exact against f32 activations (i2 =
+// 0, an f32 plan) or on int8 ones (i2 = 1).
+void addMxfp4LinearCases(std::vector<Case> &cases) {
+  for (auto [rows, k, n] : {std::tuple{1, 256, 96},
+                            {5, 512, 64},
+                            {17, 128, 200},
+                            {25, 2176, 40}})
+    for (int64_t int8 : {0, 1})
+      for (bool bias : {false, true})
+        cases.push_back(simple(
+            cat("linear/mxfp4/", rows, "x", k, "x", n, bias ? "/bias" : "",
+                int8 ? "/int8_activations" : ""),
+            int8 ? kInt8Activations : kExact, rows, {k},
+            [=](OpGraph &g, const std::vector<uint32_t> &in,
+                std::mt19937 &rng) {
+              uint32_t out = g.buffer(rowsT(), n);
+              llmc_operand scales, b = none();
+              uint32_t wi = mxfp4Weight(g, {n, k}, rng, scales);
+              if (bias)
+                b = wt(g.weight(LLMC_F32, {n}, randomVector(rng, size_t(n))));
+              g.add(makeOp(LLMC_OP_LINEAR, {buf(in[0]), wt(wi), scales, b},
+                           {out}, {32, 0, int8}));
+              return out;
+            }));
+}
+
 void addPointwiseCases(std::vector<Case> &cases) {
   for (auto [rows, cols] : {std::pair{1, 64}, {9, 1000}}) {
     std::string shape = cat(rows, "x", cols);
@@ -242,6 +287,21 @@ void addPointwiseCases(std::vector<Case> &cases) {
             [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &) {
               uint32_t out = g.buffer(rowsT(), cols);
               g.add(makeOp(LLMC_OP_SWIGLU, {buf(in[0])}, {out}, {act, runs}));
+              return out;
+            },
+            6.0f));
+    // gpt-oss's clamped unit: gate and up as halves or interleaved, a limit
+    // the inputs cross (|x| up to 6).
+    for (int64_t interleaved : {0, 1})
+      for (int64_t runs : {0, 4})
+        cases.push_back(simple(
+            cat("clamped_swiglu/", interleaved ? "interleaved/" : "",
+                runs ? "runs4/" : "", shape),
+            kExact, rows, {2 * cols},
+            [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &) {
+              uint32_t out = g.buffer(rowsT(), cols);
+              g.add(makeOp(LLMC_OP_SWIGLU, {buf(in[0])}, {out},
+                           {2, runs, interleaved}, {2.5, 1.702}));
               return out;
             },
             6.0f));
@@ -335,6 +395,7 @@ struct AttentionParams {
   std::vector<int> cached, fresh;
   bool decode;
   float softcap = 0; // Gemma 2's score cap (f1)
+  bool sinks = false; // gpt-oss's per-head sink logits (operand 1)
 };
 
 Case attentionCase(const std::string &name, AttentionParams p) {
@@ -357,6 +418,7 @@ Case attentionCase(const std::string &name, AttentionParams p) {
         auto q = randomVector(rng, size_t(total * qCols), -2, 2);
         auto k = randomVector(rng, size_t(total * kvCols), -2, 2);
         auto v = randomVector(rng, size_t(total * kvCols));
+        const auto sinkLogits = randomVector(rng, size_t(p.heads), -1, 3);
         // Blocks handed out back to front, so no sequence is contiguous.
         std::vector<int32_t> tables(B * maxBlocks, 0);
         int next = blocks;
@@ -373,10 +435,18 @@ Case attentionCase(const std::string &name, AttentionParams p) {
                    vi = g.feed(v, kvCols);
           uint32_t out = g.buffer(decode ? rowsB() : rowsT(), qCols);
           g.add(makeOp(LLMC_OP_KV_WRITE, {buf(ki), buf(vi)}, {}, {1}));
-          g.add(makeOp(
-              decode ? LLMC_OP_DECODE_ATTENTION : LLMC_OP_PREFILL_ATTENTION,
-              {buf(qi)}, {out}, {1, p.heads, p.kvHeads, p.headDim, p.window},
-              {1.0 / std::sqrt(double(p.headDim)), p.softcap}));
+          const llmc_op_kind kind =
+              decode ? LLMC_OP_DECODE_ATTENTION : LLMC_OP_PREFILL_ATTENTION;
+          const double scale = 1.0 / std::sqrt(double(p.headDim));
+          if (p.sinks) // around the scores' size: some heads' rows lose most
+            g.add(makeOp(kind,
+                         {buf(qi), wt(g.weight(LLMC_F32, {p.heads}, sinkLogits))},
+                         {out}, {1, p.heads, p.kvHeads, p.headDim, p.window},
+                         {scale, p.softcap}));
+          else
+            g.add(makeOp(kind, {buf(qi)}, {out},
+                         {1, p.heads, p.kvHeads, p.headDim, p.window},
+                         {scale, p.softcap}));
           StepData d;
           d.numSeqs = int32_t(B);
           d.queryStart = {0};
@@ -451,6 +521,19 @@ void addAttentionCases(std::vector<Case> &cases) {
   cases.push_back(
       attentionCase("decode/softcap/splitk",
                     {4, 1, 64, 0, 16, LLMC_F32, {1500}, {1}, true, 1.5f}));
+  // gpt-oss's sinks: prefill (fresh, chunked, windowed), decode, split-K.
+  cases.push_back(attentionCase(
+      "prefill/sinks/window/chunked",
+      {4, 2, 32, 16, 4, LLMC_F32, {7, 0}, {30, 41}, false, 0, true}));
+  cases.push_back(attentionCase(
+      "prefill/sinks/long/d64",
+      {8, 1, 64, 0, 16, LLMC_F32, {0}, {100}, false, 0, true}));
+  cases.push_back(attentionCase(
+      "decode/sinks/gqa",
+      {8, 2, 64, 8, 16, LLMC_F32, {3, 40}, {1, 1}, true, 0, true}));
+  cases.push_back(
+      attentionCase("decode/sinks/splitk",
+                    {4, 1, 64, 0, 16, LLMC_F32, {1500}, {1}, true, 0, true}));
   // KV_WRITE then both attentions with the cache in every dtype: a chunked
   // prefill long enough for several key chunks and query tiles (head size
   // 80: a tail past the 32-wide loops), a windowed one, a batched decode
@@ -469,6 +552,12 @@ void addAttentionCases(std::vector<Case> &cases) {
                       {8, 2, 36, 0, 16, kv, {0, 5, 40}, {1, 1, 1}, true}));
     cases.push_back(attentionCase("decode/splitk" + d,
                                   {4, 1, 64, 0, 16, kv, {1500}, {1}, true}));
+    cases.push_back(attentionCase(
+        "prefill/sinks/chunked" + d,
+        {6, 2, 64, 0, 16, kv, {37, 0}, {70, 9}, false, 0, true}));
+    cases.push_back(attentionCase(
+        "decode/sinks/splitk" + d,
+        {4, 1, 64, 0, 16, kv, {1500, 3}, {1, 1}, true, 0, true}));
   }
 }
 
@@ -606,14 +695,81 @@ void addMoeCases(std::vector<Case> &cases) {
     }
 }
 
+// gpt-oss: MXFP4 expert linears (exact, or on int8 activations), the
+// experts' biases, and its whole block: a biased router, the top k logits
+// softmaxed, gate/up rows interleaved, the clamped unit, a biased down.
+void addGptOssMoeCases(std::vector<Case> &cases) {
+  const int64_t E = 8, k = 2, H = 64, I = 96;
+  for (int64_t int8 : {0, 1})
+    for (int rows : {1, 5, 40}) {
+      cases.push_back(simple(
+          cat("moe/expert_linear/mxfp4/e", E, "k", k, "/", rows,
+              int8 ? "/int8_activations" : ""),
+          int8 ? kInt8Activations : kExact, rows, {H, E},
+          [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &rng) {
+            uint32_t w = g.buffer(rowsT(), k), ids = g.buffer(rowsT(), k);
+            g.bufferDesc(ids).dtype = LLMC_I32;
+            g.add(makeOp(LLMC_OP_MOE_GATING, {buf(in[1])}, {w, ids}, {k, 0, 1}));
+            llmc_operand scales;
+            uint32_t wi = mxfp4Weight(g, {E, I, H}, rng, scales);
+            uint32_t out = g.buffer(rowsT(), k * I);
+            g.add(makeOp(LLMC_OP_EXPERT_LINEAR,
+                         {buf(in[0]), wt(wi), scales, buf(ids)}, {out},
+                         {32, k, int8}));
+            return out;
+          }));
+      cases.push_back(simple(
+          cat("moe/block/gpt_oss/e", E, "k", k, "/", rows,
+              int8 ? "/int8_activations" : ""),
+          int8 ? 4 * kInt8Activations : kExact, rows, {H},
+          [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &rng) {
+            uint32_t router = g.weight(LLMC_F32, {E, H},
+                                       randomVector(rng, size_t(E * H)));
+            uint32_t rb = g.weight(LLMC_F32, {E}, randomVector(rng, size_t(E)));
+            uint32_t logits = g.buffer(rowsT(), E);
+            g.add(makeOp(LLMC_OP_LINEAR,
+                         {buf(in[0]), wt(router), none(), wt(rb)}, {logits}));
+            uint32_t w = g.buffer(rowsT(), k), ids = g.buffer(rowsT(), k);
+            g.bufferDesc(ids).dtype = LLMC_I32;
+            g.add(makeOp(LLMC_OP_MOE_GATING, {buf(logits)}, {w, ids},
+                         {k, 0, 1}));
+            llmc_operand s1, s2;
+            uint32_t gu = mxfp4Weight(g, {E, 2 * I, H}, rng, s1);
+            uint32_t h = g.buffer(rowsT(), k * 2 * I);
+            g.add(makeOp(LLMC_OP_EXPERT_LINEAR,
+                         {buf(in[0]), wt(gu), s1, buf(ids)}, {h}, {32, k, int8}));
+            uint32_t gub = g.weight(LLMC_F32, {E, 2 * I},
+                                    randomVector(rng, size_t(E * 2 * I)));
+            g.add(makeOp(LLMC_OP_EXPERT_BIAS, {buf(h), wt(gub), buf(ids)}, {h},
+                         {k}));
+            uint32_t a = g.buffer(rowsT(), k * I);
+            g.add(makeOp(LLMC_OP_SWIGLU, {buf(h)}, {a}, {2, k, 1}, {7.0, 1.702}));
+            uint32_t dn = mxfp4Weight(g, {E, H, I}, rng, s2);
+            uint32_t y = g.buffer(rowsT(), k * H);
+            g.add(makeOp(LLMC_OP_EXPERT_LINEAR, {buf(a), wt(dn), s2, buf(ids)},
+                         {y}, {32, k, int8}));
+            uint32_t db =
+                g.weight(LLMC_F32, {E, H}, randomVector(rng, size_t(E * H)));
+            uint32_t yb = g.buffer(rowsT(), k * H);
+            g.add(makeOp(LLMC_OP_EXPERT_BIAS, {buf(y), wt(db), buf(ids)}, {yb},
+                         {k}));
+            uint32_t out = g.buffer(rowsT(), H);
+            g.add(makeOp(LLMC_OP_MOE_COMBINE, {buf(yb), buf(w)}, {out}, {k}));
+            return out;
+          }));
+    }
+}
+
 std::vector<Case> allCases() {
   std::vector<Case> cases;
   addNormCases(cases);
   addLinearCases(cases);
+  addMxfp4LinearCases(cases);
   addPointwiseCases(cases);
   addTakeRowsCase(cases);
   addAttentionCases(cases);
   addMoeCases(cases);
+  addGptOssMoeCases(cases);
   return cases;
 }
 
@@ -711,7 +867,8 @@ const std::vector<std::string> kFamilies = {
     "embedding", "rms_norm",  "add_rms_norm", "layer_norm", "linear",
     "rope",      "add",       "mul",          "silu",       "gelu_erf",
     "gelu_tanh", "swiglu",    "geglu",        "scale",      "softcap",
-    "slice",     "take_rows", "prefill",      "decode",     "moe"};
+    "slice",     "take_rows", "prefill",      "decode",     "moe",
+    "clamped_swiglu"};
 
 INSTANTIATE_TEST_SUITE_P(Ops, OpConformance, ::testing::ValuesIn(kFamilies));
 
