@@ -76,7 +76,7 @@ WeightSource::require(const std::string &name,
   if (!convertible(t->dtype))
     throw Error("tensor '" + stored(name) + "' in " + t->file +
                 " has unsupported dtype " + weights::dtypeName(t->dtype) +
-                " (supported: F32, F16, BF16, MXFP4" +
+                " (supported: F32, F16, BF16, MXFP4 as _blocks + _scales" +
                 (gguf_ ? ", the ggml block formats" : "") + ")");
   used_.insert(stored(name));
   if (t->scales) { // MXFP4 joined from its blocks and scales

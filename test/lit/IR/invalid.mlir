@@ -20,7 +20,7 @@ func.func @case1() {
 // -----
 
 func.func @case2() {
-  // expected-error @+1 {{'llmc.param' op transposed requires a 2-D weight, got rank 1}}
+  // expected-error @+1 {{'llmc.param' op transposed requires a 2-D weight (or stacked experts, each transposed), got rank 1}}
   %0 = llmc.param "w" {transposed} : tensor<4xf32>
   return
 }
@@ -904,7 +904,7 @@ func.func @slice_case(%x: tensor<3x8xf32>) {
 // -----
 
 func.func @case_more() {
-  // expected-error @+1 {{'llmc.param' op quant must be "int8" or "int4", got "int3"}}
+  // expected-error @+1 {{'llmc.param' op quant must be "int8", "int4" or "mxfp4", got "int3"}}
   %0 = llmc.param "w" {quant = "int3", quant_part = "weight", group_size = 32 : i64} : tensor<4x4xi8>
   return
 }
@@ -1140,5 +1140,77 @@ func.func @moe_combine_width(%y: tensor<?x2x64xf32>, %w: tensor<?x2xf32>) {
 func.func @param_per_expert_rank() {
   // expected-error @+1 {{'llmc.param' op a weight named per expert ({e}) stacks the experts: it must be [experts, rows, cols], got 'tensor<96x64xf32>'}}
   %0 = llmc.param "experts.{e}.w1.weight" : tensor<96x64xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_sinks_heads(%s: tensor<4x?x?xf32>) {
+  %k = llmc.param "sinks" : tensor<3xf32>
+  // expected-error @+1 {{'llmc.softmax' op sinks must hold one logit per query head (4), got 3}}
+  %p = llmc.softmax %s sinks %k : tensor<3xf32> : tensor<4x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_sinks_rank(%s: tensor<?x?xf32>) {
+  %k = llmc.param "sinks" : tensor<4xf32>
+  // expected-error @+1 {{'llmc.softmax' op sinks need [heads, queries, keys] scores, got rank 2}}
+  %p = llmc.softmax %s sinks %k : tensor<4xf32> : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @attention_sinks_heads(%q: tensor<?x4x16xf32>, %k: tensor<?x2x16xf32>) {
+  %s = llmc.param "sinks" : tensor<2xf32>
+  // expected-error @+1 {{'llmc.attention' op sinks must hold one logit per query head (4), got 2}}
+  %o = llmc.attention %q, %k, %k sinks %s {causal, scale = 0.25 : f64} : (tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<2xf32>) -> tensor<?x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @clamped_swiglu_limit(%x: tensor<?x128xf32>) {
+  // expected-error @+1 {{'llmc.clamped_swiglu' op limit must be finite and > 0 and alpha finite, got 0.000000e+00 and 1.702000e+00}}
+  %a = llmc.clamped_swiglu %x {alpha = 1.702 : f64, limit = 0.0 : f64} : (tensor<?x128xf32>) -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @expert_bias_width(%y: tensor<?x2x128xf32>, %e: tensor<?x2xi32>) {
+  %b = llmc.param "b" : tensor<8x64xf32>
+  // expected-error @+1 {{'llmc.expert_bias' op bias rows (64) must match the input's width (128)}}
+  %o = llmc.expert_bias %y, %b, %e : (tensor<?x2x128xf32>, tensor<8x64xf32>, tensor<?x2xi32>) -> tensor<?x2x128xf32>
+  return
+}
+
+// -----
+
+func.func @mxfp4_group(%x: tensor<?x64xf32>) {
+  %q = llmc.param "w" {quant = "mxfp4", quant_part = "weight", group_size = 32 : i64} : tensor<96x32xi8>
+  %s = llmc.param "w" {quant = "mxfp4", quant_part = "scales", group_size = 32 : i64} : tensor<96x1xi8>
+  // expected-error @+1 {{'llmc.quantized_linear' op mxfp4 needs bits 4, group_size 32 and i8 (E8M0) scales}}
+  %y = llmc.quantized_linear %x, %q, %s {bits = 4 : i64, format = "mxfp4", group_size = 64 : i64} : (tensor<?x64xf32>, tensor<96x32xi8>, tensor<96x1xi8>) -> tensor<?x96xf32>
+  return
+}
+
+// -----
+
+func.func @int8_activations_int(%x: tensor<?x64xf32>) {
+  %q = llmc.param "w" {quant = "int4", quant_part = "weight", group_size = 32 : i64} : tensor<96x32xi8>
+  %s = llmc.param "w" {quant = "int4", quant_part = "scales", group_size = 32 : i64} : tensor<96x2xf32>
+  // expected-error @+1 {{'llmc.quantized_linear' op int8_activations applies to mxfp4 weights (int weights always round them)}}
+  %y = llmc.quantized_linear %x, %q, %s {bits = 4 : i64, group_size = 32 : i64, int8_activations} : (tensor<?x64xf32>, tensor<96x32xi8>, tensor<96x2xf32>) -> tensor<?x96xf32>
+  return
+}
+
+// -----
+
+func.func @param_mxfp4_group() {
+  // expected-error @+1 {{'llmc.param' op mxfp4 has groups of 32}}
+  %0 = llmc.param "w" {quant = "mxfp4", quant_part = "weight", group_size = 16 : i64} : tensor<96x32xi8>
   return
 }

@@ -170,3 +170,25 @@ func.func @moe(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %y = llmc.moe_combine %d, %w : (tensor<?x2x64xf32>, tensor<?x2xf32>) -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }
+
+// gpt-oss: attention sinks (in the softmax, the fused attention and the
+// paged one), MXFP4 experts with their E8M0 scales, expert biases and the
+// clamped SwiGLU over interleaved gate/up rows.
+// CHECK-LABEL: func.func @gpt_oss
+// CHECK: llmc.softmax %{{.*}} sinks %{{.*}} : tensor<4xf32> : tensor<4x?x?xf32>
+// CHECK: llmc.attention %{{.*}}, %{{.*}}, %{{.*}} sinks %{{.*}} {causal, scale = 2.500000e-01 : f64, window = 8 : i64}
+// CHECK: llmc.quantized_expert_linear %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {bits = 4 : i64, format = "mxfp4", group_size = 32 : i64, int8_activations}
+// CHECK: llmc.expert_bias %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x2x128xf32>, tensor<8x128xf32>, tensor<?x2xi32>) -> tensor<?x2x128xf32>
+// CHECK: llmc.clamped_swiglu %{{.*}} {alpha = 1.702000e+00 : f64, interleaved, limit = 7.000000e+00 : f64} : (tensor<?x2x128xf32>) -> tensor<?x2x64xf32>
+func.func @gpt_oss(%s: tensor<4x?x?xf32>, %q: tensor<?x4x16xf32>, %k: tensor<?x2x16xf32>, %x: tensor<?x64xf32>, %e: tensor<?x2xi32>) -> tensor<?x2x64xf32> {
+  %sinks = llmc.param "sinks" : tensor<4xf32>
+  %p = llmc.softmax %s sinks %sinks : tensor<4xf32> : tensor<4x?x?xf32>
+  %o = llmc.attention %q, %k, %k sinks %sinks {causal, scale = 0.25 : f64, window = 8 : i64} : (tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, tensor<4xf32>) -> tensor<?x4x16xf32>
+  %wq = llmc.param "gu" {quant = "mxfp4", quant_part = "weight", group_size = 32 : i64} : tensor<8x128x32xi8>
+  %ws = llmc.param "gu" {quant = "mxfp4", quant_part = "scales", group_size = 32 : i64} : tensor<8x128x2xi8>
+  %h = llmc.quantized_expert_linear %x, %wq, %ws, %e {bits = 4 : i64, format = "mxfp4", group_size = 32 : i64, int8_activations} : (tensor<?x64xf32>, tensor<8x128x32xi8>, tensor<8x128x2xi8>, tensor<?x2xi32>) -> tensor<?x2x128xf32>
+  %b = llmc.param "gu.bias" : tensor<8x128xf32>
+  %hb = llmc.expert_bias %h, %b, %e : (tensor<?x2x128xf32>, tensor<8x128xf32>, tensor<?x2xi32>) -> tensor<?x2x128xf32>
+  %a = llmc.clamped_swiglu %hb {alpha = 1.702 : f64, interleaved, limit = 7.0 : f64} : (tensor<?x2x128xf32>) -> tensor<?x2x64xf32>
+  return %a : tensor<?x2x64xf32>
+}

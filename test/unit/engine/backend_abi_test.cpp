@@ -58,6 +58,36 @@ TEST(BackendAbi, EachNewAttributeNeedsItsMinorVersion) {
   EXPECT_EQ(abiNeeded(glu).minor, 4u);
 }
 
+TEST(BackendAbi, GptOssNeedsAbi17) {
+  llmc_op_desc glu = op(LLMC_OP_SWIGLU);
+  glu.i[0] = 2; // the clamped unit
+  EXPECT_EQ(abiNeeded(glu).minor, 7u);
+  EXPECT_EQ(abiNeeded(op(LLMC_OP_EXPERT_BIAS)).minor, 7u);
+  for (llmc_op_kind k : {LLMC_OP_PREFILL_ATTENTION, LLMC_OP_DECODE_ATTENTION}) {
+    llmc_op_desc a = op(k);
+    a.num_operands = 2; // q and the sinks
+    EXPECT_EQ(abiNeeded(a).minor, 7u);
+    EXPECT_NE(abiNeeded(a).feature.find("sinks"), std::string::npos);
+  }
+  // An MXFP4 weight, which a 1.6 plugin would read as another dtype.
+  llmc_weight_desc w{};
+  w.name = "blk.0.ffn_down_exps.weight";
+  w.dtype = LLMC_MXFP4;
+  llmc_graph_desc desc{};
+  desc.num_weights = 1;
+  desc.weights = &w;
+  EXPECT_NO_THROW(checkWeightAbi("g.plan", desc, "cpu", apiOfMinor(7)));
+  try {
+    checkWeightAbi("g.plan", desc, "oldcpu", apiOfMinor(6));
+    FAIL() << "a 1.6 plugin was given an MXFP4 weight";
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "g.plan: weight 'blk.0.ffn_down_exps.weight' is "
+                           "MXFP4, which needs backend ABI 1.7; backend "
+                           "'oldcpu' speaks 1.6: rebuild the plugin with this "
+                           "llmc");
+  }
+}
+
 TEST(BackendAbi, AnMoePlanNeedsAbi14) {
   try {
     checkBackendAbi("moe.plan", graphWith(op(LLMC_OP_EXPERT_LINEAR)), "oldcpu",

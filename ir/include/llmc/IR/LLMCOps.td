@@ -398,7 +398,7 @@ def LLMC_AttentionOp : LLMC_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                        DefaultValuedAttr<I64Attr, "0">:$window,
                        DefaultValuedAttr<F64Attr, "0.0">:$softcap);
   let results = (outs LLMC_FloatTensor:$result);
-  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$query `,` $key `,` $value (`,` $segments^)? (`sinks` $sinks^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
