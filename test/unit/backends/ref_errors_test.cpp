@@ -187,7 +187,12 @@ TEST_F(RefErrors, BadGemmaAttributesAreRefused) {
     double f0;
     int64_t inCols;
   } cases[] = {
-      {"activation 2", "i0 must be 0 (silu) or 1 (tanh GELU), got 2",
+      {"activation 3",
+       "i0 must be 0 (silu), 1 (tanh GELU) or 2 (gpt-oss's clamped SwiGLU), "
+       "got 3",
+       LLMC_OP_SWIGLU, 3, 0, 16},
+      {"clamp limit 0",
+       "the clamp limit f0 must be finite and > 0, alpha f1 finite",
        LLMC_OP_SWIGLU, 2, 0, 16},
       {"zero cap", "the cap f0 must be finite and > 0, got 0", LLMC_OP_SOFTCAP,
        0, 0, 8},
