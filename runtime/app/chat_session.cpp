@@ -14,6 +14,8 @@ ChatSession::ChatSession(Engine &engine, const tok::Tokenizer &tokenizer,
     : engine_(engine), tokenizer_(tokenizer),
       template_(templateSource, std::move(origin), tokenizer),
       system_(std::move(system)), options_(std::move(options)) {
+  if (templateSource.find("<|channel|>") != std::string::npos)
+    harmony_ = text::HarmonyReply::markersOf(tokenizer);
   reset();
 }
 
@@ -25,7 +27,7 @@ ChatSession::~ChatSession() {
 void ChatSession::reset() {
   messages_.clear();
   if (!system_.empty())
-    messages_.push_back({"system", system_});
+    messages_.push_back({"system", system_, ""});
   if (seq_ >= 0)
     engine_.releaseSequence(seq_);
   seq_ = engine_.newSequence();
@@ -34,15 +36,20 @@ void ChatSession::reset() {
 
 std::string ChatSession::render() const {
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
-  for (const ChatMessage &m : messages_)
-    messages.push_back({{"role", m.role}, {"content", m.content}});
+  for (const ChatMessage &m : messages_) {
+    nlohmann::ordered_json j = {{"role", m.role}, {"content", m.content}};
+    if (!m.thinking.empty())
+      j["thinking"] = m.thinking;
+    messages.push_back(std::move(j));
+  }
   return template_.render(messages);
 }
 
 ChatTurn
 ChatSession::send(const std::string &user,
-                  const std::function<void(const std::string &)> &onText) {
-  messages_.push_back({"user", user});
+                  const std::function<void(const std::string &)> &onText,
+                  const std::function<void(const std::string &)> &onReasoning) {
+  messages_.push_back({"user", user, ""});
   ChatTurn turn;
   try {
     turn.promptIds = tokenizer_.encode(render(), /*addSpecial=*/false);
@@ -65,7 +72,7 @@ ChatSession::send(const std::string &user,
     engine_.truncate(seq_, static_cast<int64_t>(lcp));
     cached_.resize(lcp);
     turn.result = generateOn(engine_, &tokenizer_, seq_, turn.promptIds,
-                             options_, onText);
+                             options_, harmony_ ? nullptr : onText);
   } catch (...) {
     messages_.pop_back();
     // A failed prefill may have written part of the new tokens.
@@ -80,7 +87,19 @@ ChatSession::send(const std::string &user,
   cached_.insert(cached_.end(), turn.result.outputIds.begin(),
                  turn.result.outputIds.end());
   cached_.resize(static_cast<size_t>(engine_.length(seq_)));
-  messages_.push_back({"assistant", turn.result.text});
+  turn.content = turn.result.text;
+  if (harmony_) {
+    text::HarmonyReply reply(tokenizer_, *harmony_);
+    text::HarmonyReply::Delta d = reply.push(turn.result.outputIds),
+                              tail = reply.flush();
+    turn.reasoning = d.reasoning + tail.reasoning;
+    turn.content = d.content + tail.content;
+    if (onReasoning && !turn.reasoning.empty())
+      onReasoning(turn.reasoning);
+    if (onText && !turn.content.empty())
+      onText(turn.content);
+  }
+  messages_.push_back({"assistant", turn.content, turn.reasoning});
   return turn;
 }
 

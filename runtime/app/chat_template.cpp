@@ -1,5 +1,6 @@
 //===- chat_template.cpp - A model's chat template, as HF renders it ------===//
 #include "llmc/runtime/chat_template.h"
+#include "llmc/text/harmony.h"
 
 #include "llmc/support/error.h"
 
@@ -64,6 +65,20 @@ std::vector<int64_t> chatEosIds(const std::vector<int64_t> &configEos,
                                 const tok::Tokenizer &tokenizer,
                                 const std::string &templateSource) {
   std::vector<int64_t> ids = configEos;
+  // gpt-oss's harmony: `<|end|>` closes each message of a reply (the
+  // analysis before the final answer), `<|return|>` the reply and `<|call|>`
+  // a tool call; only those two end a turn.
+  const auto harmony = text::HarmonyReply::markersOf(tokenizer);
+  if (harmony && templateSource.find("<|channel|>") != std::string::npos) {
+    ids.push_back(harmony->ret);
+    if (harmony->call >= 0)
+      ids.push_back(harmony->call);
+    ids.erase(std::remove(ids.begin(), ids.end(), int64_t(harmony->end)),
+              ids.end());
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    return ids;
+  }
   for (const char *marker : kEndOfTurnMarkers)
     if (templateSource.find(marker) != std::string::npos)
       if (auto id = tokenizer.tokenId(marker))

@@ -484,6 +484,18 @@ json header(const ResponseContext &ctx, const char *object) {
 
 } // namespace
 
+/// A chat message's text: {content}, or for a harmony model
+/// {content, reasoning_content} (the analysis channel apart).
+json chatText(const ResponseContext &ctx, const std::string &text,
+              const std::vector<int32_t> &ids) {
+  if (!ctx.model->harmony)
+    return {{"content", text}};
+  text::HarmonyReply reply(*ctx.model->tokenizer, *ctx.model->harmony);
+  text::HarmonyReply::Delta d = reply.push(ids), tail = reply.flush();
+  return {{"content", d.content + tail.content},
+          {"reasoning_content", d.reasoning + tail.reasoning}};
+}
+
 json response(const ResponseContext &ctx, const RequestResult &result) {
   const ParsedRequest &r = *ctx.request;
   const bool chat = r.endpoint == Endpoint::Chat;
@@ -493,7 +505,9 @@ json response(const ResponseContext &ctx, const RequestResult &result) {
     const SequenceOutput &o = result.outputs[i];
     json c = {{"index", i}};
     if (chat) {
-      c["message"] = {{"role", "assistant"}, {"content", o.text}};
+      json message = {{"role", "assistant"}};
+      message.update(chatText(ctx, o.text, o.outputIds));
+      c["message"] = std::move(message);
       c["logprobs"] = r.logprobs >= 0 ? chatLogprobs(*ctx.model, o.logprobs)
                                       : json(nullptr);
     } else {
@@ -510,15 +524,42 @@ json response(const ResponseContext &ctx, const RequestResult &result) {
   return out;
 }
 
+/// A streamed chat delta: {content}, or for a harmony model the new text
+/// of each part of the sample's reply.
+json chatDelta(const ResponseContext &ctx, const RequestEvent &e) {
+  if (!ctx.model->harmony)
+    return e.text.empty() ? json::object() : json{{"content", e.text}};
+  auto it = ctx.harmony.find(e.index);
+  if (it == ctx.harmony.end())
+    it = ctx.harmony
+             .emplace(e.index, text::HarmonyReply(*ctx.model->tokenizer,
+                                                  *ctx.model->harmony))
+             .first;
+  text::HarmonyReply::Delta d = it->second.push(e.tokens);
+  if (e.finished != FinishReason::None) {
+    text::HarmonyReply::Delta tail = it->second.flush();
+    d.reasoning += tail.reasoning;
+    d.content += tail.content;
+  }
+  json delta = json::object();
+  if (!d.reasoning.empty())
+    delta["reasoning_content"] = d.reasoning;
+  if (!d.content.empty())
+    delta["content"] = d.content;
+  return delta;
+}
+
 std::optional<json> chunk(const ResponseContext &ctx, const RequestEvent &e) {
   const ParsedRequest &r = *ctx.request;
-  if (e.text.empty() && e.finished == FinishReason::None && r.logprobs < 0)
-    return std::nullopt; // a token whose text is still held back
   const bool chat = r.endpoint == Endpoint::Chat;
+  json delta = chat ? chatDelta(ctx, e) : json();
+  if ((chat ? delta.empty() : e.text.empty()) &&
+      e.finished == FinishReason::None && r.logprobs < 0)
+    return std::nullopt; // a token whose text is still held back
   json out = header(ctx, chat ? "chat.completion.chunk" : "text_completion");
   json c = {{"index", e.index}};
   if (chat) {
-    c["delta"] = e.text.empty() ? json::object() : json{{"content", e.text}};
+    c["delta"] = std::move(delta);
     c["logprobs"] =
         r.logprobs >= 0 ? chatLogprobs(*ctx.model, e.logprobs) : json(nullptr);
   } else {

@@ -142,12 +142,19 @@ Action addChat(CLI::App &app) {
         continue;
       ChatTurn t;
       try {
-        t = chat.send(line, [&](const std::string &s) {
-          if (!o->json) {
-            std::fwrite(s.data(), 1, s.size(), stdout);
-            std::fflush(stdout);
-          }
-        });
+        t = chat.send(
+            line,
+            [&](const std::string &s) {
+              if (!o->json) {
+                std::fwrite(s.data(), 1, s.size(), stdout);
+                std::fflush(stdout);
+              }
+            },
+            [&](const std::string &s) { // gpt-oss's analysis, dimmed
+              if (!o->json)
+                std::printf("%s%s%s\n", tty ? "\x1b[2m" : "[reasoning] ",
+                            s.c_str(), tty ? "\x1b[0m" : "");
+            });
       } catch (const Error &e) {
         // The conversation outgrowing the window is recoverable with
         // /reset; a template that cannot render never is.
@@ -164,6 +171,8 @@ Action addChat(CLI::App &app) {
             {"prompt_ids", t.promptIds},
             {"output_ids", t.result.outputIds},
             {"text", t.result.text},
+            {"content", t.content},
+            {"reasoning", t.reasoning},
             {"finish_reason", finishReasonName(t.result.finishReason)},
             {"reused_tokens", t.reused},
             {"prefilled_tokens", t.prefilled},

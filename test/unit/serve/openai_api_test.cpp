@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
+
 namespace llmc::api {
 namespace {
 
@@ -201,7 +203,7 @@ TEST_F(OpenAiApi, ResponseShapes) {
       R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true,
           "top_logprobs": 1, "stream": true, "stream_options": {"include_usage": true}})",
       model);
-  ResponseContext ctx{"chatcmpl-1", 100, &r, &model};
+  ResponseContext ctx{"chatcmpl-1", 100, &r, &model, {}};
   RequestResult result;
   SequenceOutput o;
   o.outputIds = {'o', 'k'};
@@ -231,6 +233,65 @@ TEST_F(OpenAiApi, ResponseShapes) {
   auto u = usageChunk(ctx, result);
   EXPECT_TRUE(u["choices"].empty());
   EXPECT_EQ(u["usage"]["completion_tokens"], 2);
+}
+
+// gpt-oss: the analysis channel is reasoning_content, the final one content,
+// whole and streamed (the tokenizer fixture's vocabulary is cut: the texts
+// are compared as it round-trips them). The template's <|end|> does not end
+// the turn; <|return|> does.
+TEST(OpenAiApiHarmony, ChannelsSplitIntoReasoningAndContent) {
+  std::unique_ptr<tok::Tokenizer> t = tok::loadTokenizer(
+      std::string(LLMC_DATA_DIR) + "/tokenizers/gpt-oss/tokenizer.json");
+  ChatTemplate chat("{% for m in messages %}<|start|>{{ m.role }}<|message|>"
+                    "{{ m.content }}<|end|>{% endfor %}<|start|>assistant"
+                    "<|channel|>",
+                    "harmony-like template", *t);
+  ModelInfo model;
+  model.name = "gpt-oss";
+  model.contextLength = 256;
+  model.vocabSize = t->vocabSize();
+  model.eosIds = {*t->tokenId("<|return|>")};
+  model.chatEosIds = chat.eosIds(model.eosIds);
+  EXPECT_EQ(model.chatEosIds, model.eosIds) << "<|end|> must not end a turn";
+  model.tokenizer = t.get();
+  model.chatTemplate = &chat;
+  model.harmony = text::HarmonyReply::markersOf(*t);
+  ASSERT_TRUE(model.harmony);
+  ParsedRequest r = parseRequest(
+      Endpoint::Chat, R"({"messages": [{"role": "user", "content": "hi"}]})",
+      model);
+  ResponseContext ctx{"chatcmpl-1", 100, &r, &model, {}};
+  auto rt = [&](const std::string &s) { return t->decode(t->encode(s)); };
+  const std::vector<int32_t> ids = t->encode(
+      "<|channel|>analysis<|message|>they said hi.<|end|><|start|>assistant"
+      "<|channel|>final<|message|>hello there!<|return|>");
+  RequestResult result;
+  SequenceOutput o;
+  o.outputIds = ids;
+  o.text = t->decode(ids, true);
+  o.finishReason = FinishReason::Eos;
+  result.outputs = {o};
+  auto full = response(ctx, result);
+  EXPECT_EQ(full["choices"][0]["message"]["reasoning_content"],
+            rt("they said hi."));
+  EXPECT_EQ(full["choices"][0]["message"]["content"], rt("hello there!"));
+  std::string reasoning, content;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    RequestEvent e;
+    e.tokens = {ids[i]};
+    e.text = t->decode({ids[i]}, true);
+    if (i + 1 == ids.size())
+      e.finished = FinishReason::Eos;
+    if (auto c = chunk(ctx, e)) {
+      const auto &delta = (*c)["choices"][0]["delta"];
+      if (delta.contains("reasoning_content"))
+        reasoning += delta["reasoning_content"].get<std::string>();
+      if (delta.contains("content"))
+        content += delta["content"].get<std::string>();
+    }
+  }
+  EXPECT_EQ(reasoning, rt("they said hi."));
+  EXPECT_EQ(content, rt("hello there!"));
 }
 
 } // namespace

@@ -16,7 +16,9 @@
 
 #include "llmc/runtime/chat_template.h"
 #include "llmc/runtime/generate.h"
+#include "llmc/text/harmony.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,10 +27,14 @@ namespace llmc {
 struct ChatMessage {
   std::string role; // "system", "user", "assistant"
   std::string content;
+  std::string thinking; // a harmony reply's analysis (gpt-oss), else ""
 };
 
 struct ChatTurn {
   GenerateResult result;          // metrics.reusedPromptTokens = cache hits
+  /// gpt-oss (harmony): the reply's analysis channel; its final channel is
+  /// the assistant message (result.text keeps the whole reply's text).
+  std::string reasoning, content;
   std::vector<int32_t> promptIds; // the whole conversation's rendering
   int64_t reused = 0, prefilled = 0;
 };
@@ -49,8 +55,13 @@ public:
   /// `onText`) and adds it to the history. On error the history and cache
   /// are as before the call. A template that fails to render throws
   /// llmc::Error with the interpreter's message (it names the construct).
-  ChatTurn send(const std::string &user,
-                const std::function<void(const std::string &)> &onText = {});
+  /// A harmony template (gpt-oss) writes channels: the reply's analysis
+  /// goes to `onReasoning` and its answer to `onText`, each once the reply
+  /// is complete (the split needs the reply's tokens).
+  ChatTurn
+  send(const std::string &user,
+       const std::function<void(const std::string &)> &onText = {},
+       const std::function<void(const std::string &)> &onReasoning = {});
   /// Forgets the conversation (the system message stays) and the cache.
   void reset();
 
@@ -68,6 +79,7 @@ private:
   std::string system_;
   GenerateOptions options_;
   std::vector<ChatMessage> messages_;
+  std::optional<text::HarmonyReply::Markers> harmony_;
   int32_t seq_ = -1;
   std::vector<int32_t> cached_;
 };

@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "llmc/text/harmony.h"
+
 #include "llmc/grammar/grammar_cache.h"
 #include "llmc/runtime/chat_template.h"
 #include "llmc/runtime/scheduler.h"
@@ -19,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +55,10 @@ struct ModelInfo {
   /// Compiles response_format / grammar (null: structured output is
   /// refused with a 400).
   grammar::GrammarCache *grammars = nullptr;
+  /// gpt-oss's harmony format (the tokenizer has its markers and the chat
+  /// template writes channels): chat replies are split into
+  /// `reasoning_content` (the analysis channel) and `content`.
+  std::optional<text::HarmonyReply::Markers> harmony;
 };
 
 enum class Endpoint { Completions, Chat };
@@ -87,6 +94,9 @@ struct ResponseContext {
   int64_t created = 0;
   const ParsedRequest *request = nullptr;
   const ModelInfo *model = nullptr;
+  /// A streamed harmony reply per sample, as chunk() builds them (the
+  /// connection's thread only).
+  mutable std::map<int32_t, text::HarmonyReply> harmony;
 };
 
 /// The whole non-streaming response.

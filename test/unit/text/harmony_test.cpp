@@ -1,0 +1,102 @@
+//===- harmony_test.cpp - gpt-oss's replies split into reasoning, content -===//
+//
+// gpt-oss's tokenizer fixture (test/data/tokenizers/gpt-oss: harmony's
+// markers, a cut vocabulary): a reply as gpt-oss writes it after the
+// prompt's `<|start|>assistant`, encoded with its special tokens, split whole
+// and token by token. Each part's text is compared as the vocabulary
+// round-trips it.
+//
+//===----------------------------------------------------------------------===//
+#include "llmc/text/harmony.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace llmc::text {
+namespace {
+
+const tok::Tokenizer &gptOss() {
+  static std::unique_ptr<tok::Tokenizer> t = tok::loadTokenizer(
+      std::string(LLMC_DATA_DIR) + "/tokenizers/gpt-oss/tokenizer.json");
+  return *t;
+}
+
+HarmonyReply::Delta whole(const std::string &reply) {
+  const tok::Tokenizer &t = gptOss();
+  HarmonyReply r(t, *HarmonyReply::markersOf(t));
+  HarmonyReply::Delta d = r.push(t.encode(reply)), tail = r.flush();
+  return {d.reasoning + tail.reasoning, d.content + tail.content};
+}
+
+HarmonyReply::Delta tokenByToken(const std::string &reply) {
+  const tok::Tokenizer &t = gptOss();
+  HarmonyReply r(t, *HarmonyReply::markersOf(t));
+  HarmonyReply::Delta all;
+  for (int32_t id : t.encode(reply)) {
+    HarmonyReply::Delta d = r.push({id});
+    all.reasoning += d.reasoning;
+    all.content += d.content;
+  }
+  HarmonyReply::Delta tail = r.flush();
+  return {all.reasoning + tail.reasoning, all.content + tail.content};
+}
+
+/// `text` as the fixture's vocabulary encodes and decodes it.
+std::string roundTrip(const std::string &text) {
+  return gptOss().decode(gptOss().encode(text));
+}
+
+TEST(Harmony, AnalysisIsReasoningFinalIsContent) {
+  const std::string thinking =
+      "the user greets; answer briefly, in french — «bonjour» 😀.";
+  const std::string answer = "bonjour ! comment puis-je vous aider ?";
+  const std::string reply = "<|channel|>analysis<|message|>" + thinking +
+                            "<|end|><|start|>assistant<|channel|>final"
+                            "<|message|>" +
+                            answer + "<|return|>";
+  ASSERT_FALSE(roundTrip(answer).empty());
+  for (auto split : {whole, tokenByToken}) {
+    HarmonyReply::Delta d = split(reply);
+    EXPECT_EQ(d.reasoning, roundTrip(thinking));
+    EXPECT_EQ(d.content, roundTrip(answer));
+  }
+}
+
+TEST(Harmony, CommentaryStaysVisibleAndHeadersDoNot) {
+  // A preamble on the commentary channel, and a header naming a format
+  // (this copy of the vocabulary has no <|constrain|> token: plain text).
+  const std::string reply =
+      "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>"
+      "assistant<|channel|>commentary<|message|>Let me check.<|end|><|start|>"
+      "assistant<|channel|>final json<|message|>{\"ok\": true}"
+      "<|return|>ignored after the end";
+  HarmonyReply::Delta d = tokenByToken(reply);
+  EXPECT_EQ(d.reasoning, roundTrip("Need the weather."));
+  EXPECT_EQ(d.content, roundTrip("Let me check.") + roundTrip("{\"ok\": true}"));
+}
+
+TEST(Harmony, AReplyThatOpensNoChannelIsContent) {
+  // A model that ignores the format (a random-weight one) loses nothing.
+  HarmonyReply::Delta d = whole("just text, no channel.");
+  EXPECT_EQ(d.reasoning, "");
+  EXPECT_EQ(d.content, roundTrip("just text, no channel."));
+}
+
+TEST(Harmony, AnUnfinishedReplyKeepsWhatItSaid) {
+  // Cut by max_tokens inside the analysis.
+  HarmonyReply::Delta d =
+      tokenByToken("<|channel|>analysis<|message|>thinking");
+  EXPECT_EQ(d.reasoning, roundTrip("thinking"));
+  EXPECT_EQ(d.content, "");
+}
+
+TEST(Harmony, OtherTokenizersHaveNoMarkers) {
+  std::unique_ptr<tok::Tokenizer> gpt2 = tok::loadTokenizer(
+      std::string(LLMC_DATA_DIR) + "/models/tokenizers/gpt2/tokenizer.json");
+  EXPECT_FALSE(HarmonyReply::markersOf(*gpt2));
+  EXPECT_TRUE(HarmonyReply::markersOf(gptOss()));
+}
+
+} // namespace
+} // namespace llmc::text
