@@ -193,8 +193,8 @@ void checkSwiglu(const llmc_op_desc &op, const Graph &g) {
   if (op.i[2] != 0 && (op.i[2] != 1 || op.i[0] != 2))
     throw InvalidArgument("i2 must be 0 (gate, up halves), or 1 (interleaved) "
                           "with i0 = 2");
-  if (op.i[0] == 2 && !(op.f[0] > 0 && std::isfinite(op.f[0]) &&
-                        std::isfinite(op.f[1])))
+  if (op.i[0] == 2 &&
+      !(op.f[0] > 0 && std::isfinite(op.f[0]) && std::isfinite(op.f[1])))
     throw InvalidArgument("the clamp limit f0 must be finite and > 0, alpha "
                           "f1 finite");
   if (op.i[1] < 0 || resultDesc(op, g, 0).cols % gatedRuns(op) != 0)
@@ -353,8 +353,8 @@ void checkExpertBias(const llmc_op_desc &op, const Graph &g) {
                           std::to_string(cols) + " columns");
   const llmc_weight_desc &bias = expectWeight(op, g, 1);
   if (bias.rank < 2 || weightElements(bias) != bias.shape[0] * (cols / k))
-    throw InvalidArgument("the bias must hold [E, " +
-                          std::to_string(cols / k) + "] values");
+    throw InvalidArgument("the bias must hold [E, " + std::to_string(cols / k) +
+                          "] values");
   if (bias.dtype != LLMC_F32)
     throw InvalidArgument("the bias must be f32");
   expectFloatWeight(bias, weightElements(bias), "the bias");

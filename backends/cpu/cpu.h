@@ -133,14 +133,12 @@ constexpr int64_t kGemvMaxRows = 8;
 bool intGemvApplies(int64_t K, int64_t group);
 /// i8, i4 or MXFP4 (scales e8m0) weights on integer dot products
 /// (gemv_int.h).
-void gemvInt(const IntKernels &k, IntFormat f, const GemvArgs &a,
-             const void *w, const float *scales, int64_t group,
-             const uint8_t *e8m0 = nullptr);
+void gemvInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
+             const float *scales, int64_t group, const uint8_t *e8m0 = nullptr);
 /// The same for many rows (prefill): a register-blocked GEMM over panels of
 /// the weights repacked per call (gemm.cpp); rounds exactly as gemvInt.
-void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a,
-             const void *w, const float *scales, int64_t group,
-             const uint8_t *e8m0 = nullptr);
+void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
+             const float *scales, int64_t group, const uint8_t *e8m0 = nullptr);
 /// x rounded to bf16, to nearest even (as llmc::floatToBf16 for finite x).
 void toBf16(const float *x, int64_t n, uint16_t *out);
 /// Rows [0, rows) of K floats each (row(r) points at row r) in an F32Tile's

@@ -215,9 +215,8 @@ void packBf16(const uint16_t *w, int64_t K, int64_t N, int64_t n0, int64_t k0,
 
 } // namespace
 
-void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a,
-             const void *w, const float *scales, int64_t group,
-             const uint8_t *e8m0) {
+void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
+             const float *scales, int64_t group, const uint8_t *e8m0) {
   const bool q4 = f == kI4;
   const int32_t offset = q4 ? 8 : k.q8Offset;
   static thread_local Activations scratch;

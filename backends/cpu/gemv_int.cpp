@@ -127,9 +127,8 @@ const float *e8m0HalfTable() {
   return table.data();
 }
 
-void gemvInt(const IntKernels &k, IntFormat f, const GemvArgs &a,
-             const void *w, const float *scales, int64_t group,
-             const uint8_t *e8m0) {
+void gemvInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
+             const float *scales, int64_t group, const uint8_t *e8m0) {
   Scratch &s = scratch();
   quantizeRows(a,
                f == kI8           ? XOrder::Natural

@@ -113,9 +113,7 @@ void panel(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0) {
                      reinterpret_cast<const __m256i *>(w8 + b * kQuantBlock));
         u = _mm256_abs_epi8(w);
       }
-      const float sw = Mx         ? half[we[b]]
-                       : rowScale ? 1.0f
-                                  : ws[b / perGroup];
+      const float sw = Mx ? half[we[b]] : rowScale ? 1.0f : ws[b / perGroup];
       for (int r = 0; r < R; ++r) {
         const int64_t row = r0 + r, lane = row * L + b * 8;
         __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
@@ -230,13 +228,8 @@ void panelAny(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0, int64_t R) {
 } // namespace
 
 IntKernels intKernelsAvx512() {
-  return {panelAny<kI8>,
-          panelAny<kI4>,
-          intTileAvx512,
-          intTileAvx512,
-          128,
-          true,
-          panelAny<kMx>};
+  return {panelAny<kI8>, panelAny<kI4>, intTileAvx512, intTileAvx512,
+          128,           true,          panelAny<kMx>};
 }
 
 } // namespace llmc::cpu

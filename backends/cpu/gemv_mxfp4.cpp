@@ -20,16 +20,15 @@ void decodeMxfp4Block(const uint8_t *codes, uint8_t e8m0, float *out) {
   const __m128i lo = _mm_shuffle_epi8(table, _mm_and_si128(v, low));
   const __m128i hi =
       _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(v, 4), low));
-  const __m128i first = _mm_unpacklo_epi8(lo, hi), second =
-                                                       _mm_unpackhi_epi8(lo, hi);
+  const __m128i first = _mm_unpacklo_epi8(lo, hi),
+                second = _mm_unpackhi_epi8(lo, hi);
   const __m256 s = _mm256_set1_ps(e8m0HalfTable()[e8m0]);
   const __m128i parts[4] = {first, _mm_srli_si128(first, 8), second,
                             _mm_srli_si128(second, 8)};
   for (int i = 0; i < 4; ++i)
-    _mm256_storeu_ps(out + 8 * i,
-                     _mm256_mul_ps(_mm256_cvtepi32_ps(
-                                       _mm256_cvtepi8_epi32(parts[i])),
-                                   s));
+    _mm256_storeu_ps(
+        out + 8 * i,
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(parts[i])), s));
 }
 
 void gemvMxfp4(const GemvArgs &a, const uint8_t *w, const uint8_t *e8m0) {

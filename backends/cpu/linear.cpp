@@ -39,7 +39,7 @@ void runOwnLinear(const LinearWeight &w, const OwnKernels &k,
   if (k.intDot)
     return (a.rows > kGemvMaxRows ? gemmInt : gemvInt)(
         k.ints,
-        w.dtype == LLMC_I4     ? kI4
+        w.dtype == LLMC_I4      ? kI4
         : w.dtype == LLMC_MXFP4 ? kMx
                                 : kI8,
         a, w.data, w.scales, w.group, w.e8m0);
@@ -106,8 +106,8 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
   // i8/i4 weights on integer dots and bf16 ones on vdpbf16ps need no oneDNN
   // at any row count: our tiles beat it (on a dequantized bf16 copy, which
   // would also double the memory, for i8/i4).
-  const bool ownTiles = kernels.intDot || mxfp4 ||
-                        (wd.dtype == LLMC_BF16 && kernels.f32Tile);
+  const bool ownTiles =
+      kernels.intDot || mxfp4 || (wd.dtype == LLMC_BF16 && kernels.f32Tile);
   if (!ownTiles &&
       mayExceed(g.buffers[op.operands[X].index].rows, kGemvMaxRows))
     packed = packMatmul(b, w);

@@ -116,19 +116,18 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
   }
   // The whole stack as one [E * N, K] weight: an expert's tile is a range
   // of its rows.
-  const LinearWeight all{wd.dtype,
-                         wd.data,
-                         wd.nbytes,
-                         scales ? scales->data() : nullptr,
-                         s.experts * s.N,
-                         s.K,
-                         quantized || mxfp4 ? s.group : 0,
-                         mxfp4 ? static_cast<const uint8_t *>(
-                                     g.weights[op.operands[common::LinearScales]
-                                                   .index]
-                                         .data)
-                               : nullptr,
-                         mxfp4 && op.i[2] == 1};
+  const LinearWeight all{
+      wd.dtype,
+      wd.data,
+      wd.nbytes,
+      scales ? scales->data() : nullptr,
+      s.experts * s.N,
+      s.K,
+      quantized || mxfp4 ? s.group : 0,
+      mxfp4 ? static_cast<const uint8_t *>(
+                  g.weights[op.operands[common::LinearScales].index].data)
+            : nullptr,
+      mxfp4 && op.i[2] == 1};
   const OwnKernels kernels = ownKernelsFor(b, all);
   const int threads = b.threads;
   auto scratch = std::make_shared<ExpertScratch>();

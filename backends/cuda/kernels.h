@@ -160,11 +160,11 @@ struct AttentionArgs {
   const DevStep *step;  // maxBlocks
   int32_t heads, kvHeads, headDim, window, blockSize;
   float scale;
-  float softcap;  // > 0: each score s becomes softcap * tanh(s / softcap)
-  bool decode;    // one new token per sequence: grid.x = sequences
-  int32_t gridX;  // prefill: tiles; decode: sequences
-  int32_t splits; // decode split-K (flash-decoding); 1 for prefill
-  float *partial; // decode with splits > 1: [seqs, heads, splits, hd + 2]
+  float softcap;      // > 0: each score s becomes softcap * tanh(s / softcap)
+  bool decode;        // one new token per sequence: grid.x = sequences
+  int32_t gridX;      // prefill: tiles; decode: sequences
+  int32_t splits;     // decode split-K (flash-decoding); 1 for prefill
+  float *partial;     // decode with splits > 1: [seqs, heads, splits, hd + 2]
   const float *sinks; // [heads] or null: gpt-oss's sink logits
 };
 /// Query rows per CTA for a kv-head group of `group` query heads.

@@ -253,8 +253,7 @@ void launchExpertGemv(cudaStream_t s, const GemvArgs &a, const ExpertArgs &e,
     expertGemvKernel<LLMC_I8><<<grid, kWarps * 32, 0, s>>>(a, e, vectorized);
     break;
   case LLMC_MXFP4:
-    expertGemvKernel<LLMC_MXFP4><<<grid, kWarps * 32, 0, s>>>(a, e,
-                                                             vectorized);
+    expertGemvKernel<LLMC_MXFP4><<<grid, kWarps * 32, 0, s>>>(a, e, vectorized);
     break;
   default:
     expertGemvKernel<LLMC_I4><<<grid, kWarps * 32, 0, s>>>(a, e, vectorized);

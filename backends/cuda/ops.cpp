@@ -356,8 +356,8 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     const uint32_t y = bufOf(0), ids = bufOf(2);
     kernel = [=](StepCtx &c) {
       launchExpertBias(c.stream, c.buf[y], bias,
-                       reinterpret_cast<const int32_t *>(c.buf[ids]),
-                       c.buf[r0], c.rows[y], k, n, E);
+                       reinterpret_cast<const int32_t *>(c.buf[ids]), c.buf[r0],
+                       c.rows[y], k, n, E);
     };
     check = sameRows(y, {ids, r0});
     return;

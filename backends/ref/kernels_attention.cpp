@@ -110,7 +110,8 @@ void runKvWrite(const llmc_op_desc &op, Step &step) {
 // i0 layer, i1 heads, i2 kv_heads, i3 head_dim, i4 window; f0 scale,
 // f1 logit soft-cap (0: none).
 // Operand 1, when present: the sinks, one logit per head.
-static std::vector<float> sinksOf(const llmc_op_desc &op, Step &step, int64_t heads) {
+static std::vector<float> sinksOf(const llmc_op_desc &op, Step &step,
+                                  int64_t heads) {
   if (op.num_operands < 2)
     return {};
   std::vector<float> sinks(static_cast<size_t>(heads));

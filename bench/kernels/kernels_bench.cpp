@@ -67,7 +67,8 @@ struct Weight {
     case Q8:
       return intLinear(b.ints, kI8, a, bytes.data(), scales.data(), K, nullptr);
     case Q4:
-      return intLinear(b.ints, kI4, a, bytes.data(), scales.data(), 32, nullptr);
+      return intLinear(b.ints, kI4, a, bytes.data(), scales.data(), 32,
+                       nullptr);
     }
   }
 

@@ -425,9 +425,8 @@ LogicalResult SoftmaxOp::verify() {
   if (getSinks() && rank != 3)
     return emitOpError() << "sinks need [heads, queries, keys] scores, got "
                          << "rank " << rank;
-  if (getSinks() &&
-      failed(verifySinks(*this, getSinks(),
-                         tensorType(getInput()).getDimSize(0))))
+  if (getSinks() && failed(verifySinks(*this, getSinks(),
+                                       tensorType(getInput()).getDimSize(0))))
     return failure();
   if (static_cast<int64_t>(getAxis()) != -1 &&
       static_cast<int64_t>(getAxis()) != rank - 1)
@@ -714,8 +713,8 @@ LogicalResult ExpertBiasOp::verify() {
     return failure();
   auto in = tensorType(getInput()), bias = tensorType(getBias()),
        ids = tensorType(getExperts());
-  int64_t perExpert = bias.getDimSize(1) *
-                      (biasRank == 3 ? bias.getDimSize(2) : int64_t(1));
+  int64_t perExpert =
+      bias.getDimSize(1) * (biasRank == 3 ? bias.getDimSize(2) : int64_t(1));
   if (!dimsMatch(in.getDimSize(2), perExpert))
     return emitOpError() << "bias rows (" << dimStr(perExpert)
                          << ") must match the input's width ("
@@ -729,8 +728,9 @@ LogicalResult ExpertBiasOp::verify() {
 
 /// The scales of a quantized linear: f32 (format "int") or E8M0 bytes as i8
 /// (format "mxfp4", bits 4, groups of 32).
-static LogicalResult verifyQuantFormat(Operation *op, StringRef format, int64_t bits,
-                                int64_t group, Value scales) {
+static LogicalResult verifyQuantFormat(Operation *op, StringRef format,
+                                       int64_t bits, int64_t group,
+                                       Value scales) {
   Type elt = tensorType(scales).getElementType();
   if (op->hasAttr("int8_activations") && format != "mxfp4")
     return op->emitOpError() << "int8_activations applies to mxfp4 weights "

@@ -290,7 +290,8 @@ void copyMxfp4(const Source &src, const WeightSpec &w, uint8_t *dst,
     const int64_t blocks = t.numElements() / 32;
     const size_t per = w.quantScales ? 1 : 16;
     if (at + static_cast<size_t>(blocks) * per > nbytes)
-      throw Error("weight '" + w.name + "': its sources hold more MXFP4 "
+      throw Error("weight '" + w.name +
+                  "': its sources hold more MXFP4 "
                   "blocks than its shape");
     for (int64_t b = 0; b < blocks; ++b) {
       uint8_t codes[16], scale;

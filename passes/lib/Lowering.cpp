@@ -126,8 +126,8 @@ private:
       w.quantScales = *p.getQuantPart() == "scales";
       w.groupSize = static_cast<int64_t>(*p.getGroupSize());
       const bool mxfp4 = w.quant == "mxfp4";
-      w.dtype = w.quantScales ? (mxfp4 ? LLMC_E8M0 : LLMC_F32)
-                : mxfp4       ? LLMC_MXFP4
+      w.dtype = w.quantScales       ? (mxfp4 ? LLMC_E8M0 : LLMC_F32)
+                : mxfp4             ? LLMC_MXFP4
                 : w.quant == "int4" ? LLMC_I4
                                     : LLMC_I8;
       if ((w.quant == "int4" || mxfp4) && !w.quantScales)
@@ -311,10 +311,10 @@ private:
                       {1, gatedRuns(o.getInput())});
         })
         .Case([&](ClampedSwiGLUOp o) {
-          return emit(op, LLMC_OP_SWIGLU, {o.getInput()},
-                      {2, gatedRuns(o.getInput()), o.getInterleaved() ? 1 : 0},
-                      {o.getLimit().convertToDouble(),
-                       o.getAlpha().convertToDouble()});
+          return emit(
+              op, LLMC_OP_SWIGLU, {o.getInput()},
+              {2, gatedRuns(o.getInput()), o.getInterleaved() ? 1 : 0},
+              {o.getLimit().convertToDouble(), o.getAlpha().convertToDouble()});
         })
         .Case([&](ExpertBiasOp o) {
           return emit(op, LLMC_OP_EXPERT_BIAS,

@@ -117,8 +117,8 @@ LogicalResult ropeTables(Operation *rope, double theta, int64_t rotaryDim,
     const auto fRange = static_cast<float>(hi - lo);
     const auto fFactor = static_cast<float>(factor);
     for (int64_t i = 0; i < half; ++i) {
-      float ramp = std::clamp((static_cast<float>(i) - fLo) / fRange, 0.0f,
-                              1.0f);
+      float ramp =
+          std::clamp((static_cast<float>(i) - fLo) / fRange, 0.0f, 1.0f);
       float extrapolation = 1.0f - ramp;
       float interp = 1.0f / (fFactor * posFreq[i]);
       float extrap = 1.0f / posFreq[i];

@@ -87,7 +87,8 @@ void usePagedAttention(func::FuncOp func) {
     auto paged = b.create<PagedAttentionOp>(
         op.getLoc(), op.getType(), op.getQuery(), read.getCache(),
         read.getBlockTables(), read.getContextLens(), op.getSinks(),
-        read.getLayerAttr(), op.getScaleAttr(), op.getWindowAttr(), op.getSoftcapAttr());
+        read.getLayerAttr(), op.getScaleAttr(), op.getWindowAttr(),
+        op.getSoftcapAttr());
     op.replaceAllUsesWith(paged.getResult());
     op.erase();
     if (read->use_empty())

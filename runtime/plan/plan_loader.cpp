@@ -40,7 +40,6 @@ std::string version(uint32_t major, uint32_t minor) {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
-
 } // namespace
 
 Plan::~Plan() = default;

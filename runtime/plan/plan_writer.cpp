@@ -100,7 +100,6 @@ void writePlanFile(const std::string &path, const uint8_t *flatBuffer,
 
 namespace {
 
-
 std::string shapeString(const std::vector<int64_t> &shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)

@@ -7,8 +7,10 @@ std::optional<HarmonyReply::Markers>
 HarmonyReply::markersOf(const Tokenizer &tokenizer) {
   Markers m{};
   const std::pair<int32_t *, const char *> names[] = {
-      {&m.start, "<|start|>"},     {&m.channel, "<|channel|>"},
-      {&m.message, "<|message|>"}, {&m.end, "<|end|>"},
+      {&m.start, "<|start|>"},
+      {&m.channel, "<|channel|>"},
+      {&m.message, "<|message|>"},
+      {&m.end, "<|end|>"},
       {&m.ret, "<|return|>"}};
   for (auto [id, name] : names) {
     std::optional<int32_t> t = tokenizer.tokenId(name);

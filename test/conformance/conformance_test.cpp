@@ -107,8 +107,8 @@ Case simple(std::string name, double bound, int rows,
 
 /// A random MXFP4 weight of `rows` x K (any codes, scales 2^-3 .. 2^0) and
 /// its E8M0 scales, as two plan weights; returns the codes' index.
-uint32_t mxfp4Weight(OpGraph &g, std::vector<int64_t> shape,
-                     std::mt19937 &rng, llmc_operand &scales) {
+uint32_t mxfp4Weight(OpGraph &g, std::vector<int64_t> shape, std::mt19937 &rng,
+                     llmc_operand &scales) {
   int64_t values = 1;
   for (int64_t d : shape)
     values *= d;
@@ -231,10 +231,8 @@ void addLinearCases(std::vector<Case> &cases) {
 // MXFP4 weights (gpt-oss's experts), exact against f32 activations (i2 =
 // 0, an f32 plan) or on int8 ones (i2 = 1).
 void addMxfp4LinearCases(std::vector<Case> &cases) {
-  for (auto [rows, k, n] : {std::tuple{1, 256, 96},
-                            {5, 512, 64},
-                            {17, 128, 200},
-                            {25, 2176, 40}})
+  for (auto [rows, k, n] :
+       {std::tuple{1, 256, 96}, {5, 512, 64}, {17, 128, 200}, {25, 2176, 40}})
     for (int64_t int8 : {0, 1})
       for (bool bias : {false, true})
         cases.push_back(simple(
@@ -394,7 +392,7 @@ struct AttentionParams {
   llmc_dtype kvDtype;
   std::vector<int> cached, fresh;
   bool decode;
-  float softcap = 0; // Gemma 2's score cap (f1)
+  float softcap = 0;  // Gemma 2's score cap (f1)
   bool sinks = false; // gpt-oss's per-head sink logits (operand 1)
 };
 
@@ -439,10 +437,10 @@ Case attentionCase(const std::string &name, AttentionParams p) {
               decode ? LLMC_OP_DECODE_ATTENTION : LLMC_OP_PREFILL_ATTENTION;
           const double scale = 1.0 / std::sqrt(double(p.headDim));
           if (p.sinks) // around the scores' size: some heads' rows lose most
-            g.add(makeOp(kind,
-                         {buf(qi), wt(g.weight(LLMC_F32, {p.heads}, sinkLogits))},
-                         {out}, {1, p.heads, p.kvHeads, p.headDim, p.window},
-                         {scale, p.softcap}));
+            g.add(makeOp(
+                kind, {buf(qi), wt(g.weight(LLMC_F32, {p.heads}, sinkLogits))},
+                {out}, {1, p.heads, p.kvHeads, p.headDim, p.window},
+                {scale, p.softcap}));
           else
             g.add(makeOp(kind, {buf(qi)}, {out},
                          {1, p.heads, p.kvHeads, p.headDim, p.window},
@@ -525,9 +523,9 @@ void addAttentionCases(std::vector<Case> &cases) {
   cases.push_back(attentionCase(
       "prefill/sinks/window/chunked",
       {4, 2, 32, 16, 4, LLMC_F32, {7, 0}, {30, 41}, false, 0, true}));
-  cases.push_back(attentionCase(
-      "prefill/sinks/long/d64",
-      {8, 1, 64, 0, 16, LLMC_F32, {0}, {100}, false, 0, true}));
+  cases.push_back(
+      attentionCase("prefill/sinks/long/d64",
+                    {8, 1, 64, 0, 16, LLMC_F32, {0}, {100}, false, 0, true}));
   cases.push_back(attentionCase(
       "decode/sinks/gqa",
       {8, 2, 64, 8, 16, LLMC_F32, {3, 40}, {1, 1}, true, 0, true}));
@@ -552,12 +550,12 @@ void addAttentionCases(std::vector<Case> &cases) {
                       {8, 2, 36, 0, 16, kv, {0, 5, 40}, {1, 1, 1}, true}));
     cases.push_back(attentionCase("decode/splitk" + d,
                                   {4, 1, 64, 0, 16, kv, {1500}, {1}, true}));
-    cases.push_back(attentionCase(
-        "prefill/sinks/chunked" + d,
-        {6, 2, 64, 0, 16, kv, {37, 0}, {70, 9}, false, 0, true}));
-    cases.push_back(attentionCase(
-        "decode/sinks/splitk" + d,
-        {4, 1, 64, 0, 16, kv, {1500, 3}, {1, 1}, true, 0, true}));
+    cases.push_back(
+        attentionCase("prefill/sinks/chunked" + d,
+                      {6, 2, 64, 0, 16, kv, {37, 0}, {70, 9}, false, 0, true}));
+    cases.push_back(
+        attentionCase("decode/sinks/splitk" + d,
+                      {4, 1, 64, 0, 16, kv, {1500, 3}, {1, 1}, true, 0, true}));
   }
 }
 
@@ -709,7 +707,8 @@ void addGptOssMoeCases(std::vector<Case> &cases) {
           [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &rng) {
             uint32_t w = g.buffer(rowsT(), k), ids = g.buffer(rowsT(), k);
             g.bufferDesc(ids).dtype = LLMC_I32;
-            g.add(makeOp(LLMC_OP_MOE_GATING, {buf(in[1])}, {w, ids}, {k, 0, 1}));
+            g.add(
+                makeOp(LLMC_OP_MOE_GATING, {buf(in[1])}, {w, ids}, {k, 0, 1}));
             llmc_operand scales;
             uint32_t wi = mxfp4Weight(g, {E, I, H}, rng, scales);
             uint32_t out = g.buffer(rowsT(), k * I);
@@ -723,27 +722,29 @@ void addGptOssMoeCases(std::vector<Case> &cases) {
               int8 ? "/int8_activations" : ""),
           int8 ? 4 * kInt8Activations : kExact, rows, {H},
           [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &rng) {
-            uint32_t router = g.weight(LLMC_F32, {E, H},
-                                       randomVector(rng, size_t(E * H)));
+            uint32_t router =
+                g.weight(LLMC_F32, {E, H}, randomVector(rng, size_t(E * H)));
             uint32_t rb = g.weight(LLMC_F32, {E}, randomVector(rng, size_t(E)));
             uint32_t logits = g.buffer(rowsT(), E);
             g.add(makeOp(LLMC_OP_LINEAR,
                          {buf(in[0]), wt(router), none(), wt(rb)}, {logits}));
             uint32_t w = g.buffer(rowsT(), k), ids = g.buffer(rowsT(), k);
             g.bufferDesc(ids).dtype = LLMC_I32;
-            g.add(makeOp(LLMC_OP_MOE_GATING, {buf(logits)}, {w, ids},
-                         {k, 0, 1}));
+            g.add(
+                makeOp(LLMC_OP_MOE_GATING, {buf(logits)}, {w, ids}, {k, 0, 1}));
             llmc_operand s1, s2;
             uint32_t gu = mxfp4Weight(g, {E, 2 * I, H}, rng, s1);
             uint32_t h = g.buffer(rowsT(), k * 2 * I);
             g.add(makeOp(LLMC_OP_EXPERT_LINEAR,
-                         {buf(in[0]), wt(gu), s1, buf(ids)}, {h}, {32, k, int8}));
+                         {buf(in[0]), wt(gu), s1, buf(ids)}, {h},
+                         {32, k, int8}));
             uint32_t gub = g.weight(LLMC_F32, {E, 2 * I},
                                     randomVector(rng, size_t(E * 2 * I)));
             g.add(makeOp(LLMC_OP_EXPERT_BIAS, {buf(h), wt(gub), buf(ids)}, {h},
                          {k}));
             uint32_t a = g.buffer(rowsT(), k * I);
-            g.add(makeOp(LLMC_OP_SWIGLU, {buf(h)}, {a}, {2, k, 1}, {7.0, 1.702}));
+            g.add(
+                makeOp(LLMC_OP_SWIGLU, {buf(h)}, {a}, {2, k, 1}, {7.0, 1.702}));
             uint32_t dn = mxfp4Weight(g, {E, H, I}, rng, s2);
             uint32_t y = g.buffer(rowsT(), k * H);
             g.add(makeOp(LLMC_OP_EXPERT_LINEAR, {buf(a), wt(dn), s2, buf(ids)},
@@ -864,10 +865,10 @@ TEST_P(OpConformance, MatchesRef) {
 }
 
 const std::vector<std::string> kFamilies = {
-    "embedding", "rms_norm",  "add_rms_norm", "layer_norm", "linear",
-    "rope",      "add",       "mul",          "silu",       "gelu_erf",
-    "gelu_tanh", "swiglu",    "geglu",        "scale",      "softcap",
-    "slice",     "take_rows", "prefill",      "decode",     "moe",
+    "embedding",     "rms_norm",  "add_rms_norm", "layer_norm", "linear",
+    "rope",          "add",       "mul",          "silu",       "gelu_erf",
+    "gelu_tanh",     "swiglu",    "geglu",        "scale",      "softcap",
+    "slice",         "take_rows", "prefill",      "decode",     "moe",
     "clamped_swiglu"};
 
 INSTANTIATE_TEST_SUITE_P(Ops, OpConformance, ::testing::ValuesIn(kFamilies));

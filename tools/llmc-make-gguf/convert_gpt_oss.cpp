@@ -80,7 +80,8 @@ std::vector<float> transposeExperts(const std::vector<float> &v, int64_t E,
 void gptOssMetadata(const json &config, weights::GGUFWriter &out) {
   const int64_t layers = intOf(config, "num_hidden_layers", 0);
   // llama.cpp's gpt-oss slides on even layers (a pattern of 2).
-  if (auto it = config.find("layer_types"); it != config.end() && it->is_array())
+  if (auto it = config.find("layer_types");
+      it != config.end() && it->is_array())
     for (size_t i = 0; i < it->size(); ++i)
       if ((*it)[i] != json(i % 2 == 0 ? "sliding_attention" : "full_attention"))
         throw Error("config.json: layer_types[" + std::to_string(i) +
@@ -88,10 +89,10 @@ void gptOssMetadata(const json &config, weights::GGUFWriter &out) {
                     "(sliding, full, ...); a GGUF cannot carry it");
   out.addU32("gpt-oss.expert_count",
              static_cast<uint32_t>(intOf(config, "num_local_experts", 128)));
-  out.addU32("gpt-oss.expert_used_count",
-             static_cast<uint32_t>(intOf(
-                 config, "num_experts_per_tok",
-                 intOf(config, "experts_per_token", 4))));
+  out.addU32(
+      "gpt-oss.expert_used_count",
+      static_cast<uint32_t>(intOf(config, "num_experts_per_tok",
+                                  intOf(config, "experts_per_token", 4))));
   out.addU32("gpt-oss.expert_feed_forward_length",
              static_cast<uint32_t>(intOf(config, "intermediate_size", 0)));
   out.addU32("gpt-oss.attention.sliding_window",
@@ -134,8 +135,8 @@ void convertGptOssExperts(const weights::Checkpoint &ck, const json &config,
                            {E, ff, h}, DType::MXFP4, rows.data(), rows.size());
       }
       std::vector<uint8_t> d = ggmlRows(down, 1, 0);
-      out.addTensorBytes(blk + "ffn_down_exps.weight", {E, h, ff},
-                         DType::MXFP4, d.data(), d.size());
+      out.addTensorBytes(blk + "ffn_down_exps.weight", {E, h, ff}, DType::MXFP4,
+                         d.data(), d.size());
     } else {
       // Hugging Face's unquantized form: each expert [in, out].
       std::vector<float> t = transposeExperts(floats(gu), E, h, 2 * ff);

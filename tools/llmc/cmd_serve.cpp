@@ -114,8 +114,8 @@ Action addServe(CLI::App &app) {
     model.chatTemplate = chat.get();
     if (opened.tokenizer)
       model.grammars = &opened.grammars("response_format");
-    if (chat && opened.tokenizer && chat->source().find("<|channel|>") !=
-                                        std::string::npos)
+    if (chat && opened.tokenizer &&
+        chat->source().find("<|channel|>") != std::string::npos)
       model.harmony = text::HarmonyReply::markersOf(*opened.tokenizer);
 
     ServeMetrics metrics(model.name);

@@ -172,8 +172,9 @@ typedef enum llmc_op_kind {
 
 /* Clarifications (as the ref backend implements them; every backend agrees):
  * - A row-wise op (RMS_NORM, ADD_RMS_NORM, LAYER_NORM, ROPE, ADD, MUL, SILU,
- *   GELU, SCALE, SOFTCAP, EXPERT_BIAS) may write a result over an operand of the same shape;
- * no other result may overlap an operand or another result in the workspace.
+ *   GELU, SCALE, SOFTCAP, EXPERT_BIAS) may write a result over an operand of
+ * the same shape; no other result may overlap an operand or another result in
+ * the workspace.
  * - LINEAR takes K from x's columns and N from the result's; an i4 W may be
  *   described as [N, K/2] bytes, and only its first dimension and byte count
  *   are checked. i8 is the i4 scheme with 8-bit values (group = K: one scale

@@ -417,9 +417,8 @@ ModelConfig readGptOss(const JsonObject &cfg, const std::string &arch) {
                  cfg.file() + " (quantization_config)");
     const std::string method = q.string("quant_method", "");
     if (method != "mxfp4")
-      throw Error(cfg.file() + ": quantization_config quant_method '" +
-                  method + "' is not supported for " + arch +
-                  " (supported: mxfp4)");
+      throw Error(cfg.file() + ": quantization_config quant_method '" + method +
+                  "' is not supported for " + arch + " (supported: mxfp4)");
   }
   // HF's default pattern: sliding, full, sliding, ...
   const int64_t window =

@@ -244,13 +244,14 @@ MoeConfig moeFromGGUF(const weights::GGUFFile &f, const std::string &arch,
   auto key = [&](const char *k) { return arch + "." + k; };
   const std::optional<int64_t> experts = f.findInt(key("expert_count"));
   if (!experts || *experts == 0) {
-    if (arch == "qwen3moe" || arch == "gpt-oss" || f.find("blk.0.ffn_gate_inp.weight"))
-      throw Error(
-          f.fileName() + ": " + key("expert_count") + " is missing or 0, but " +
-          (arch == "qwen3moe" || arch == "gpt-oss"
-               ? "a " + arch + " GGUF has experts"
-                              : std::string("the file has a router "
-                                            "(blk.0.ffn_gate_inp.weight)")));
+    if (arch == "qwen3moe" || arch == "gpt-oss" ||
+        f.find("blk.0.ffn_gate_inp.weight"))
+      throw Error(f.fileName() + ": " + key("expert_count") +
+                  " is missing or 0, but " +
+                  (arch == "qwen3moe" || arch == "gpt-oss"
+                       ? "a " + arch + " GGUF has experts"
+                       : std::string("the file has a router "
+                                     "(blk.0.ffn_gate_inp.weight)")));
     return m;
   }
   m.numExperts = *experts;

@@ -82,8 +82,8 @@ Value GraphBuilder::expertParam(const std::string &name, int64_t experts,
   return b_.create<mlir::llmc::ParamOp>(
       loc(), tensor({experts, rows, cols}),
       b_.getStringAttr(weights_.stored(name)),
-      transposed ? b_.getUnitAttr() : UnitAttr(), IntegerAttr(),
-      ArrayAttr(), StringAttr(), StringAttr(), IntegerAttr(),
+      transposed ? b_.getUnitAttr() : UnitAttr(), IntegerAttr(), ArrayAttr(),
+      StringAttr(), StringAttr(), IntegerAttr(),
       keptAsStored(stores) ? b_.getStringAttr(weights::dtypeName(stores))
                            : StringAttr(),
       FloatAttr());

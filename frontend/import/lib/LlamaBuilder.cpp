@@ -38,9 +38,10 @@ GraphBuilder::Experts gptOssExperts(GraphBuilder &g, const ModelConfig &c,
   x.limit = m.swigluLimit;
   x.alpha = m.swigluAlpha;
   x.interleaved = true;
-  x.router =
-      g.routerParam(n.layer(i, "mlp.router.weight", "ffn_gate_inp.weight"), e, h);
-  x.routerBias = g.param(n.layer(i, "mlp.router.bias", "ffn_gate_inp.bias"), {e});
+  x.router = g.routerParam(
+      n.layer(i, "mlp.router.weight", "ffn_gate_inp.weight"), e, h);
+  x.routerBias =
+      g.param(n.layer(i, "mlp.router.bias", "ffn_gate_inp.bias"), {e});
   if (n.naming == TensorNaming::GGUF) {
     // llama.cpp's layout: gate and up stacked apart (packed here, gate
     // first), biases [E, I] each.
@@ -175,10 +176,9 @@ mlir::Value buildLlama(GraphBuilder &g, const ModelConfig &c,
     q = g.rope(q, positions);
     k = g.rope(k, positions);
     v = g.splitHeads(v, c.numKVHeads, c.headDim);
-    mlir::Value sinks =
-        c.attentionSinks
-            ? w("self_attn.sinks", "attn_sinks.weight", {c.numHeads})
-            : mlir::Value();
+    mlir::Value sinks = c.attentionSinks ? w("self_attn.sinks",
+                                             "attn_sinks.weight", {c.numHeads})
+                                         : mlir::Value();
     mlir::Value attn = g.mergeHeads(g.attention(
         q, k, v, c.slidingWindow[static_cast<size_t>(i)], 0, 0, sinks));
     mlir::Value wo =

@@ -109,8 +109,7 @@ void Checkpoint::joinMxfp4Pairs() {
     const std::string base = name.substr(0, name.size() - suffix.size());
     const TensorRef *scales = find(base + "_scales");
     if (!scales)
-      throw Error("tensor '" + name + "' in " + t->file +
-                  " has no '" + base +
+      throw Error("tensor '" + name + "' in " + t->file + " has no '" + base +
                   "_scales' beside it (MXFP4 blocks need their scales)");
     pairs.emplace_back(t, scales);
   }
@@ -140,8 +139,8 @@ void Checkpoint::joinMxfp4Pairs() {
     t->scales = scales->data;
     t->file = blocks->file;
     if (scales->nbytes != dtypeBytes(DType::U8, scales->numElements()))
-      throw Error(both + ": the scales hold " +
-                  std::to_string(scales->nbytes) + " bytes");
+      throw Error(both + ": the scales hold " + std::to_string(scales->nbytes) +
+                  " bytes");
     checkMxfp4(*t);
     if (!byName_.emplace(t->name, t.get()).second)
       throw Error(both + ": the checkpoint also holds a tensor '" + t->name +

@@ -71,7 +71,7 @@ void iq4nl(const uint8_t *b, float *y) {
 
 // MXFP4: an E8M0 byte, then Q4_0's nibble order over doubled E2M1 codes.
 void mxfp4(const uint8_t *b, float *y) {
-  static const int8_t values[16] = {0, 1, 2,  3,  4,  6,  8,  12,
+  static const int8_t values[16] = {0, 1,  2,  3,  4,  6,  8,  12,
                                     0, -1, -2, -3, -4, -6, -8, -12};
   const float d = std::ldexp(1.0f, int(b[0]) - 128);
   const uint8_t *qs = b + 1;

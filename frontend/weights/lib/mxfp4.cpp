@@ -73,8 +73,7 @@ void mxfp4Block(const TensorRef &t, int64_t b, uint8_t codes[16],
     codes[j] = static_cast<uint8_t>(element(2 * j) | (element(2 * j + 1) << 4));
 }
 
-void toGgmlMxfp4Block(const uint8_t codes[16], uint8_t scale,
-                      uint8_t out[17]) {
+void toGgmlMxfp4Block(const uint8_t codes[16], uint8_t scale, uint8_t out[17]) {
   auto element = [&](int i) -> uint8_t {
     return i % 2 ? codes[i / 2] >> 4 : codes[i / 2] & 0x0f;
   };

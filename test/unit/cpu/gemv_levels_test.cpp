@@ -111,10 +111,12 @@ void checkIntLevels(IntLinear linear, const Shape *shapes, size_t count,
           if (mx)
             s.group = 32; // MXFP4's blocks
           SCOPED_TRACE(std::string(isaName(level.isa)) +
-                       (mx ? " mxfp4" : q4 ? " i4" : " i8") + " rows " +
-                       std::to_string(s.rows) + " K " + std::to_string(s.K) +
-                       " N " + std::to_string(s.N) + " group " +
-                       std::to_string(s.group));
+                       (mx   ? " mxfp4"
+                        : q4 ? " i4"
+                             : " i8") +
+                       " rows " + std::to_string(s.rows) + " K " +
+                       std::to_string(s.K) + " N " + std::to_string(s.N) +
+                       " group " + std::to_string(s.group));
           const int64_t groups = s.K / s.group;
           std::vector<float> x = random(rng, size_t(s.rows * s.K), 3.0f);
           std::vector<float> scales = random(rng, size_t(s.N * groups), 0.1f);
@@ -123,8 +125,12 @@ void checkIntLevels(IntLinear linear, const Shape *shapes, size_t count,
           for (uint8_t &v : e8m0)
             v = uint8_t(e(rng));
           std::vector<float> bias = random(rng, size_t(s.N));
-          std::uniform_int_distribution<int> q(mx ? 0 : q4 ? -8 : -128,
-                                               mx ? 15 : q4 ? 7 : 127);
+          std::uniform_int_distribution<int> q(mx   ? 0
+                                               : q4 ? -8
+                                                    : -128,
+                                               mx   ? 15
+                                               : q4 ? 7
+                                                    : 127);
           std::vector<int> wq(size_t(s.N * s.K));
           for (int &v : wq)
             v = q(rng);

@@ -73,7 +73,8 @@ TEST(Harmony, CommentaryStaysVisibleAndHeadersDoNot) {
       "<|return|>ignored after the end";
   HarmonyReply::Delta d = tokenByToken(reply);
   EXPECT_EQ(d.reasoning, roundTrip("Need the weather."));
-  EXPECT_EQ(d.content, roundTrip("Let me check.") + roundTrip("{\"ok\": true}"));
+  EXPECT_EQ(d.content,
+            roundTrip("Let me check.") + roundTrip("{\"ok\": true}"));
 }
 
 TEST(Harmony, AReplyThatOpensNoChannelIsContent) {

@@ -31,7 +31,7 @@ struct ChatMessage {
 };
 
 struct ChatTurn {
-  GenerateResult result;          // metrics.reusedPromptTokens = cache hits
+  GenerateResult result; // metrics.reusedPromptTokens = cache hits
   /// gpt-oss (harmony): the reply's analysis channel; its final channel is
   /// the assistant message (result.text keeps the whole reply's text).
   std::string reasoning, content;

@@ -30,7 +30,7 @@ struct RopeScaling {
   /// (floor, ceil), as transformers does unless `truncate` is false
   /// (gpt-oss); llama.cpp always rounds.
   bool truncate = true;
-  std::optional<double> attentionFactor;  // yarn mscale override
+  std::optional<double> attentionFactor; // yarn mscale override
   /// freq_factors: what a GGUF's rope_freqs.weight holds (llama.cpp's form
   /// of llama3 scaling); rotary pair i turns at inv_freq[i] / factors[i].
   std::vector<double> freqFactors;

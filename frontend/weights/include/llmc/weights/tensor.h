@@ -92,8 +92,7 @@ void mxfp4Block(const TensorRef &t, int64_t b, uint8_t codes[16],
 
 /// One block in ggml's layout (17 bytes: the scale, then element j in the
 /// low nibble of byte j and j + 16 in its high one) from llmc's codes.
-void toGgmlMxfp4Block(const uint8_t codes[16], uint8_t scale,
-                      uint8_t out[17]);
+void toGgmlMxfp4Block(const uint8_t codes[16], uint8_t scale, uint8_t out[17]);
 
 /// Converts F32/F16/BF16 and the block formats to float32; `dst` has
 /// numElements() floats. Other dtypes, or nbytes that disagree with the
