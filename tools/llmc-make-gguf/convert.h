@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 namespace llmc::make_gguf {
@@ -32,6 +33,11 @@ void gptOssMetadata(const nlohmann::json &config, weights::GGUFWriter &out);
 void convertGptOssExperts(const weights::Checkpoint &ck,
                           const nlohmann::json &config, weights::DType type,
                           weights::GGUFWriter &out);
+
+/// config.json's integer `key`, or `fallback` when it is absent or null;
+/// throws naming the key otherwise.
+int64_t intKey(const nlohmann::json &config, const char *key,
+               std::optional<int64_t> fallback = std::nullopt);
 
 /// Reads and parses DIR/NAME; throws llmc::Error naming the file.
 nlohmann::json readJson(const std::string &dir, const std::string &name);

@@ -20,15 +20,6 @@ using weights::DType;
 
 namespace {
 
-int64_t intOf(const json &config, const char *key, int64_t fallback) {
-  auto it = config.find(key);
-  if (it == config.end() || it->is_null())
-    return fallback;
-  if (!it->is_number_integer())
-    throw Error(std::string("config.json: '") + key + "' must be an integer");
-  return it->get<int64_t>();
-}
-
 /// Rows [parity, parity + 2, ...) of each expert of an MXFP4 tensor
 /// [E, R, K], as ggml blocks (stride 2) or all rows (stride 1).
 std::vector<uint8_t> ggmlRows(const weights::TensorRef &t, int64_t stride,
@@ -78,7 +69,6 @@ std::vector<float> transposeExperts(const std::vector<float> &v, int64_t E,
 } // namespace
 
 void gptOssMetadata(const json &config, weights::GGUFWriter &out) {
-  const int64_t layers = intOf(config, "num_hidden_layers", 0);
   // llama.cpp's gpt-oss slides on even layers (a pattern of 2).
   if (auto it = config.find("layer_types");
       it != config.end() && it->is_array())
@@ -88,27 +78,26 @@ void gptOssMetadata(const json &config, weights::GGUFWriter &out) {
                     "] breaks the alternation llama.cpp's gpt-oss assumes "
                     "(sliding, full, ...); a GGUF cannot carry it");
   out.addU32("gpt-oss.expert_count",
-             static_cast<uint32_t>(intOf(config, "num_local_experts", 128)));
+             static_cast<uint32_t>(intKey(config, "num_local_experts", 128)));
   out.addU32(
       "gpt-oss.expert_used_count",
-      static_cast<uint32_t>(intOf(config, "num_experts_per_tok",
-                                  intOf(config, "experts_per_token", 4))));
+      static_cast<uint32_t>(intKey(config, "num_experts_per_tok",
+                                   intKey(config, "experts_per_token", 4))));
   out.addU32("gpt-oss.expert_feed_forward_length",
-             static_cast<uint32_t>(intOf(config, "intermediate_size", 0)));
+             static_cast<uint32_t>(intKey(config, "intermediate_size", 0)));
   out.addU32("gpt-oss.attention.sliding_window",
-             static_cast<uint32_t>(intOf(config, "sliding_window", 128)));
+             static_cast<uint32_t>(intKey(config, "sliding_window", 128)));
   if (config.value("swiglu_limit", 7.0) != 7.0)
     throw Error("config.json: swiglu_limit is not 7, which llama.cpp's "
                 "gpt-oss assumes; a GGUF cannot carry it");
-  (void)layers;
 }
 
 void convertGptOssExperts(const weights::Checkpoint &ck, const json &config,
                           DType type, weights::GGUFWriter &out) {
-  const int64_t layers = intOf(config, "num_hidden_layers", 0);
-  const int64_t E = intOf(config, "num_local_experts", 128);
-  const int64_t ff = intOf(config, "intermediate_size", 0);
-  const int64_t h = intOf(config, "hidden_size", 0);
+  const int64_t layers = intKey(config, "num_hidden_layers", 0);
+  const int64_t E = intKey(config, "num_local_experts", 128);
+  const int64_t ff = intKey(config, "intermediate_size", 0);
+  const int64_t h = intKey(config, "hidden_size", 0);
   for (int64_t l = 0; l < layers; ++l) {
     const std::string hf = "model.layers." + std::to_string(l) + ".mlp.";
     const std::string blk = "blk." + std::to_string(l) + ".";

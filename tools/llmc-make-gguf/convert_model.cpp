@@ -63,13 +63,6 @@ Arch archOf(const json &config) {
               "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM)");
 }
 
-int64_t intKey(const json &config, const char *key) {
-  auto it = config.find(key);
-  if (it == config.end() || !it->is_number_integer())
-    throw Error(std::string("config.json: '") + key + "' must be an integer");
-  return it->get<int64_t>();
-}
-
 double floatKey(const json &config, const char *key, double dflt) {
   auto it = config.find(key);
   if (it == config.end() || it->is_null())
@@ -588,6 +581,16 @@ void convertExperts(const weights::Checkpoint &ck, const json &config,
 }
 
 } // namespace
+
+int64_t intKey(const json &config, const char *key,
+               std::optional<int64_t> fallback) {
+  auto it = config.find(key);
+  if (fallback && (it == config.end() || it->is_null()))
+    return *fallback;
+  if (it == config.end() || !it->is_number_integer())
+    throw Error(std::string("config.json: '") + key + "' must be an integer");
+  return it->get<int64_t>();
+}
 
 json readJson(const std::string &dir, const std::string &name) {
   std::string path = (fs::path(dir) / name).string();
