@@ -99,21 +99,20 @@ Checkpoint Checkpoint::open(const std::string &dir) {
   return ck;
 }
 
-void Checkpoint::joinMxfp4Pairs() {
+std::vector<std::unique_ptr<TensorRef>> joinMxfp4Pairs(
+    const std::map<std::string, const TensorRef *, std::less<>> &byName) {
   const std::string suffix = "_blocks";
-  std::vector<std::pair<const TensorRef *, const TensorRef *>> pairs;
-  for (const auto &[name, t] : byName_) {
+  std::vector<std::unique_ptr<TensorRef>> joined;
+  for (const auto &[name, blocks] : byName) {
     if (name.size() <= suffix.size() ||
         name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
       continue;
     const std::string base = name.substr(0, name.size() - suffix.size());
-    const TensorRef *scales = find(base + "_scales");
-    if (!scales)
-      throw Error("tensor '" + name + "' in " + t->file + " has no '" + base +
-                  "_scales' beside it (MXFP4 blocks need their scales)");
-    pairs.emplace_back(t, scales);
-  }
-  for (auto [blocks, scales] : pairs) {
+    auto it = byName.find(base + "_scales");
+    if (it == byName.end())
+      throw Error("tensor '" + name + "' in " + blocks->file + " has no '" +
+                  base + "_scales' beside it (MXFP4 blocks need their scales)");
+    const TensorRef *scales = it->second;
     const std::string both = "tensors '" + blocks->name + "' " +
                              shapeString(blocks->shape) + " and '" +
                              scales->name + "' " + shapeString(scales->shape);
@@ -129,8 +128,11 @@ void Checkpoint::joinMxfp4Pairs() {
         !std::equal(ss.begin(), ss.end(), bs.begin()))
       throw Error(both + ": MXFP4 scales must hold one byte per block (the "
                          "blocks' shape without its last dimension)");
+    if (scales->nbytes != dtypeBytes(DType::U8, scales->numElements()))
+      throw Error(both + ": the scales hold " + std::to_string(scales->nbytes) +
+                  " bytes");
     auto t = std::make_unique<TensorRef>();
-    t->name = blocks->name.substr(0, blocks->name.size() - 7);
+    t->name = base;
     t->dtype = DType::MXFP4;
     t->shape.assign(ss.begin(), ss.end());
     t->shape.back() *= 32;
@@ -138,13 +140,17 @@ void Checkpoint::joinMxfp4Pairs() {
     t->nbytes = blocks->nbytes;
     t->scales = scales->data;
     t->file = blocks->file;
-    if (scales->nbytes != dtypeBytes(DType::U8, scales->numElements()))
-      throw Error(both + ": the scales hold " + std::to_string(scales->nbytes) +
-                  " bytes");
     checkMxfp4(*t);
-    if (!byName_.emplace(t->name, t.get()).second)
-      throw Error(both + ": the checkpoint also holds a tensor '" + t->name +
-                  "'");
+    if (byName.count(base))
+      throw Error(both + ": the checkpoint also holds a tensor '" + base + "'");
+    joined.push_back(std::move(t));
+  }
+  return joined;
+}
+
+void Checkpoint::joinMxfp4Pairs() {
+  for (auto &t : weights::joinMxfp4Pairs(byName_)) {
+    byName_.emplace(t->name, t.get());
     joined_.push_back(std::move(t));
   }
 }

@@ -55,6 +55,14 @@ private:
 /// DIR/model.safetensors.index.json (each listed file must exist and hold the
 /// tensors mapped to it; a tensor in two shards is an error). A path to a
 /// single .safetensors file is accepted too.
+/// The tensors Hugging Face's MXFP4 pairs among `byName` stand for: each
+/// `X_blocks` (uint8 [.., G, 16]) with its `X_scales` (uint8 [.., G]) as one
+/// MXFP4 tensor X [.., 32·G] (TensorRef::scales), pointing into theirs.
+/// Throws llmc::Error naming both tensors for a pair that does not fit
+/// (a scale byte of 255 included).
+std::vector<std::unique_ptr<TensorRef>> joinMxfp4Pairs(
+    const std::map<std::string, const TensorRef *, std::less<>> &byName);
+
 class Checkpoint {
 public:
   /// Each pair `X_blocks` + `X_scales` (uint8, Hugging Face's MXFP4) is
