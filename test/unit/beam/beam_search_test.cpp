@@ -543,6 +543,30 @@ TEST_F(MoeBeamTest, ParallelSamplesEqualSingleRuns) {
   }
 }
 
+// gpt-oss (MXFP4 experts, sinks, a sliding layer): --n samples batched are
+// each sample run alone. (No beam reference ships with that checkpoint.)
+class GptOssSamplesTest : public test::CompiledPlanTest<GptOssSamplesTest> {
+public:
+  static constexpr const char *kModel = "gpt-oss-mxfp4";
+};
+
+TEST_F(GptOssSamplesTest, ParallelSamplesEqualSingleRuns) {
+  std::vector<std::string> backends = {"ref"};
+  if (const LoadedBackend *cpu = registry_->find("cpu"); cpu && cpu->usable())
+    backends.push_back("cpu");
+  for (const std::string &backend : backends) {
+    SCOPED_TRACE(backend);
+    EngineOptions o;
+    o.backend = backend;
+    o.threads = 1;
+    o.blockSize = 4;
+    o.contextLength = 64;
+    o.maxSequences = 8;
+    Engine e(*plan_, *registry_, o);
+    expectParallelSamplesEqualSingleRuns(e);
+  }
+}
+
 TEST_F(BeamTest, GreedyParallelSamplesAgree) {
   auto e = engine();
   GenerateOptions g;
