@@ -8,7 +8,8 @@
 #      ref; the MoE gating, expert linears and combine too)
 #   3. every test/data/models checkpoint: llmc compile --target cuda, then
 #      llmc run --backend cuda --prompt-ids ... --dump-logits for each
-#      reference prompt: f32 logits within 2e-4 and the exact greedy tokens;
+#      reference prompt (gpt-oss-mxfp4 among them: MXFP4, sinks, YaRN): f32
+#      logits within 2e-4 and the exact greedy tokens;
 #      bf16 logits within 0.1
 #   4. compute-sanitizer memcheck on one model's run
 #   5. a random Llama-shaped ~1.1B checkpoint (bf16): llmc bench at batch

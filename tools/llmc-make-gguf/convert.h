@@ -18,7 +18,7 @@ namespace llmc::make_gguf {
 /// writes an MoE's experts one tensor each (llama.cpp's older layout)
 /// rather than stacked.
 void convertModel(const std::string &dir, const nlohmann::json &config,
-                  weights::DType type, bool perExpert,
+                  weights::DType type, bool perExpert, bool fusedGateUp,
                   weights::GGUFWriter &out);
 
 /// tokenizer.ggml.* keys from tokenizer.json (BPE) or tokenizer.model
@@ -30,9 +30,11 @@ void convertTokenizer(const std::string &dir, const nlohmann::json &config,
 /// gate_up_proj split into ffn_gate_exps / ffn_up_exps, MXFP4 blocks moved
 /// into ggml's layout as they are (convert_gpt_oss.cpp).
 void gptOssMetadata(const nlohmann::json &config, weights::GGUFWriter &out);
+/// `fusedGateUp`: gate and up as one ffn_gate_up_exps (gate rows, then up
+/// rows, per expert), as newer llama.cpp also reads them.
 void convertGptOssExperts(const weights::Checkpoint &ck,
                           const nlohmann::json &config, weights::DType type,
-                          weights::GGUFWriter &out);
+                          bool fusedGateUp, weights::GGUFWriter &out);
 
 /// config.json's integer `key`, or `fallback` when it is absent or null;
 /// throws naming the key otherwise.

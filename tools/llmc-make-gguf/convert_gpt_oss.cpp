@@ -20,33 +20,28 @@ using weights::DType;
 
 namespace {
 
-/// Rows [parity, parity + 2, ...) of each expert of an MXFP4 tensor
-/// [E, R, K], as ggml blocks (stride 2) or all rows (stride 1).
-std::vector<uint8_t> ggmlRows(const weights::TensorRef &t, int64_t stride,
-                              int64_t parity) {
-  const int64_t E = t.shape[0], R = t.shape[1], blocksPerRow = t.shape[2] / 32;
-  std::vector<uint8_t> out;
-  out.reserve(size_t(E * (R / stride) * blocksPerRow * 17));
-  for (int64_t e = 0; e < E; ++e)
-    for (int64_t r = parity; r < R; r += stride)
-      for (int64_t b = 0; b < blocksPerRow; ++b) {
-        uint8_t codes[16], scale, block[17];
-        weights::mxfp4Block(t, (e * R + r) * blocksPerRow + b, codes, scale);
-        weights::toGgmlMxfp4Block(codes, scale, block);
-        out.insert(out.end(), block, block + 17);
-      }
-  return out;
+/// Appends rows [parity, parity + 2, ...) (stride 2) or all rows (stride 1)
+/// of expert e of an MXFP4 tensor [E, R, K] to `out` as ggml blocks.
+void appendGgmlRows(const weights::TensorRef &t, int64_t e, int64_t stride,
+                    int64_t parity, std::vector<uint8_t> &out) {
+  const int64_t R = t.shape[1], blocksPerRow = t.shape[2] / 32;
+  for (int64_t r = parity; r < R; r += stride)
+    for (int64_t b = 0; b < blocksPerRow; ++b) {
+      uint8_t codes[16], scale, block[17];
+      weights::mxfp4Block(t, (e * R + r) * blocksPerRow + b, codes, scale);
+      weights::toGgmlMxfp4Block(codes, scale, block);
+      out.insert(out.end(), block, block + 17);
+    }
 }
 
-/// Columns [parity, parity + 2, ...) of each row of f32 [rows, cols].
-std::vector<float> everyOther(const std::vector<float> &v, int64_t rows,
-                              int64_t cols, int64_t parity) {
-  std::vector<float> out;
-  out.reserve(size_t(rows * cols / 2));
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = parity; c < cols; c += 2)
-      out.push_back(v[size_t(r * cols + c)]);
-  return out;
+/// The GGUF tensors gate_up_proj becomes: gate (its even rows) and up (the
+/// odd ones) apart, or fused as ffn_gate_up_exps (gate rows, then up rows,
+/// per expert), each with the row parities it takes in order.
+std::vector<std::pair<std::string, std::vector<int64_t>>>
+gateUpTensors(bool fused) {
+  if (fused)
+    return {{"ffn_gate_up_exps", {0, 1}}};
+  return {{"ffn_gate_exps", {0}}, {"ffn_up_exps", {1}}};
 }
 
 std::vector<float> floats(const weights::TensorRef &t) {
@@ -93,7 +88,8 @@ void gptOssMetadata(const json &config, weights::GGUFWriter &out) {
 }
 
 void convertGptOssExperts(const weights::Checkpoint &ck, const json &config,
-                          DType type, weights::GGUFWriter &out) {
+                          DType type, bool fusedGateUp,
+                          weights::GGUFWriter &out) {
   const int64_t layers = intKey(config, "num_hidden_layers", 0);
   const int64_t E = intKey(config, "num_local_experts", 128);
   const int64_t ff = intKey(config, "intermediate_size", 0);
@@ -117,37 +113,46 @@ void convertGptOssExperts(const weights::Checkpoint &ck, const json &config,
                     std::to_string(h) + "] and down_proj [" +
                     std::to_string(E) + ", " + std::to_string(h) + ", " +
                     std::to_string(ff) + "]");
-      for (int64_t parity : {0, 1}) {
-        std::vector<uint8_t> rows = ggmlRows(gu, 2, parity);
-        out.addTensorBytes(blk + (parity ? "ffn_up_exps" : "ffn_gate_exps") +
-                               ".weight",
-                           {E, ff, h}, DType::MXFP4, rows.data(), rows.size());
+      for (const auto &[name, parities] : gateUpTensors(fusedGateUp)) {
+        std::vector<uint8_t> rows;
+        for (int64_t e = 0; e < E; ++e)
+          for (int64_t parity : parities)
+            appendGgmlRows(gu, e, 2, parity, rows);
+        out.addTensorBytes(blk + name + ".weight",
+                           {E, int64_t(parities.size()) * ff, h}, DType::MXFP4,
+                           rows.data(), rows.size());
       }
-      std::vector<uint8_t> d = ggmlRows(down, 1, 0);
+      std::vector<uint8_t> d;
+      for (int64_t e = 0; e < E; ++e)
+        appendGgmlRows(down, e, 1, 0, d);
       out.addTensorBytes(blk + "ffn_down_exps.weight", {E, h, ff}, DType::MXFP4,
                          d.data(), d.size());
     } else {
       // Hugging Face's unquantized form: each expert [in, out].
       std::vector<float> t = transposeExperts(floats(gu), E, h, 2 * ff);
-      for (int64_t parity : {0, 1}) {
+      for (const auto &[name, parities] : gateUpTensors(fusedGateUp)) {
         std::vector<float> rows;
         for (int64_t e = 0; e < E; ++e)
-          for (int64_t r = parity; r < 2 * ff; r += 2)
-            rows.insert(rows.end(), t.begin() + (e * 2 * ff + r) * h,
-                        t.begin() + (e * 2 * ff + r + 1) * h);
-        out.addTensor(blk + (parity ? "ffn_up_exps" : "ffn_gate_exps") +
-                          ".weight",
-                      {E, ff, h}, rows.data(), type);
+          for (int64_t parity : parities)
+            for (int64_t r = parity; r < 2 * ff; r += 2)
+              rows.insert(rows.end(), t.begin() + (e * 2 * ff + r) * h,
+                          t.begin() + (e * 2 * ff + r + 1) * h);
+        out.addTensor(blk + name + ".weight",
+                      {E, int64_t(parities.size()) * ff, h}, rows.data(), type);
       }
       std::vector<float> d = transposeExperts(floats(down), E, ff, h);
       out.addTensor(blk + "ffn_down_exps.weight", {E, h, ff}, d.data(), type);
     }
     const std::vector<float> guBias =
         floats(need(hf + "experts.gate_up_proj_bias"));
-    for (int64_t parity : {0, 1}) {
-      std::vector<float> b = everyOther(guBias, E, 2 * ff, parity);
-      out.addTensor(blk + (parity ? "ffn_up_exps" : "ffn_gate_exps") + ".bias",
-                    {E, ff}, b.data(), DType::F32);
+    for (const auto &[name, parities] : gateUpTensors(fusedGateUp)) {
+      std::vector<float> b;
+      for (int64_t e = 0; e < E; ++e)
+        for (int64_t parity : parities)
+          for (int64_t c = parity; c < 2 * ff; c += 2)
+            b.push_back(guBias[size_t(e * 2 * ff + c)]);
+      out.addTensor(blk + name + ".bias", {E, int64_t(parities.size()) * ff},
+                    b.data(), DType::F32);
     }
     std::vector<float> db = floats(need(hf + "experts.down_proj_bias"));
     out.addTensor(blk + "ffn_down_exps.bias", {E, h}, db.data(), DType::F32);

@@ -602,7 +602,7 @@ json readJson(const std::string &dir, const std::string &name) {
 }
 
 void convertModel(const std::string &dir, const json &config, DType type,
-                  bool perExpert, weights::GGUFWriter &out) {
+                  bool perExpert, bool fusedGateUp, weights::GGUFWriter &out) {
   Arch arch = archOf(config);
   const std::string &p = arch.name;
   std::string name = fs::path(dir).filename().string();
@@ -618,6 +618,8 @@ void convertModel(const std::string &dir, const json &config, DType type,
     phi3Metadata(config, out);
   else
     llamaMetadata(config, p, out);
+  if (fusedGateUp && !arch.gptOss)
+    throw Error("--fused-gate-up: only gpt-oss's experts are written fused");
   if (arch.gptOss) {
     if (perExpert)
       throw Error("--per-expert: llama.cpp's gpt-oss stacks its experts");
@@ -672,7 +674,7 @@ void convertModel(const std::string &dir, const json &config, DType type,
     out.addTensor(gg, shape, data.data(), storageFor(gg, shape, type));
   }
   if (arch.gptOss)
-    convertGptOssExperts(ck, config, type, out);
+    convertGptOssExperts(ck, config, type, fusedGateUp, out);
   else if (!arch.moePrefix.empty())
     convertExperts(ck, config, arch, type, perExpert, out);
   if (p == "phi3")

@@ -1,5 +1,5 @@
 // llmc-make-gguf MODEL_DIR -o OUT.gguf [--type f32|f16|bf16|q8_0|q4_0]
-//                [--per-expert]
+//                [--per-expert] [--fused-gate-up]
 #include "convert.h"
 
 #include "llmc/support/error.h"
@@ -32,11 +32,16 @@ int main(int argc, char **argv) {
   app.add_flag("--per-expert", perExpert,
                "write an MoE's experts one tensor each (ffn_gate.E.weight, "
                "llama.cpp's older layout) instead of stacked (*_exps)");
+  bool fusedGateUp = false;
+  app.add_flag("--fused-gate-up", fusedGateUp,
+               "gpt-oss: gate and up as one ffn_gate_up_exps (gate rows, then "
+               "up rows, per expert) instead of ffn_gate_exps + ffn_up_exps");
   CLI11_PARSE(app, argc, argv);
   try {
     nlohmann::json config = make_gguf::readJson(dir, "config.json");
     weights::GGUFWriter writer;
-    make_gguf::convertModel(dir, config, types.at(type), perExpert, writer);
+    make_gguf::convertModel(dir, config, types.at(type), perExpert, fusedGateUp,
+                            writer);
     make_gguf::convertTokenizer(dir, config, writer);
     writer.write(out);
   } catch (const Error &e) {

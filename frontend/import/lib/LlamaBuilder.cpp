@@ -43,9 +43,19 @@ GraphBuilder::Experts gptOssExperts(GraphBuilder &g, const ModelConfig &c,
   x.routerBias =
       g.param(n.layer(i, "mlp.router.bias", "ffn_gate_inp.bias"), {e});
   if (n.naming == TensorNaming::GGUF) {
-    // llama.cpp's layout: gate and up stacked apart (packed here, gate
-    // first), biases [E, I] each.
+    // llama.cpp's layouts: gate and up fused (ffn_gate_up_exps, gate rows
+    // then up rows) or stacked apart (packed here, gate first), with
+    // biases alike.
     x.interleaved = false;
+    x.down = g.expertParam(n.layer(i, "", "ffn_down_exps.weight"), e, h, ff);
+    x.downBias = g.param(n.layer(i, "", "ffn_down_exps.bias"), {e, h});
+    const std::string fused = n.layer(i, "", "ffn_gate_up_exps.weight");
+    if (g.hasWeight(fused)) {
+      x.gateUp = g.expertParam(fused, e, 2 * ff, h);
+      x.gateUpBias =
+          g.param(n.layer(i, "", "ffn_gate_up_exps.bias"), {e, 2 * ff});
+      return x;
+    }
     auto both = [&](const char *suffix) {
       return std::vector<std::string>{
           n.layer(i, "", (std::string("ffn_gate_exps.") + suffix).c_str()),
@@ -53,8 +63,6 @@ GraphBuilder::Experts gptOssExperts(GraphBuilder &g, const ModelConfig &c,
     };
     x.gateUp = g.packedExpertParam(both("weight"), e, ff, h);
     x.gateUpBias = g.packedExpertParam(both("bias"), e, 0, ff);
-    x.down = g.expertParam(n.layer(i, "", "ffn_down_exps.weight"), e, h, ff);
-    x.downBias = g.param(n.layer(i, "", "ffn_down_exps.bias"), {e, h});
     return x;
   }
   const std::string gateUp = n.layer(i, "mlp.experts.gate_up_proj", "");
