@@ -502,26 +502,35 @@ TEST_F(BeamTest, ParallelSamplesEqualSingleRuns) {
 // choose experts together, and fork the prompt's blocks.
 //===----------------------------------------------------------------------===//
 
+/// ref, and cpu where this machine runs it.
+std::vector<std::string> refAndCpu(const BackendRegistry &registry) {
+  std::vector<std::string> out = {"ref"};
+  if (const LoadedBackend *cpu = registry.find("cpu"); cpu && cpu->usable())
+    out.push_back("cpu");
+  return out;
+}
+
+/// A batch of 8 sequences of 64 tokens in blocks of 4, one thread.
+std::unique_ptr<Engine> smallEngine(const Plan &plan,
+                                    const BackendRegistry &registry,
+                                    const std::string &backend) {
+  EngineOptions o;
+  o.backend = backend;
+  o.threads = 1;
+  o.blockSize = 4;
+  o.contextLength = 64;
+  o.maxSequences = 8;
+  return std::make_unique<Engine>(plan, registry, o);
+}
+
 class MoeBeamTest : public test::CompiledPlanTest<MoeBeamTest> {
 public:
   static constexpr const char *kModel = "qwen3-moe";
 
 protected:
-  /// ref, and cpu where this machine runs it.
-  static std::vector<std::string> backends() {
-    std::vector<std::string> out = {"ref"};
-    if (const LoadedBackend *cpu = registry_->find("cpu"); cpu && cpu->usable())
-      out.push_back("cpu");
-    return out;
-  }
+  static std::vector<std::string> backends() { return refAndCpu(*registry_); }
   static std::unique_ptr<Engine> engine(const std::string &backend) {
-    EngineOptions o;
-    o.backend = backend;
-    o.threads = 1;
-    o.blockSize = 4;
-    o.contextLength = 64;
-    o.maxSequences = 8;
-    return std::make_unique<Engine>(*plan_, *registry_, o);
+    return smallEngine(*plan_, *registry_, backend);
   }
 };
 
@@ -551,19 +560,10 @@ public:
 };
 
 TEST_F(GptOssSamplesTest, ParallelSamplesEqualSingleRuns) {
-  std::vector<std::string> backends = {"ref"};
-  if (const LoadedBackend *cpu = registry_->find("cpu"); cpu && cpu->usable())
-    backends.push_back("cpu");
-  for (const std::string &backend : backends) {
+  for (const std::string &backend : refAndCpu(*registry_)) {
     SCOPED_TRACE(backend);
-    EngineOptions o;
-    o.backend = backend;
-    o.threads = 1;
-    o.blockSize = 4;
-    o.contextLength = 64;
-    o.maxSequences = 8;
-    Engine e(*plan_, *registry_, o);
-    expectParallelSamplesEqualSingleRuns(e);
+    expectParallelSamplesEqualSingleRuns(
+        *smallEngine(*plan_, *registry_, backend));
   }
 }
 
