@@ -191,6 +191,35 @@ std::vector<std::string> stops(const json &body) {
   return out;
 }
 
+/// A list of token ids in the vocabulary, or a 400 naming `field`.
+std::vector<int32_t> tokenIds(const json &p, const char *field,
+                              const ModelInfo &m) {
+  if (!p.is_array())
+    badField(field, "a list of token ids", p);
+  std::vector<int32_t> ids;
+  for (const json &id : p) {
+    if (!id.is_number_integer())
+      throw ApiError(400,
+                     "'" + std::string(field) +
+                         "' must be a string or a list of token ids "
+                         "(one prompt per request), got " +
+                         show(p),
+                     field);
+    int64_t v = id.is_number_unsigned()
+                    ? static_cast<int64_t>(std::min<uint64_t>(
+                          id.get<uint64_t>(), uint64_t(INT64_MAX)))
+                    : id.get<int64_t>();
+    if (v < 0 || v >= m.vocabSize)
+      throw ApiError(400,
+                     "'" + std::string(field) + "' token id " +
+                         std::to_string(v) + " is outside the vocabulary [0, " +
+                         std::to_string(m.vocabSize) + ")",
+                     field);
+    ids.push_back(static_cast<int32_t>(v));
+  }
+  return ids;
+}
+
 std::vector<int32_t> completionPrompt(const json &body, const ModelInfo &m,
                                       std::string &text) {
   if (!body.contains("prompt"))
@@ -209,26 +238,7 @@ std::vector<int32_t> completionPrompt(const json &body, const ModelInfo &m,
     return m.tokenizer->encode(text, /*addSpecial=*/true);
   }
   if (p.is_array()) {
-    std::vector<int32_t> ids;
-    for (const json &id : p) {
-      if (!id.is_number_integer())
-        throw ApiError(400,
-                       "'prompt' must be a string or a list of token ids "
-                       "(one prompt per request), got " +
-                           show(p),
-                       "prompt");
-      int64_t v = id.is_number_unsigned()
-                      ? static_cast<int64_t>(std::min<uint64_t>(
-                            id.get<uint64_t>(), uint64_t(INT64_MAX)))
-                      : id.get<int64_t>();
-      if (v < 0 || v >= m.vocabSize)
-        throw ApiError(400,
-                       "'prompt' token id " + std::to_string(v) +
-                           " is outside the vocabulary [0, " +
-                           std::to_string(m.vocabSize) + ")",
-                       "prompt");
-      ids.push_back(static_cast<int32_t>(v));
-    }
+    std::vector<int32_t> ids = tokenIds(p, "prompt", m);
     if (m.tokenizer)
       text = m.tokenizer->decode(ids);
     return ids;
@@ -270,31 +280,116 @@ structuredOutput(const json &body, const ModelInfo &m) {
   }
 }
 
-} // namespace
-
-ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
-                           const ModelInfo &m) {
+/// A request body: a JSON object, or a 400.
+json parseBody(const std::string &text) {
   json body = json::parse(text, nullptr, false);
   if (body.is_discarded())
     throw ApiError(400, "the request body is not valid JSON");
   if (!body.is_object())
     throw ApiError(400,
                    "the request body must be a JSON object, got " + show(body));
+  return body;
+}
+
+/// The body's `model`, checked to be this server's (404 otherwise).
+std::string checkedModel(const json &body, const ModelInfo &m) {
+  if (!has(body, "model"))
+    return m.name;
+  if (!body["model"].is_string())
+    badField("model", "a string", body["model"]);
+  std::string name = body["model"].get<std::string>();
+  if (name != m.name)
+    throw ApiError(404,
+                   "The model '" + name +
+                       "' does not exist (this "
+                       "server serves '" +
+                       m.name + "')",
+                   "model", "invalid_request_error", "model_not_found");
+  return name;
+}
+
+/// The chat template's rendering of the body's messages (tools and
+/// documents too). `text` is the raw body: the template sees integers
+/// beyond 64 bits digit for digit, as Python's json.loads gives them.
+std::string renderedChat(const std::string &text, const json &body,
+                         const ModelInfo &m, bool addGenerationPrompt) {
+  if (!m.chatTemplate)
+    throw ApiError(400,
+                   "this model has no chat template (start the server "
+                   "with --chat-template FILE)",
+                   "messages");
+  json reparsed;
+  const json &ctx = tmpl::mayHoldBigIntegers(text)
+                        ? (reparsed = tmpl::parseContextJson(text))
+                        : body;
+  json messages = checkedMessages(ctx);
+  json tools = has(ctx, "tools") ? ctx["tools"] : json(nullptr);
+  json documents = has(ctx, "documents") ? ctx["documents"] : json(nullptr);
+  if (!tools.is_null() && !tools.is_array())
+    badField("tools", "a list", tools);
+  if (!documents.is_null() && !documents.is_array())
+    badField("documents", "a list", documents);
+  try {
+    return m.chatTemplate->render(messages, tools, documents,
+                                  addGenerationPrompt);
+  } catch (const Error &e) {
+    throw ApiError(400, e.what(), "messages");
+  }
+}
+
+} // namespace
+
+json tokenize(const std::string &text, const ModelInfo &m) {
+  json body = parseBody(text);
+  checkedModel(body, m);
+  if (!m.tokenizer)
+    throw ApiError(400, "this model has no tokenizer");
+  std::vector<int32_t> ids;
+  if (has(body, "messages")) {
+    if (has(body, "prompt"))
+      throw ApiError(400, "give either 'prompt' or 'messages', not both",
+                     "prompt");
+    ids = m.tokenizer->encode(
+        renderedChat(text, body, m,
+                     boolean(body, "add_generation_prompt", true)),
+        /*addSpecial=*/false);
+  } else {
+    if (!has(body, "prompt"))
+      throw ApiError(400, "'prompt' (or 'messages') is required", "prompt");
+    if (!body["prompt"].is_string())
+      badField("prompt", "a string", body["prompt"]);
+    ids = m.tokenizer->encode(body["prompt"].get<std::string>(),
+                              boolean(body, "add_special_tokens", true));
+  }
+  json out = {{"count", ids.size()},
+              {"max_model_len", m.contextLength},
+              {"tokens", ids}};
+  if (boolean(body, "return_token_strs", false)) {
+    json strs = json::array();
+    for (int32_t id : ids)
+      strs.push_back(m.tokenizer->tokenText(id));
+    out["token_strs"] = std::move(strs);
+  }
+  return out;
+}
+
+json detokenize(const std::string &text, const ModelInfo &m) {
+  json body = parseBody(text);
+  checkedModel(body, m);
+  if (!m.tokenizer)
+    throw ApiError(400, "this model has no tokenizer");
+  if (!has(body, "tokens"))
+    throw ApiError(400, "'tokens' is required", "tokens");
+  return {
+      {"prompt", m.tokenizer->decode(tokenIds(body["tokens"], "tokens", m))}};
+}
+
+ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
+                           const ModelInfo &m) {
+  json body = parseBody(text);
   ParsedRequest r;
   r.endpoint = endpoint;
-  r.model = m.name;
-  if (has(body, "model")) {
-    if (!body["model"].is_string())
-      badField("model", "a string", body["model"]);
-    r.model = body["model"].get<std::string>();
-    if (r.model != m.name)
-      throw ApiError(404,
-                     "The model '" + r.model +
-                         "' does not exist (this "
-                         "server serves '" +
-                         m.name + "')",
-                     "model", "invalid_request_error", "model_not_found");
-  }
+  r.model = checkedModel(body, m);
 
   RequestOptions &o = r.options;
   sample::SamplingParams &p = o.sampling;
@@ -334,30 +429,7 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
   r.speculative = boolean(body, "speculative", true);
 
   if (endpoint == Endpoint::Chat) {
-    if (!m.chatTemplate)
-      throw ApiError(400,
-                     "this model has no chat template (start the server "
-                     "with --chat-template FILE)",
-                     "messages");
-    // The template sees integers beyond 64 bits digit for digit, as
-    // Python's json.loads would give them to transformers.
-    json reparsed;
-    const json &ctx = tmpl::mayHoldBigIntegers(text)
-                          ? (reparsed = tmpl::parseContextJson(text))
-                          : body;
-    json messages = checkedMessages(ctx);
-    json tools = has(ctx, "tools") ? ctx["tools"] : json(nullptr);
-    json documents = has(ctx, "documents") ? ctx["documents"] : json(nullptr);
-    if (!tools.is_null() && !tools.is_array())
-      badField("tools", "a list", tools);
-    if (!documents.is_null() && !documents.is_array())
-      badField("documents", "a list", documents);
-    std::string rendered;
-    try {
-      rendered = m.chatTemplate->render(messages, tools, documents, true);
-    } catch (const Error &e) {
-      throw ApiError(400, e.what(), "messages");
-    }
+    const std::string rendered = renderedChat(text, body, m, true);
     r.prompt = m.tokenizer->encode(rendered, /*addSpecial=*/false);
     if (boolean(body, "logprobs", false))
       r.logprobs =

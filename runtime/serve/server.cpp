@@ -218,6 +218,24 @@ void Server::Impl::routes() {
             [this](const httplib::Request &req, httplib::Response &res) {
               handleGenerate(api::Endpoint::Chat, req, res);
             });
+  // vLLM's tokenizer endpoints (no generation, no queue).
+  for (const char *path : {"/tokenize", "/detokenize"}) {
+    const bool encode = std::string(path) == "/tokenize";
+    http.Post(path, [this, encode](const httplib::Request &req,
+                                   httplib::Response &res) {
+      if (!authorized(req, res))
+        return;
+      try {
+        res.set_content(
+            (encode ? api::tokenize(req.body, model)
+                    : api::detokenize(req.body, model))
+                .dump(-1, ' ', false, json::error_handler_t::replace),
+            "application/json");
+      } catch (const ApiError &e) {
+        sendError(res, e);
+      }
+    });
+  }
   http.Get("/v1/models", [this](const httplib::Request &req,
                                 httplib::Response &res) {
     if (!authorized(req, res))

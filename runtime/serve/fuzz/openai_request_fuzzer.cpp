@@ -31,5 +31,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } catch (const llmc::api::ApiError &) {
     }
   }
+  for (auto endpoint : {llmc::api::tokenize, llmc::api::detokenize}) {
+    try {
+      endpoint(body, model);
+    } catch (const llmc::api::ApiError &) {
+    }
+  }
   return 0;
 }

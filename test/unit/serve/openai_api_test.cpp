@@ -235,6 +235,50 @@ TEST_F(OpenAiApi, ResponseShapes) {
   EXPECT_EQ(u["usage"]["completion_tokens"], 2);
 }
 
+// /tokenize and /detokenize (vLLM's): a prompt or the chat template's
+// rendering of messages, ids back to text, each bad field named.
+TEST_F(OpenAiApi, TokenizeAndDetokenize) {
+  auto t = tokenize(R"({"prompt": "hi!", "return_token_strs": true})", model);
+  EXPECT_EQ(t["count"], 3);
+  EXPECT_EQ(t["max_model_len"], 64);
+  EXPECT_EQ(t["tokens"], nlohmann::json({'h', 'i', '!'}));
+  EXPECT_EQ(t["token_strs"][2], "!");
+  EXPECT_FALSE(tokenize(R"({"prompt": "x"})", model).contains("token_strs"));
+  t = tokenize(R"({"messages": [{"role": "user", "content": "yo"}]})", model);
+  std::vector<int32_t> want;
+  for (char c : std::string("user:yo|A:"))
+    want.push_back(c);
+  EXPECT_EQ(t["tokens"], nlohmann::json(want));
+  t = tokenize(R"({"messages": [{"role": "user", "content": "yo"}],
+                   "add_generation_prompt": false})",
+               model);
+  EXPECT_EQ(t["count"], 8);
+  EXPECT_EQ(
+      detokenize(R"({"model": "tiny", "tokens": [104, 105]})", model)["prompt"],
+      "hi");
+  auto err = [&](bool encode, const std::string &body) {
+    try {
+      encode ? tokenize(body, model) : detokenize(body, model);
+    } catch (const ApiError &e) {
+      return e;
+    }
+    ADD_FAILURE() << "accepted: " << body;
+    return ApiError(0, "");
+  };
+  EXPECT_EQ(err(true, "{").message, "the request body is not valid JSON");
+  EXPECT_EQ(err(true, "{}").param, "prompt");
+  EXPECT_EQ(err(true, R"({"prompt": 3})").param, "prompt");
+  EXPECT_EQ(err(true, R"({"prompt": "a", "messages": []})").param, "prompt");
+  EXPECT_EQ(err(true, R"({"messages": []})").param, "messages");
+  EXPECT_EQ(err(true, R"({"prompt": "a", "model": "other"})").status, 404);
+  EXPECT_EQ(err(false, "{}").param, "tokens");
+  ApiError e = err(false, R"({"tokens": [104, 256]})");
+  EXPECT_EQ(e.param, "tokens");
+  EXPECT_THAT(e.message, HasSubstr("token id 256 is outside the vocabulary"));
+  EXPECT_EQ(err(false, R"({"tokens": "hi"})").param, "tokens");
+  EXPECT_EQ(err(false, R"({"tokens": [1.5]})").param, "tokens");
+}
+
 // gpt-oss: the analysis channel is reasoning_content, the final one content,
 // whole and streamed (the tokenizer fixture's vocabulary is cut: the texts
 // are compared as it round-trips them). The template's <|end|> does not end

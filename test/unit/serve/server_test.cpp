@@ -212,6 +212,20 @@ TEST_F(ServerTest, CompletionChatModelsHealth) {
   auto h = client().Get("/health");
   ASSERT_TRUE(h);
   EXPECT_EQ(h->status, 200);
+  // vLLM's tokenizer endpoints, and their 400s.
+  r = post("/tokenize", R"({"prompt": "hey"})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  j = json::parse(r->body);
+  EXPECT_EQ(j["count"], 3);
+  r = post("/detokenize", json{{"tokens", j["tokens"]}}.dump());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(json::parse(r->body)["prompt"], "hey");
+  r = post("/detokenize", R"({"tokens": [-1]})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(json::parse(r->body)["error"]["param"], "tokens");
 }
 
 TEST_F(ServerTest, ConcurrentStreamsEqualTheSameRequestsAlone) {

@@ -87,6 +87,14 @@ struct ParsedRequest {
 ParsedRequest parseRequest(Endpoint endpoint, const std::string &body,
                            const ModelInfo &model);
 
+/// POST /tokenize, as vLLM's: {"prompt", "add_special_tokens" (true)} or
+/// {"messages", "add_generation_prompt" (true)} -> {"count",
+/// "max_model_len", "tokens"} (and "token_strs" with "return_token_strs").
+/// POST /detokenize: {"tokens"} -> {"prompt"}. ApiError (400, 404 for
+/// another model) names the field.
+nlohmann::ordered_json tokenize(const std::string &body, const ModelInfo &m);
+nlohmann::ordered_json detokenize(const std::string &body, const ModelInfo &m);
+
 /// The response bodies. `id` like "cmpl-..." / "chatcmpl-...", `created`
 /// in Unix seconds.
 struct ResponseContext {
