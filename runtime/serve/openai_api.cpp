@@ -7,6 +7,7 @@
 #include "llmc/support/utf8.h"
 #include "llmc/template/jinja.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -308,6 +309,73 @@ std::string checkedModel(const json &body, const ModelInfo &m) {
   return name;
 }
 
+/// `tools` (OpenAI's: a non-empty list of {"type": "function", "function":
+/// {"name", ...}}) and `tool_choice`, checked. A choice the server cannot
+/// honour yet (`required`, a named function: the tool-calling issue) is
+/// refused rather than answered with free text.
+void checkTools(const json &body) {
+  std::vector<std::string> names;
+  if (has(body, "tools")) {
+    const json &tools = body["tools"];
+    if (!tools.is_array())
+      badField("tools", "a list", tools);
+    if (tools.empty())
+      throw ApiError(400, "'tools' must not be empty (leave it out instead)",
+                     "tools");
+    for (size_t i = 0; i < tools.size(); ++i) {
+      const json &t = tools[i];
+      const std::string where = "tools[" + std::to_string(i) + "]";
+      if (!t.is_object() || !t.contains("type") || t["type"] != "function")
+        throw ApiError(400, "'" + where + ".type' must be \"function\"",
+                       where + ".type");
+      if (!t.contains("function") || !t["function"].is_object() ||
+          !t["function"].contains("name") || !t["function"]["name"].is_string())
+        throw ApiError(400, "'" + where + ".function.name' must be a string",
+                       where + ".function.name");
+      names.push_back(t["function"]["name"].get<std::string>());
+    }
+  }
+  if (has(body, "parallel_tool_calls") &&
+      !body["parallel_tool_calls"].is_boolean())
+    badField("parallel_tool_calls", "a boolean", body["parallel_tool_calls"]);
+  if (!has(body, "tool_choice"))
+    return;
+  const json &choice = body["tool_choice"];
+  std::string named;
+  if (choice.is_object()) {
+    if (!choice.contains("function") || !choice["function"].is_object() ||
+        !choice["function"].contains("name") ||
+        !choice["function"]["name"].is_string())
+      badField("tool_choice",
+               "\"none\", \"auto\", \"required\" or {\"type\": \"function\", "
+               "\"function\": {\"name\": ...}}",
+               choice);
+    named = choice["function"]["name"].get<std::string>();
+  } else if (!choice.is_string() ||
+             (choice != "none" && choice != "auto" && choice != "required")) {
+    badField("tool_choice",
+             "\"none\", \"auto\", \"required\" or a named function", choice);
+  }
+  if (choice == "none")
+    return;
+  if (names.empty())
+    throw ApiError(400, "'tool_choice' needs 'tools'", "tool_choice");
+  if (!named.empty() &&
+      std::find(names.begin(), names.end(), named) == names.end())
+    throw ApiError(400,
+                   "'tool_choice' names function '" + named +
+                       "', which 'tools' does not define",
+                   "tool_choice");
+  if (choice == "required" || !named.empty())
+    throw ApiError(400,
+                   "'tool_choice' " +
+                       (named.empty() ? std::string("\"required\"")
+                                      : "naming a function") +
+                       " is not supported yet: this server cannot constrain "
+                       "a reply to a tool call (use \"auto\" or \"none\")",
+                   "tool_choice");
+}
+
 /// The chat template's rendering of the body's messages (tools and
 /// documents too). `text` is the raw body: the template sees integers
 /// beyond 64 bits digit for digit, as Python's json.loads gives them.
@@ -429,6 +497,7 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
   r.speculative = boolean(body, "speculative", true);
 
   if (endpoint == Endpoint::Chat) {
+    checkTools(body);
     const std::string rendered = renderedChat(text, body, m, true);
     r.prompt = m.tokenizer->encode(rendered, /*addSpecial=*/false);
     if (boolean(body, "logprobs", false))

@@ -66,7 +66,7 @@ for fuzzer in "$build"/bin/*_fuzzer; do
     openai_request)
       corpus=$(seed "$name")
       printf '%s' '{"model": "m", "prompt": "hi", "max_tokens": 5, "temperature": 0.7, "top_p": 0.9, "stop": ["x"], "n": 2, "logprobs": 1, "stream": true, "stream_options": {"include_usage": true}}' >"$corpus/completion.json"
-      printf '%s' '{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "hi"}]}], "logprobs": true, "top_logprobs": 2, "seed": 3, "tools": [], "max_completion_tokens": 4}' >"$corpus/chat.json"
+      printf '%s' '{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "hi"}]}], "logprobs": true, "top_logprobs": 2, "seed": 3, "max_completion_tokens": 4}' >"$corpus/chat.json"
       printf '%s' '{"prompt": [1, 2, 3], "echo": true, "ignore_eos": true, "top_k": -1, "min_p": 0.1}' >"$corpus/ids.json" ;;
     gbnf) corpus=$(seed "$name" "$data"/grammars/*.gbnf) ;;
     json_schema)

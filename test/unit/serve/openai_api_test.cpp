@@ -95,11 +95,13 @@ TEST_F(OpenAiApi, TheTemplateSeesBigIntegersDigitForDigit) {
   ParsedRequest r = parseRequest(
       Endpoint::Chat,
       R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1,
-          "tools": [{"id": 12345678901234567890, "n": 123456789012345678901234567890}]})",
+          "tools": [{"type": "function", "function": {"name": "f",
+                     "id": 12345678901234567890, "n": 123456789012345678901234567890}}]})",
       model);
   EXPECT_EQ(tokenizer.decode(r.prompt, false),
-            R"([{"id": 12345678901234567890, )"
-            R"("n": 123456789012345678901234567890}])");
+            R"([{"type": "function", "function": {"name": "f", )"
+            R"("id": 12345678901234567890, )"
+            R"("n": 123456789012345678901234567890}}])");
 }
 
 TEST_F(OpenAiApi, BadValuesNameTheParameter) {
@@ -233,6 +235,51 @@ TEST_F(OpenAiApi, ResponseShapes) {
   auto u = usageChunk(ctx, result);
   EXPECT_TRUE(u["choices"].empty());
   EXPECT_EQ(u["usage"]["completion_tokens"], 2);
+}
+
+// tools and tool_choice as OpenAI defines them; what the server cannot
+// honour yet (a reply forced to a tool call) is refused, not ignored.
+TEST_F(OpenAiApi, ToolsAndToolChoiceAreChecked) {
+  const std::string msg = R"("messages": [{"role": "user", "content": "hi"}])";
+  const std::string tool =
+      R"("tools": [{"type": "function", "function": {"name": "get_weather",
+           "parameters": {"type": "object"}}}])";
+  parseRequest(Endpoint::Chat, "{" + msg + ", " + tool + "}", model);
+  parseRequest(Endpoint::Chat,
+               "{" + msg + ", " + tool + R"(, "tool_choice": "auto",
+                 "parallel_tool_calls": false})",
+               model);
+  parseRequest(Endpoint::Chat, "{" + msg + R"(, "tool_choice": "none"})",
+               model);
+  struct Case {
+    std::string body, param, message;
+  } cases[] = {
+      {"{" + msg + R"(, "tools": []})", "tools", "must not be empty"},
+      {"{" + msg + R"(, "tools": [{"type": "code"}]})", "tools[0].type",
+       "must be \"function\""},
+      {"{" + msg + R"(, "tools": [{"type": "function", "function": {}}]})",
+       "tools[0].function.name", "must be a string"},
+      {"{" + msg + R"(, "tool_choice": "auto"})", "tool_choice",
+       "'tool_choice' needs 'tools'"},
+      {"{" + msg + ", " + tool + R"(, "tool_choice": "sometimes"})",
+       "tool_choice", "must be"},
+      {"{" + msg + ", " + tool +
+           R"(, "tool_choice": {"type": "function", "function": {"name": "nope"}}})",
+       "tool_choice", "names function 'nope', which 'tools' does not define"},
+      {"{" + msg + ", " + tool + R"(, "tool_choice": "required"})",
+       "tool_choice", "is not supported yet"},
+      {"{" + msg + ", " + tool +
+           R"(, "tool_choice": {"type": "function", "function": {"name": "get_weather"}}})",
+       "tool_choice", "is not supported yet"},
+      {"{" + msg + ", " + tool + R"(, "parallel_tool_calls": 1})",
+       "parallel_tool_calls", "must be a boolean"},
+  };
+  for (const Case &c : cases) {
+    ApiError e = errorOf(Endpoint::Chat, c.body);
+    EXPECT_EQ(e.status, 400) << c.body;
+    EXPECT_EQ(e.param, c.param) << c.body;
+    EXPECT_THAT(e.message, HasSubstr(c.message)) << c.body;
+  }
 }
 
 // /tokenize and /detokenize (vLLM's): a prompt or the chat template's
