@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "cuda.h"
 
+#include "common/op_checks.h"
+
 namespace llmc::cuda {
 namespace {
 
@@ -111,7 +113,7 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b,
   uint32_t xi = op.operands[0].index, oi = op.results[0];
   int64_t K = g.buffers[xi].cols, N = g.buffers[oi].cols;
   uint32_t dtype = w.dtype;
-  bool quant = dtype == LLMC_I8 || dtype == LLMC_I4 || dtype == LLMC_MXFP4;
+  bool quant = common::isQuantized(dtype);
   int64_t group = quant ? op.i[0] : K;
 
   auto wd = uploadWeight(b, w);

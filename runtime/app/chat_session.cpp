@@ -14,8 +14,7 @@ ChatSession::ChatSession(Engine &engine, const tok::Tokenizer &tokenizer,
     : engine_(engine), tokenizer_(tokenizer),
       template_(templateSource, std::move(origin), tokenizer),
       system_(std::move(system)), options_(std::move(options)) {
-  if (templateSource.find("<|channel|>") != std::string::npos)
-    harmony_ = text::HarmonyReply::markersOf(tokenizer);
+  harmony_ = text::HarmonyReply::forTemplate(tokenizer, templateSource);
   reset();
 }
 
@@ -89,11 +88,10 @@ ChatSession::send(const std::string &user,
   cached_.resize(static_cast<size_t>(engine_.length(seq_)));
   turn.content = turn.result.text;
   if (harmony_) {
-    text::HarmonyReply reply(tokenizer_, *harmony_);
-    text::HarmonyReply::Delta d = reply.push(turn.result.outputIds),
-                              tail = reply.flush();
-    turn.reasoning = d.reasoning + tail.reasoning;
-    turn.content = d.content + tail.content;
+    const text::HarmonyReply::Delta d =
+        text::HarmonyReply::split(tokenizer_, *harmony_, turn.result.outputIds);
+    turn.reasoning = d.reasoning;
+    turn.content = d.content;
     if (onReasoning && !turn.reasoning.empty())
       onReasoning(turn.reasoning);
     if (onText && !turn.content.empty())

@@ -68,25 +68,23 @@ std::vector<int64_t> chatEosIds(const std::vector<int64_t> &configEos,
   // gpt-oss's harmony: `<|end|>` closes each message of a reply (the
   // analysis before the final answer), `<|return|>` the reply and `<|call|>`
   // a tool call; only those two end a turn.
-  const auto harmony = text::HarmonyReply::markersOf(tokenizer);
-  if (harmony && templateSource.find("<|channel|>") != std::string::npos) {
+  if (const auto harmony =
+          text::HarmonyReply::forTemplate(tokenizer, templateSource)) {
     ids.push_back(harmony->ret);
     if (harmony->call >= 0)
       ids.push_back(harmony->call);
     ids.erase(std::remove(ids.begin(), ids.end(), int64_t(harmony->end)),
               ids.end());
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    return ids;
+  } else {
+    for (const char *marker : kEndOfTurnMarkers)
+      if (templateSource.find(marker) != std::string::npos)
+        if (auto id = tokenizer.tokenId(marker))
+          ids.push_back(*id);
+    // Templates such as Mistral's and Llama 2's end a turn with the
+    // eos_token variable rather than a literal marker.
+    if (tokenizer.eos && templateSource.find("eos_token") != std::string::npos)
+      ids.push_back(*tokenizer.eos);
   }
-  for (const char *marker : kEndOfTurnMarkers)
-    if (templateSource.find(marker) != std::string::npos)
-      if (auto id = tokenizer.tokenId(marker))
-        ids.push_back(*id);
-  // Templates such as Mistral's and Llama 2's end a turn with the
-  // eos_token variable rather than a literal marker.
-  if (tokenizer.eos && templateSource.find("eos_token") != std::string::npos)
-    ids.push_back(*tokenizer.eos);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   return ids;

@@ -631,10 +631,9 @@ json chatText(const ResponseContext &ctx, const std::string &text,
               const std::vector<int32_t> &ids) {
   if (!ctx.model->harmony)
     return {{"content", text}};
-  text::HarmonyReply reply(*ctx.model->tokenizer, *ctx.model->harmony);
-  text::HarmonyReply::Delta d = reply.push(ids), tail = reply.flush();
-  return {{"content", d.content + tail.content},
-          {"reasoning_content", d.reasoning + tail.reasoning}};
+  const text::HarmonyReply::Delta d = text::HarmonyReply::split(
+      *ctx.model->tokenizer, *ctx.model->harmony, ids);
+  return {{"content", d.content}, {"reasoning_content", d.reasoning}};
 }
 
 json response(const ResponseContext &ctx, const RequestResult &result) {

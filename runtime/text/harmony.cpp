@@ -24,6 +24,22 @@ HarmonyReply::markersOf(const Tokenizer &tokenizer) {
   return m;
 }
 
+std::optional<HarmonyReply::Markers>
+HarmonyReply::forTemplate(const Tokenizer &tokenizer,
+                          std::string_view templateSource) {
+  if (templateSource.find("<|channel|>") == std::string_view::npos)
+    return std::nullopt;
+  return markersOf(tokenizer);
+}
+
+HarmonyReply::Delta HarmonyReply::split(const Tokenizer &tokenizer,
+                                        Markers markers,
+                                        const std::vector<int32_t> &tokens) {
+  HarmonyReply reply(tokenizer, markers);
+  Delta d = reply.push(tokens), tail = reply.flush();
+  return {d.reasoning + tail.reasoning, d.content + tail.content};
+}
+
 HarmonyReply::HarmonyReply(const Tokenizer &tokenizer, Markers markers)
     : tokenizer_(tokenizer), m_(markers), body_(tokenizer, true) {}
 

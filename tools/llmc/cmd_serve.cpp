@@ -114,9 +114,9 @@ Action addServe(CLI::App &app) {
     model.chatTemplate = chat.get();
     if (opened.tokenizer)
       model.grammars = &opened.grammars("response_format");
-    if (chat && opened.tokenizer &&
-        chat->source().find("<|channel|>") != std::string::npos)
-      model.harmony = text::HarmonyReply::markersOf(*opened.tokenizer);
+    if (chat && opened.tokenizer)
+      model.harmony =
+          text::HarmonyReply::forTemplate(*opened.tokenizer, chat->source());
 
     ServeMetrics metrics(model.name);
     metrics.setCacheConfig(llmc_kv_dtype_name(engine->kvDtype()),

@@ -358,7 +358,7 @@ ModelConfig readGemma2(const JsonObject &cfg, const std::string &arch) {
   c.finalLogitSoftcap = softcapKey(cfg, "final_logit_softcapping", 30.0);
   int64_t window =
       cfg.isNull("sliding_window") ? 0 : cfg.integer("sliding_window", 4096);
-  setGemma2Windows(c, window);
+  setEvenLayerWindows(c, window);
   readLayerTypes(cfg, c, window);
   return c;
 }
@@ -423,10 +423,7 @@ ModelConfig readGptOss(const JsonObject &cfg, const std::string &arch) {
   // HF's default pattern: sliding, full, sliding, ...
   const int64_t window =
       cfg.isNull("sliding_window") ? 0 : cfg.integer("sliding_window", 128);
-  c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
-                         0);
-  for (size_t i = 0; i < c.slidingWindow.size(); i += 2)
-    c.slidingWindow[i] = window;
+  setEvenLayerWindows(c, window);
   readLayerTypes(cfg, c, window);
   MoeConfig &m = c.moe;
   m.numExperts = cfg.integer("num_local_experts", 128);
@@ -486,7 +483,7 @@ void setGemma3Windows(ModelConfig &c, int64_t window, int64_t pattern) {
       c.slidingWindow[i] = window;
 }
 
-void setGemma2Windows(ModelConfig &c, int64_t window) {
+void setEvenLayerWindows(ModelConfig &c, int64_t window) {
   c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
                          0);
   for (size_t i = 0; i < c.slidingWindow.size(); i += 2)

@@ -72,10 +72,7 @@ void gptOssFromGGUF(const weights::GGUFFile &f, ModelConfig &c) {
                 ": gpt-oss.attention.sliding_window_pattern must be 2 "
                 "(sliding, full, ...), got " +
                 std::to_string(pattern));
-  c.slidingWindow.assign(static_cast<size_t>(std::max<int64_t>(c.numLayers, 0)),
-                         0);
-  for (size_t i = 0; i < c.slidingWindow.size(); i += 2)
-    c.slidingWindow[i] = window;
+  setEvenLayerWindows(c, window);
   MoeConfig &m = c.moe;
   m.expertIntermediate =
       f.findInt("gpt-oss.expert_feed_forward_length").value_or(0);
@@ -133,7 +130,7 @@ ModelConfig gemmaFromGGUF(const weights::GGUFFile &f, const std::string &arch) {
         f.findFloat(key("attn_logit_softcapping")).value_or(50.0));
     c.finalLogitSoftcap = shortestDecimal(
         f.findFloat(key("final_logit_softcapping")).value_or(30.0));
-    setGemma2Windows(c, window);
+    setEvenLayerWindows(c, window);
   }
   // llama.cpp's set_swa_pattern(n): layer i slides iff i % n < n - 1
   // (every layer for n = 0).

@@ -3,13 +3,6 @@
 
 namespace llmc::import {
 namespace {
-std::string shapeStr(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 bool convertible(weights::DType t) {
   using weights::DType;
   return t == DType::F32 || t == DType::F16 || t == DType::BF16 ||
@@ -72,7 +65,8 @@ WeightSource::require(const std::string &name,
     throw Error("missing tensor '" + stored(name) + "' in " + location_);
   if (t->shape != shape)
     throw Error("tensor '" + stored(name) + "' in " + t->file + " has shape " +
-                shapeStr(t->shape) + ", expected " + shapeStr(shape));
+                weights::shapeString(t->shape) + ", expected " +
+                weights::shapeString(shape));
   if (!convertible(t->dtype))
     throw Error("tensor '" + stored(name) + "' in " + t->file +
                 " has unsupported dtype " + weights::dtypeName(t->dtype) +

@@ -26,13 +26,6 @@ void checkShardName(const std::string &shard, const std::string &index) {
                 "' must be a plain file name inside the checkpoint folder");
 }
 
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 } // namespace
 
 Checkpoint Checkpoint::open(const std::string &dir) {

@@ -124,6 +124,13 @@ size_t dtypeBytes(DType t, int64_t numElements) {
   return blocks * per;
 }
 
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 int64_t TensorRef::numElements() const {
   int64_t n = 1;
   for (int64_t d : shape) {

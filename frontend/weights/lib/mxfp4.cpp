@@ -82,8 +82,7 @@ void toGgmlMxfp4Block(const uint8_t codes[16], uint8_t scale, uint8_t out[17]) {
     out[1 + j] = static_cast<uint8_t>(element(j) | (element(j + 16) << 4));
 }
 
-void dequantizeMxfp4(const TensorRef &t, float *dst) {
-  checkMxfp4(t);
+void dequantizeHfMxfp4(const TensorRef &t, float *dst) {
   const int64_t blocks = t.numElements() / kBlock;
   for (int64_t b = 0; b < blocks; ++b) {
     uint8_t codes[16], s;

@@ -6,11 +6,15 @@
 
 namespace llmc::weights {
 
-void dequantizeMxfp4(const TensorRef &t, float *dst); // mxfp4.cpp
+// Hugging Face's MXFP4 layout (mxfp4.cpp); ggml's is a block format below.
+void dequantizeHfMxfp4(const TensorRef &t, float *dst);
 
 void toFloat32(const TensorRef &t, float *dst) {
-  if (t.dtype == DType::MXFP4)
-    return dequantizeMxfp4(t, dst);
+  if (t.dtype == DType::MXFP4) {
+    checkMxfp4(t); // whole, and no scale byte is E8M0's NaN
+    if (t.scales)
+      return dequantizeHfMxfp4(t, dst);
+  }
   int64_t n = t.numElements();
   if (t.dtype != DType::F32 && t.dtype != DType::F16 &&
       t.dtype != DType::BF16 && !isGgmlBlockFormat(t.dtype))

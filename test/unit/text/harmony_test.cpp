@@ -24,9 +24,7 @@ const tok::Tokenizer &gptOss() {
 
 HarmonyReply::Delta whole(const std::string &reply) {
   const tok::Tokenizer &t = gptOss();
-  HarmonyReply r(t, *HarmonyReply::markersOf(t));
-  HarmonyReply::Delta d = r.push(t.encode(reply)), tail = r.flush();
-  return {d.reasoning + tail.reasoning, d.content + tail.content};
+  return HarmonyReply::split(t, *HarmonyReply::markersOf(t), t.encode(reply));
 }
 
 HarmonyReply::Delta tokenByToken(const std::string &reply) {
@@ -97,6 +95,11 @@ TEST(Harmony, OtherTokenizersHaveNoMarkers) {
       std::string(LLMC_DATA_DIR) + "/models/tokenizers/gpt2/tokenizer.json");
   EXPECT_FALSE(HarmonyReply::markersOf(*gpt2));
   EXPECT_TRUE(HarmonyReply::markersOf(gptOss()));
+  // The markers alone do not make a model's replies harmony: its template
+  // must write channels.
+  EXPECT_FALSE(HarmonyReply::forTemplate(gptOss(), "{{ messages }}"));
+  EXPECT_TRUE(
+      HarmonyReply::forTemplate(gptOss(), "<|start|>assistant<|channel|>"));
 }
 
 } // namespace

@@ -17,6 +17,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace llmc::text {
@@ -30,6 +31,10 @@ public:
     int32_t start, channel, message, end, ret, call, constrain;
   };
   static std::optional<Markers> markersOf(const Tokenizer &tokenizer);
+  /// The markers when a chat template writes harmony's channels and the
+  /// tokenizer has them: whether a model's replies are harmony.
+  static std::optional<Markers> forTemplate(const Tokenizer &tokenizer,
+                                            std::string_view templateSource);
 
   HarmonyReply(const Tokenizer &tokenizer, Markers markers);
 
@@ -41,6 +46,9 @@ public:
   Delta push(const std::vector<int32_t> &tokens);
   /// What is held back, at the end of the reply.
   Delta flush();
+  /// A whole reply, split.
+  static Delta split(const Tokenizer &tokenizer, Markers markers,
+                     const std::vector<int32_t> &tokens);
 
 private:
   enum class State { Header, Channel, Body, Done };

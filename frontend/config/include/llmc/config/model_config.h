@@ -116,9 +116,9 @@ const std::vector<std::string> &supportedArchitectures();
 /// hiddenSize and numHeads are set.
 void setGPT2Structure(ModelConfig &c);
 
-/// Gemma 2's sliding window: on even layers (the window alternates,
-/// starting with layer 0), full attention on odd ones.
-void setGemma2Windows(ModelConfig &c, int64_t window);
+/// A sliding window on even layers (the window alternates, starting with
+/// layer 0), full attention on odd ones: Gemma 2's and gpt-oss's pattern.
+void setEvenLayerWindows(ModelConfig &c, int64_t window);
 
 /// Gemma 3's layers: layer i slides iff (i + 1) % pattern != 0.
 void setGemma3Windows(ModelConfig &c, int64_t window, int64_t pattern);

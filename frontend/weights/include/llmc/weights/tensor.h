@@ -47,6 +47,9 @@ enum class DType : uint8_t {
 /// "F32", "BF16", "Q8_0", ...
 const char *dtypeName(DType);
 
+/// "[2, 3]": a shape as messages print it.
+std::string shapeString(const std::vector<int64_t> &shape);
+
 /// Bytes of `numElements` values (ggml's block sizes for the block
 /// formats: Q8_0 34 B and Q4_0 18 B per 32, Q4_K 144 B per 256, ...);
 /// throws llmc::Error if a block format's count is not a whole number of
