@@ -32,13 +32,17 @@ tmpl::Template parse(const std::string &source, const std::string &origin) {
 ChatTemplate::ChatTemplate(std::string source, std::string origin,
                            const tok::Tokenizer &tokenizer)
     : source_(std::move(source)), origin_(std::move(origin)),
-      tokenizer_(tokenizer), template_(parse(source_, origin_)) {}
+      tokenizer_(tokenizer), template_(parse(source_, origin_)),
+      format_(deriveChatFormat(*this)) {}
 
 std::string ChatTemplate::render(const nlohmann::ordered_json &messages,
                                  const nlohmann::ordered_json &tools,
                                  const nlohmann::ordered_json &documents,
-                                 bool addGenerationPrompt) const {
+                                 bool addGenerationPrompt,
+                                 const nlohmann::ordered_json &kwargs) const {
   nlohmann::ordered_json ctx = nlohmann::ordered_json::object();
+  if (kwargs.is_object())
+    ctx = kwargs;
   ctx["messages"] = messages;
   ctx["tools"] = tools;
   ctx["documents"] = documents;

@@ -234,6 +234,69 @@ Element Grammar::repeat(const Element &e, int64_t min, int64_t max) {
   return ref(r);
 }
 
+Element Grammar::embed(const Grammar &other) {
+  const uint32_t base = static_cast<uint32_t>(rules.size());
+  const std::string prefix = "e" + std::to_string(++counter_) + "-";
+  std::vector<uint32_t> setIndex(other.sets.size());
+  for (size_t i = 0; i < other.sets.size(); ++i)
+    setIndex[i] = bytes(other.sets[i]).index;
+  for (size_t i = 0; i < other.rules.size(); ++i)
+    if (rule(prefix + other.rules[i].name) != base + i)
+      throw Error("internal error: embedding a grammar with rule '" +
+                  other.rules[i].name + "' twice");
+  for (size_t i = 0; i < other.rules.size(); ++i) {
+    Rule &mine = rules[base + i];
+    mine.defined = other.rules[i].defined;
+    for (Sequence s : other.rules[i].alternatives) {
+      for (Element &e : s)
+        e.index = e.kind == Element::Bytes ? setIndex[e.index] : base + e.index;
+      mine.alternatives.push_back(std::move(s));
+    }
+  }
+  return ref(base + other.root);
+}
+
+Element Grammar::textWithout(const std::string &needle) {
+  // The needle's prefix automaton (KMP): state k = the last k bytes read
+  // are its first k; a byte that would complete it is not allowed.
+  const size_t n = needle.size();
+  std::vector<size_t> fail(n + 1, 0);
+  for (size_t i = 1, k = 0; i < n; ++i) {
+    while (k > 0 && needle[i] != needle[k])
+      k = fail[k];
+    if (needle[i] == needle[k])
+      ++k;
+    fail[i + 1] = k;
+  }
+  auto next = [&](size_t k, unsigned char b) {
+    while (k > 0 && static_cast<unsigned char>(needle[k]) != b)
+      k = fail[k];
+    return static_cast<unsigned char>(needle[k]) == b ? k + 1 : 0;
+  };
+  std::vector<uint32_t> state(n);
+  for (size_t k = 0; k < n; ++k)
+    state[k] = freshRule("text-without");
+  for (size_t k = 0; k < n; ++k) {
+    std::vector<ByteSet> to(n);
+    for (int b = 0; b < 256; ++b) {
+      const size_t j = next(k, static_cast<unsigned char>(b));
+      if (j < n)
+        to[j].set(static_cast<size_t>(b));
+    }
+    for (size_t j = 0; j < n; ++j)
+      if (to[j].any())
+        addAlternative(state[k], {bytes(to[j]), ref(state[j])});
+    addAlternative(state[k], {});
+  }
+  return ref(state[0]);
+}
+
+Element Grammar::anyText() {
+  ByteSet all;
+  all.set();
+  return repeat(bytes(all), 0, -1);
+}
+
 void Grammar::validate(const std::string &origin) const {
   const std::string at = origin.empty() ? "" : origin + ": ";
   for (const Rule &r : rules)

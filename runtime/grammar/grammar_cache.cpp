@@ -8,29 +8,50 @@
 
 namespace llmc::grammar {
 
+Grammar grammarOf(SourceKind kind, const std::string &source,
+                  const std::string &origin) {
+  switch (kind) {
+  case SourceKind::JsonSchema:
+    return grammarFromJsonSchema(source, origin);
+  case SourceKind::Gbnf:
+    return parseGbnf(source, origin);
+  case SourceKind::AnyJson:
+  case SourceKind::JsonObject:
+    break;
+  }
+  return grammarForJson(kind == SourceKind::JsonObject);
+}
+
 std::shared_ptr<const CompiledGrammar>
 compileGrammar(SourceKind kind, const std::string &source,
                const std::string &origin,
                std::shared_ptr<const TokenVocabulary> vocabulary) {
-  Grammar g;
-  switch (kind) {
-  case SourceKind::JsonSchema:
-    g = grammarFromJsonSchema(source, origin);
-    break;
-  case SourceKind::Gbnf:
-    g = parseGbnf(source, origin);
-    break;
-  case SourceKind::AnyJson:
-  case SourceKind::JsonObject:
-    g = grammarForJson(kind == SourceKind::JsonObject);
-    break;
-  }
-  return std::make_shared<CompiledGrammar>(std::move(g), std::move(vocabulary));
+  return std::make_shared<CompiledGrammar>(grammarOf(kind, source, origin),
+                                           std::move(vocabulary));
 }
 
 GrammarCache::GrammarCache(std::shared_ptr<const TokenVocabulary> vocabulary,
                            size_t capacity)
     : vocab_(std::move(vocabulary)), capacity_(std::max<size_t>(capacity, 1)) {}
+
+std::shared_ptr<const CompiledGrammar>
+GrammarCache::find(const std::string &key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = entries_.begin(); it != entries_.end(); ++it)
+    if (it->key == key) {
+      entries_.splice(entries_.begin(), entries_, it);
+      return entries_.front().grammar;
+    }
+  return nullptr;
+}
+
+void GrammarCache::insert(const std::string &key,
+                          std::shared_ptr<const CompiledGrammar> grammar) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  entries_.push_front({key, std::move(grammar)});
+  while (entries_.size() > capacity_)
+    entries_.pop_back();
+}
 
 std::shared_ptr<const CompiledGrammar>
 GrammarCache::get(SourceKind kind, const std::string &source,
@@ -39,20 +60,22 @@ GrammarCache::get(SourceKind kind, const std::string &source,
       std::to_string(static_cast<int>(kind)) + ":" +
       (kind == SourceKind::JsonSchema || kind == SourceKind::Gbnf ? source
                                                                   : "");
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto it = entries_.begin(); it != entries_.end(); ++it)
-      if (it->key == key) {
-        entries_.splice(entries_.begin(), entries_, it);
-        return entries_.front().grammar;
-      }
-  }
+  if (auto hit = find(key))
+    return hit;
   // Compiled outside the lock: other requests go on meanwhile.
   auto compiled = compileGrammar(kind, source, origin, vocab_);
-  std::lock_guard<std::mutex> lock(mutex_);
-  entries_.push_front({key, compiled});
-  while (entries_.size() > capacity_)
-    entries_.pop_back();
+  insert(key, compiled);
+  return compiled;
+}
+
+std::shared_ptr<const CompiledGrammar>
+GrammarCache::get(const std::string &key,
+                  const std::function<Grammar()> &build) {
+  const std::string k = "built:" + key;
+  if (auto hit = find(k))
+    return hit;
+  auto compiled = std::make_shared<CompiledGrammar>(build(), vocab_);
+  insert(k, compiled);
   return compiled;
 }
 

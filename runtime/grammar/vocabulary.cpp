@@ -8,11 +8,18 @@
 namespace llmc::grammar {
 
 TokenVocabulary::TokenVocabulary(const tok::Tokenizer &tokenizer,
-                                 int32_t vocabSize)
+                                 int32_t vocabSize,
+                                 const std::vector<std::string> &markers)
     : bytes_(static_cast<size_t>(std::max(vocabSize, 0))) {
   const int32_t known = std::min(vocabSize, tokenizer.vocabSize());
+  auto inMarkers = [&](const std::string &text) {
+    return !text.empty() &&
+           std::any_of(markers.begin(), markers.end(), [&](auto &m) {
+             return m.find(text) != std::string::npos;
+           });
+  };
   for (int32_t id = 0; id < known; ++id)
-    if (!tokenizer.isSpecial(id))
+    if (!tokenizer.isSpecial(id) || inMarkers(tokenizer.tokenBytes(id)))
       bytes_[static_cast<size_t>(id)] = tokenizer.tokenBytes(id);
   buildTrie();
 }

@@ -2,6 +2,7 @@
 #include "llmc/runtime/openai_api.h"
 
 #include "llmc/grammar/response_format.h"
+#include "llmc/runtime/tool_grammar.h"
 
 #include "llmc/support/error.h"
 #include "llmc/support/utf8.h"
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 
 namespace llmc::api {
 
@@ -247,9 +249,12 @@ std::vector<int32_t> completionPrompt(const json &body, const ModelInfo &m,
   badField("prompt", "a string or a list of token ids", p);
 }
 
-/// The grammar of response_format or grammar; null for free text.
+/// The grammar of response_format or grammar; null for free text. With
+/// `reasoning` (the template has a reasoning block) the constraint applies
+/// after it.
 std::shared_ptr<const grammar::CompiledGrammar>
-structuredOutput(const json &body, const ModelInfo &m) {
+structuredOutput(const json &body, const ModelInfo &m,
+                 const ChatFormat *reasoning, bool startsInReasoning) {
   const bool format = has(body, "response_format"), gbnf = has(body, "grammar");
   if (!format && !gbnf)
     return nullptr;
@@ -275,7 +280,16 @@ structuredOutput(const json &body, const ModelInfo &m) {
                      std::string("'") + field +
                          "' needs a tokenizer, and this model has none",
                      field);
-    return m.grammars->get(source->kind, source->text, source->origin);
+    if (!reasoning)
+      return m.grammars->get(source->kind, source->text, source->origin);
+    const std::string key = "answer:" + std::to_string(startsInReasoning) +
+                            std::to_string(static_cast<int>(source->kind)) +
+                            ":" + source->text;
+    return m.grammars->get(key, [&] {
+      grammar::Grammar answer =
+          grammar::grammarOf(source->kind, source->text, source->origin);
+      return replyGrammar(*reasoning, startsInReasoning, nullptr, &answer);
+    });
   } catch (const Error &e) {
     throw ApiError(400, e.what(), field);
   }
@@ -309,12 +323,21 @@ std::string checkedModel(const json &body, const ModelInfo &m) {
   return name;
 }
 
+bool validToolName(const std::string &name) {
+  if (name.empty() || name.size() > 64)
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+  });
+}
+
 /// `tools` (OpenAI's: a non-empty list of {"type": "function", "function":
-/// {"name", ...}}) and `tool_choice`, checked. A choice the server cannot
-/// honour yet (`required`, a named function: the tool-calling issue) is
-/// refused rather than answered with free text.
-void checkTools(const json &body) {
-  std::vector<std::string> names;
+/// {"name", "description", "parameters", "strict"}}), `tool_choice` and
+/// `parallel_tool_calls`, checked; null when no call may be made (no tools,
+/// or tool_choice "none").
+std::optional<ToolRequest> checkTools(const json &body) {
+  ToolRequest req;
   if (has(body, "tools")) {
     const json &tools = body["tools"];
     if (!tools.is_array())
@@ -332,48 +355,86 @@ void checkTools(const json &body) {
           !t["function"].contains("name") || !t["function"]["name"].is_string())
         throw ApiError(400, "'" + where + ".function.name' must be a string",
                        where + ".function.name");
-      names.push_back(t["function"]["name"].get<std::string>());
+      const json &fn = t["function"];
+      ToolSpec spec;
+      spec.name = fn["name"].get<std::string>();
+      if (!validToolName(spec.name))
+        throw ApiError(400,
+                       "'" + where +
+                           ".function.name' must be 1 to 64 letters, digits, "
+                           "'_', '-' or '.', got " +
+                           show(fn["name"]),
+                       where + ".function.name");
+      for (const ToolSpec &other : req.tools)
+        if (other.name == spec.name)
+          throw ApiError(400,
+                         "'tools' defines function '" + spec.name + "' twice",
+                         where + ".function.name");
+      if (has(fn, "parameters")) {
+        if (!fn["parameters"].is_object())
+          badField(where + ".function.parameters", "a JSON Schema object",
+                   fn["parameters"]);
+        grammar::checkNesting(fn["parameters"], where + ".function.parameters");
+        spec.parameters = fn["parameters"].dump();
+      }
+      req.tools.push_back(std::move(spec));
     }
   }
-  if (has(body, "parallel_tool_calls") &&
-      !body["parallel_tool_calls"].is_boolean())
-    badField("parallel_tool_calls", "a boolean", body["parallel_tool_calls"]);
-  if (!has(body, "tool_choice"))
-    return;
-  const json &choice = body["tool_choice"];
+  req.parallel = boolean(body, "parallel_tool_calls", true);
   std::string named;
-  if (choice.is_object()) {
-    if (!choice.contains("function") || !choice["function"].is_object() ||
-        !choice["function"].contains("name") ||
-        !choice["function"]["name"].is_string())
+  if (has(body, "tool_choice")) {
+    const json &choice = body["tool_choice"];
+    if (choice.is_object()) {
+      if (!choice.contains("function") || !choice["function"].is_object() ||
+          !choice["function"].contains("name") ||
+          !choice["function"]["name"].is_string())
+        badField("tool_choice",
+                 "\"none\", \"auto\", \"required\" or {\"type\": "
+                 "\"function\", \"function\": {\"name\": ...}}",
+                 choice);
+      named = choice["function"]["name"].get<std::string>();
+    } else if (!choice.is_string() || (choice != "none" && choice != "auto" &&
+                                       choice != "required")) {
       badField("tool_choice",
-               "\"none\", \"auto\", \"required\" or {\"type\": \"function\", "
-               "\"function\": {\"name\": ...}}",
+               "\"none\", \"auto\", \"required\" or a named function",
                choice);
-    named = choice["function"]["name"].get<std::string>();
-  } else if (!choice.is_string() ||
-             (choice != "none" && choice != "auto" && choice != "required")) {
-    badField("tool_choice",
-             "\"none\", \"auto\", \"required\" or a named function", choice);
+    }
+    if (choice == "none")
+      return std::nullopt;
+    if (req.tools.empty())
+      throw ApiError(400, "'tool_choice' needs 'tools'", "tool_choice");
+    if (choice == "required")
+      req.choice = ToolRequest::Choice::Required;
   }
-  if (choice == "none")
-    return;
-  if (names.empty())
-    throw ApiError(400, "'tool_choice' needs 'tools'", "tool_choice");
-  if (!named.empty() &&
-      std::find(names.begin(), names.end(), named) == names.end())
-    throw ApiError(400,
-                   "'tool_choice' names function '" + named +
-                       "', which 'tools' does not define",
-                   "tool_choice");
-  if (choice == "required" || !named.empty())
-    throw ApiError(400,
-                   "'tool_choice' " +
-                       (named.empty() ? std::string("\"required\"")
-                                      : "naming a function") +
-                       " is not supported yet: this server cannot constrain "
-                       "a reply to a tool call (use \"auto\" or \"none\")",
-                   "tool_choice");
+  if (req.tools.empty())
+    return std::nullopt;
+  if (!named.empty()) {
+    auto it = std::find_if(req.tools.begin(), req.tools.end(),
+                           [&](const ToolSpec &t) { return t.name == named; });
+    if (it == req.tools.end())
+      throw ApiError(400,
+                     "'tool_choice' names function '" + named +
+                         "', which 'tools' does not define",
+                     "tool_choice");
+    req.tools = {*it};
+    req.choice = ToolRequest::Choice::Required;
+    req.parallel = false;
+  }
+  return req;
+}
+
+/// chat_template_kwargs and enable_thinking, for the template.
+json templateKwargs(const json &body) {
+  json kwargs = json::object();
+  if (has(body, "chat_template_kwargs")) {
+    if (!body["chat_template_kwargs"].is_object())
+      badField("chat_template_kwargs", "an object",
+               body["chat_template_kwargs"]);
+    kwargs = body["chat_template_kwargs"];
+  }
+  if (has(body, "enable_thinking"))
+    kwargs["enable_thinking"] = boolean(body, "enable_thinking", true);
+  return kwargs;
 }
 
 /// The chat template's rendering of the body's messages (tools and
@@ -390,7 +451,8 @@ std::string renderedChat(const std::string &text, const json &body,
   const json &ctx = tmpl::mayHoldBigIntegers(text)
                         ? (reparsed = tmpl::parseContextJson(text))
                         : body;
-  json messages = checkedMessages(ctx);
+  json messages = historyForTemplate(checkedMessages(ctx),
+                                     m.chatTemplate->format().tools);
   json tools = has(ctx, "tools") ? ctx["tools"] : json(nullptr);
   json documents = has(ctx, "documents") ? ctx["documents"] : json(nullptr);
   if (!tools.is_null() && !tools.is_array())
@@ -399,7 +461,7 @@ std::string renderedChat(const std::string &text, const json &body,
     badField("documents", "a list", documents);
   try {
     return m.chatTemplate->render(messages, tools, documents,
-                                  addGenerationPrompt);
+                                  addGenerationPrompt, templateKwargs(ctx));
   } catch (const Error &e) {
     throw ApiError(400, e.what(), "messages");
   }
@@ -496,10 +558,39 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
   const bool ignoreEos = boolean(body, "ignore_eos", false);
   r.speculative = boolean(body, "speculative", true);
 
+  std::optional<ToolRequest> tools;
   if (endpoint == Endpoint::Chat) {
-    checkTools(body);
+    tools = checkTools(body);
     const std::string rendered = renderedChat(text, body, m, true);
     r.prompt = m.tokenizer->encode(rendered, /*addSpecial=*/false);
+    const ChatFormat &format = m.chatTemplate->format();
+    if (!m.harmony) {
+      r.reasoning = format.reasoning;
+      r.startsInReasoning =
+          format.reasoning && endsInReasoning(rendered, *format.reasoning);
+      if (tools && format.tools) {
+        r.toolFormat = &*format.tools;
+        r.idLength = format.tools->idLength;
+      }
+      r.splitReply = r.reasoning || r.toolFormat;
+      o.keepSpecialText = r.splitReply;
+    }
+    if (tools && tools->choice == ToolRequest::Choice::Required &&
+        !r.toolFormat)
+      throw ApiError(400,
+                     m.harmony ? "'tool_choice' required or named: tool calls "
+                                 "in gpt-oss's harmony format are not "
+                                 "supported yet"
+                               : "'tool_choice' required or named: this "
+                                 "model's chat template writes no tool calls "
+                                 "llmc recognises",
+                     "tool_choice");
+    if (r.toolFormat &&
+        (has(body, "response_format") || has(body, "grammar")))
+      throw ApiError(400,
+                     "give 'tools' or a 'response_format' / 'grammar', not "
+                     "both (or tool_choice \"none\")",
+                     has(body, "grammar") ? "grammar" : "response_format");
     if (boolean(body, "logprobs", false))
       r.logprobs =
           static_cast<int32_t>(integer(body, "top_logprobs", 0, 0, 20));
@@ -547,7 +638,26 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
                    maxTokens > 0 ? maxField : what, "invalid_request_error",
                    "context_length_exceeded");
   o.maxNewTokens = maxTokens > 0 ? maxTokens : m.contextLength - P;
-  o.grammar = structuredOutput(body, m);
+  const ChatFormat *reasoning =
+      r.reasoning ? &m.chatTemplate->format() : nullptr;
+  o.grammar = structuredOutput(body, m, reasoning, r.startsInReasoning);
+  if (r.toolFormat) {
+    if (!m.grammars)
+      throw ApiError(400, "'tools' need a tokenizer, and this model has none",
+                     "tools");
+    json key = {r.startsInReasoning, tools->choice == ToolRequest::Choice::Auto,
+                tools->parallel};
+    for (const ToolSpec &t : tools->tools)
+      key.push_back({t.name, t.parameters});
+    try {
+      o.grammar = m.grammars->get("tools:" + key.dump(), [&] {
+        return replyGrammar(m.chatTemplate->format(), r.startsInReasoning,
+                            &*tools, nullptr);
+      });
+    } catch (const Error &e) {
+      throw ApiError(400, e.what(), "tools");
+    }
+  }
   return r;
 }
 
@@ -625,15 +735,76 @@ json header(const ResponseContext &ctx, const char *object) {
 
 } // namespace
 
-/// A chat message's text: {content}, or for a harmony model
-/// {content, reasoning_content} (the analysis channel apart).
-json chatText(const ResponseContext &ctx, const std::string &text,
-              const std::vector<int32_t> &ids) {
-  if (!ctx.model->harmony)
-    return {{"content", text}};
-  const text::HarmonyReply::Delta d = text::HarmonyReply::split(
-      *ctx.model->tokenizer, *ctx.model->harmony, ids);
-  return {{"content", d.content}, {"reasoning_content", d.reasoning}};
+std::string newToolCallId(int length) {
+  static const char kAlnum[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string id = length > 0 ? "" : "call_";
+  for (int i = 0; i < (length > 0 ? length : 24); ++i)
+    id += kAlnum[rng() % (sizeof kAlnum - 1)];
+  return id;
+}
+
+namespace {
+
+/// `text` under the reasoning field(s) the server writes.
+void putReasoning(json &message, const ModelInfo &m, const json &text) {
+  if (m.reasoningField != ModelInfo::ReasoningField::Reasoning)
+    message["reasoning_content"] = text;
+  if (m.reasoningField != ModelInfo::ReasoningField::Content)
+    message["reasoning"] = text;
+}
+
+json toolCallJson(const text::ToolCall &c) {
+  return {{"id", c.id},
+          {"type", "function"},
+          {"function", {{"name", c.name}, {"arguments", c.arguments}}}};
+}
+
+std::function<std::string()> idMaker(const ParsedRequest &r) {
+  return [n = r.idLength] { return newToolCallId(n); };
+}
+
+/// "tool_calls" for a reply that made calls and ended by itself.
+std::string finishReason(FinishReason reason, bool calls) {
+  if (calls && (reason == FinishReason::Eos || reason == FinishReason::Stop))
+    return "tool_calls";
+  return openaiFinishReason(reason);
+}
+
+} // namespace
+
+/// A chat message's fields: {content}; for a harmony model or a template
+/// with reasoning and tool-call markup, the reply split into
+/// reasoning_content, content and tool_calls.
+json chatMessage(const ResponseContext &ctx, const SequenceOutput &o) {
+  const ParsedRequest &r = *ctx.request;
+  json message = {{"role", "assistant"}};
+  if (ctx.model->harmony) {
+    const text::HarmonyReply::Delta d = text::HarmonyReply::split(
+        *ctx.model->tokenizer, *ctx.model->harmony, o.outputIds);
+    message["content"] = d.content;
+    putReasoning(message, *ctx.model, d.reasoning);
+    return message;
+  }
+  if (!r.splitReply) {
+    message["content"] = o.text;
+    return message;
+  }
+  const text::ReplyParser::Whole w = text::ReplyParser::parse(
+      r.toolFormat, r.reasoning, r.startsInReasoning, o.text, idMaker(r));
+  message["content"] =
+      w.content.empty() && !w.calls.empty() ? json(nullptr) : json(w.content);
+  if (r.reasoning)
+    putReasoning(message, *ctx.model,
+                 w.reasoning.empty() ? json(nullptr) : json(w.reasoning));
+  if (!w.calls.empty()) {
+    json calls = json::array();
+    for (const text::ToolCall &c : w.calls)
+      calls.push_back(toolCallJson(c));
+    message["tool_calls"] = std::move(calls);
+  }
+  return message;
 }
 
 json response(const ResponseContext &ctx, const RequestResult &result) {
@@ -645,9 +816,7 @@ json response(const ResponseContext &ctx, const RequestResult &result) {
     const SequenceOutput &o = result.outputs[i];
     json c = {{"index", i}};
     if (chat) {
-      json message = {{"role", "assistant"}};
-      message.update(chatText(ctx, o.text, o.outputIds));
-      c["message"] = std::move(message);
+      c["message"] = chatMessage(ctx, o);
       c["logprobs"] = r.logprobs >= 0 ? chatLogprobs(*ctx.model, o.logprobs)
                                       : json(nullptr);
     } else {
@@ -656,7 +825,8 @@ json response(const ResponseContext &ctx, const RequestResult &result) {
                           ? completionLogprobs(*ctx.model, o.logprobs, 0)
                           : json(nullptr);
     }
-    c["finish_reason"] = openaiFinishReason(o.finishReason);
+    c["finish_reason"] =
+        finishReason(o.finishReason, chat && c["message"].contains("tool_calls"));
     choices.push_back(std::move(c));
   }
   out["choices"] = std::move(choices);
@@ -664,29 +834,81 @@ json response(const ResponseContext &ctx, const RequestResult &result) {
   return out;
 }
 
-/// A streamed chat delta: {content}, or for a harmony model the new text
-/// of each part of the sample's reply.
+/// A streamed chat delta: {content}, or the new part of each field of a
+/// split reply (harmony, reasoning, tool calls).
 json chatDelta(const ResponseContext &ctx, const RequestEvent &e) {
-  if (!ctx.model->harmony)
-    return e.text.empty() ? json::object() : json{{"content", e.text}};
-  auto it = ctx.harmony.find(e.index);
-  if (it == ctx.harmony.end())
-    it = ctx.harmony
-             .emplace(e.index, text::HarmonyReply(*ctx.model->tokenizer,
-                                                  *ctx.model->harmony))
-             .first;
-  text::HarmonyReply::Delta d = it->second.push(e.tokens);
-  if (e.finished != FinishReason::None) {
-    text::HarmonyReply::Delta tail = it->second.flush();
-    d.reasoning += tail.reasoning;
-    d.content += tail.content;
+  const ParsedRequest &r = *ctx.request;
+  std::string reasoning, content;
+  std::vector<text::ReplyParser::CallDelta> calls;
+  if (ctx.model->harmony) {
+    auto it = ctx.harmony.find(e.index);
+    if (it == ctx.harmony.end())
+      it = ctx.harmony
+               .emplace(e.index, text::HarmonyReply(*ctx.model->tokenizer,
+                                                    *ctx.model->harmony))
+               .first;
+    text::HarmonyReply::Delta d = it->second.push(e.tokens);
+    if (e.finished != FinishReason::None) {
+      text::HarmonyReply::Delta tail = it->second.flush();
+      d.reasoning += tail.reasoning;
+      d.content += tail.content;
+    }
+    reasoning = std::move(d.reasoning);
+    content = std::move(d.content);
+  } else if (r.splitReply) {
+    auto it = ctx.replies.find(e.index);
+    if (it == ctx.replies.end())
+      it = ctx.replies
+               .emplace(e.index,
+                        text::ReplyParser(r.toolFormat, r.reasoning,
+                                          r.startsInReasoning, idMaker(r)))
+               .first;
+    text::ReplyParser::Delta d = it->second.push(e.text);
+    if (e.finished != FinishReason::None) {
+      text::ReplyParser::Delta tail = it->second.finish();
+      d.reasoning += tail.reasoning;
+      d.content += tail.content;
+      for (auto &c : tail.calls) {
+        if (!d.calls.empty() && d.calls.back().index == c.index &&
+            c.name.empty())
+          d.calls.back().arguments += c.arguments;
+        else
+          d.calls.push_back(std::move(c));
+      }
+    }
+    reasoning = std::move(d.reasoning);
+    content = std::move(d.content);
+    calls = std::move(d.calls);
+  } else {
+    content = e.text;
   }
   json delta = json::object();
-  if (!d.reasoning.empty())
-    delta["reasoning_content"] = d.reasoning;
-  if (!d.content.empty())
-    delta["content"] = d.content;
+  if (!reasoning.empty())
+    putReasoning(delta, *ctx.model, reasoning);
+  if (!content.empty())
+    delta["content"] = content;
+  if (!calls.empty()) {
+    json list = json::array();
+    for (const auto &c : calls) {
+      json item = {{"index", c.index}};
+      if (!c.name.empty()) {
+        item["id"] = c.id;
+        item["type"] = "function";
+        item["function"] = {{"name", c.name}, {"arguments", c.arguments}};
+      } else {
+        item["function"] = {{"arguments", c.arguments}};
+      }
+      list.push_back(std::move(item));
+    }
+    delta["tool_calls"] = std::move(list);
+  }
   return delta;
+}
+
+/// Whether sample `index` of a streamed reply made tool calls.
+bool madeCalls(const ResponseContext &ctx, int32_t index) {
+  auto it = ctx.replies.find(index);
+  return it != ctx.replies.end() && !it->second.calls().empty();
 }
 
 std::optional<json> chunk(const ResponseContext &ctx, const RequestEvent &e) {
@@ -708,9 +930,10 @@ std::optional<json> chunk(const ResponseContext &ctx, const RequestEvent &e) {
                         ? completionLogprobs(*ctx.model, e.logprobs, 0)
                         : json(nullptr);
   }
-  c["finish_reason"] = e.finished == FinishReason::None
-                           ? json(nullptr)
-                           : json(openaiFinishReason(e.finished));
+  c["finish_reason"] =
+      e.finished == FinishReason::None
+          ? json(nullptr)
+          : json(finishReason(e.finished, chat && madeCalls(ctx, e.index)));
   out["choices"] = json::array({c});
   if (r.includeUsage)
     out["usage"] = nullptr;

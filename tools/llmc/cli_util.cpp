@@ -192,12 +192,14 @@ OpenedPlan::requireTokenizer(const std::string &why) const {
   return *tokenizer;
 }
 
-grammar::GrammarCache &OpenedPlan::grammars(const std::string &why) const {
+grammar::GrammarCache &
+OpenedPlan::grammars(const std::string &why,
+                     const std::vector<std::string> &markers) const {
   if (!grammars_) {
     const tok::Tokenizer &t = requireTokenizer(why);
     grammars_ = std::make_unique<grammar::GrammarCache>(
         std::make_shared<grammar::TokenVocabulary>(
-            t, static_cast<int32_t>(plan->config().vocabSize)));
+            t, static_cast<int32_t>(plan->config().vocabSize), markers));
   }
   return *grammars_;
 }

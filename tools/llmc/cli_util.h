@@ -79,7 +79,11 @@ struct OpenedPlan {
   const tok::Tokenizer &requireTokenizer(const std::string &why) const;
   /// Compiled grammars over the tokenizer's vocabulary (the logits'
   /// width), made on first use; an error naming `why` without a tokenizer.
-  grammar::GrammarCache &grammars(const std::string &why) const;
+  /// Special tokens are left out of the vocabulary but for those inside
+  /// `markers` (a chat template's, chat_format.h), read on first use.
+  grammar::GrammarCache &
+  grammars(const std::string &why,
+           const std::vector<std::string> &markers = {}) const;
 
 private:
   mutable std::unique_ptr<grammar::GrammarCache> grammars_;

@@ -26,7 +26,9 @@ namespace llmc::cli {
 Action addServe(CLI::App &app) {
   struct Options {
     std::string plan, modelName, chatTemplate, logLevel = "info",
-                                               maxBodySize = "4MiB";
+                                               maxBodySize = "4MiB",
+                                               reasoningField =
+                                                   "reasoning_content";
     ServerOptions server;
     EngineFlags engine;
     ServingFlags serving;
@@ -50,6 +52,10 @@ Action addServe(CLI::App &app) {
                  "Largest request body; larger ones get 413 (default 4MiB)");
   app.add_option("--chat-template", o->chatTemplate,
                  "A .jinja chat template to use instead of the plan's");
+  app.add_option("--reasoning-field", o->reasoningField,
+                 "Where a reply's reasoning goes: reasoning_content "
+                 "(default), reasoning (vLLM's newer name) or both")
+      ->check(CLI::IsMember({"reasoning_content", "reasoning", "both"}));
   app.add_option("--log-level", o->logLevel,
                  "info (default: one line per request), warn, error")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
@@ -113,7 +119,14 @@ Action addServe(CLI::App &app) {
     model.tokenizer = opened.tokenizer.get();
     model.chatTemplate = chat.get();
     if (opened.tokenizer)
-      model.grammars = &opened.grammars("response_format");
+      model.grammars = &opened.grammars(
+          "response_format", chat ? chat->format().markers()
+                                  : std::vector<std::string>{});
+    model.reasoningField =
+        o->reasoningField == "reasoning"
+            ? api::ModelInfo::ReasoningField::Reasoning
+        : o->reasoningField == "both" ? api::ModelInfo::ReasoningField::Both
+                                      : api::ModelInfo::ReasoningField::Content;
     if (chat && opened.tokenizer)
       model.harmony =
           text::HarmonyReply::forTemplate(*opened.tokenizer, chat->source());

@@ -75,6 +75,14 @@ public:
   Element codepoints(std::vector<CodepointRange> ranges, bool negated);
   /// A rule matching `e` repeated min..max times (max < 0: unbounded).
   Element repeat(const Element &e, int64_t min, int64_t max);
+  /// A copy of `other`'s rules (renamed apart) and a reference to its root:
+  /// a JSON Schema's grammar inside a tool call.
+  Element embed(const Grammar &other);
+  /// Any bytes that do not contain `needle` (non-empty): free text before
+  /// a marker, which then opens the constrained part.
+  Element textWithout(const std::string &needle);
+  /// Any bytes.
+  Element anyText();
 
   /// Throws llmc::Error naming the rule for an undefined one, a rule that
   /// derives nothing, left recursion, or an empty language; `origin`

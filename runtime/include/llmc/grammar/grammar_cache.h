@@ -11,6 +11,7 @@
 
 #include "llmc/grammar/matcher.h"
 
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -31,11 +32,18 @@ public:
   std::shared_ptr<const CompiledGrammar>
   get(SourceKind kind, const std::string &source, const std::string &origin);
 
+  /// A grammar built by `build` (a tool call's), cached under `key`.
+  std::shared_ptr<const CompiledGrammar>
+  get(const std::string &key, const std::function<Grammar()> &build);
+
   const std::shared_ptr<const TokenVocabulary> &vocabulary() const {
     return vocab_;
   }
 
 private:
+  std::shared_ptr<const CompiledGrammar> find(const std::string &key);
+  void insert(const std::string &key,
+              std::shared_ptr<const CompiledGrammar> grammar);
   struct Entry {
     std::string key;
     std::shared_ptr<const CompiledGrammar> grammar;
@@ -45,6 +53,10 @@ private:
   std::mutex mutex_;
   std::list<Entry> entries_; // most recent first
 };
+
+/// The grammar a source asks for (throws as get() does).
+Grammar grammarOf(SourceKind kind, const std::string &source,
+                  const std::string &origin);
 
 /// The grammar a source asks for, compiled over `vocabulary` (no cache).
 std::shared_ptr<const CompiledGrammar>

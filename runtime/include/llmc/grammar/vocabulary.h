@@ -27,7 +27,11 @@ class TokenVocabulary {
 public:
   /// Ids [0, vocabSize): the model's logits width, which may exceed the
   /// tokenizer's vocabulary (padding rows are never allowed).
-  TokenVocabulary(const tok::Tokenizer &tokenizer, int32_t vocabSize);
+  /// A special token is left out unless its text occurs in one of
+  /// `markers` (a chat template's tool-call and reasoning markers, which a
+  /// tool call's grammar writes).
+  TokenVocabulary(const tok::Tokenizer &tokenizer, int32_t vocabSize,
+                  const std::vector<std::string> &markers = {});
   /// Straight from byte strings; "" marks an id a grammar never allows.
   explicit TokenVocabulary(std::vector<std::string> tokenBytes);
 

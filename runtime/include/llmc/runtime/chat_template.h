@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "llmc/runtime/chat_format.h"
 #include "llmc/template/jinja.h"
 #include "llmc/tokenizer/tokenizer.h"
 
@@ -49,12 +50,18 @@ public:
 
   /// messages: a JSON array of {"role", "content", ...} objects as the
   /// OpenAI API carries them; tools and documents: JSON arrays or null.
-  /// Throws llmc::Error with the interpreter's message (it names the
-  /// construct, or quotes raise_exception's).
+  /// `kwargs`: more variables (chat_template_kwargs, enable_thinking); they
+  /// do not replace the ones above. Throws llmc::Error with the
+  /// interpreter's message (it names the construct, or quotes
+  /// raise_exception's).
   std::string render(const nlohmann::ordered_json &messages,
                      const nlohmann::ordered_json &tools = nullptr,
                      const nlohmann::ordered_json &documents = nullptr,
-                     bool addGenerationPrompt = true) const;
+                     bool addGenerationPrompt = true,
+                     const nlohmann::ordered_json &kwargs = nullptr) const;
+
+  /// The template's tool-call and reasoning markup (chat_format.h).
+  const ChatFormat &format() const { return format_; }
 
   /// chatEosIds for this template.
   std::vector<int64_t> eosIds(const std::vector<int64_t> &configEos) const;
@@ -66,6 +73,7 @@ private:
   std::string source_, origin_;
   const tok::Tokenizer &tokenizer_;
   tmpl::Template template_;
+  ChatFormat format_;
 };
 
 } // namespace llmc

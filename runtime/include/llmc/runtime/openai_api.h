@@ -12,6 +12,7 @@
 #pragma once
 
 #include "llmc/text/harmony.h"
+#include "llmc/text/tool_calls.h"
 
 #include "llmc/grammar/grammar_cache.h"
 #include "llmc/runtime/chat_template.h"
@@ -59,6 +60,10 @@ struct ModelInfo {
   /// template writes channels): chat replies are split into
   /// `reasoning_content` (the analysis channel) and `content`.
   std::optional<text::HarmonyReply::Markers> harmony;
+  /// Where a reply's reasoning goes: `reasoning_content` (DeepSeek's and
+  /// vLLM's name), `reasoning` (vLLM's newer one) or both.
+  enum class ReasoningField { Content, Reasoning, Both };
+  ReasoningField reasoningField = ReasoningField::Content;
 };
 
 enum class Endpoint { Completions, Chat };
@@ -77,6 +82,15 @@ struct ParsedRequest {
   /// Chat: logprobs true -> top_logprobs alternatives; completions:
   /// logprobs k. -1: none.
   int32_t logprobs = -1;
+  /// Chat: the reply is split by the template's markup (chat_format.h):
+  /// tool calls when tools are on (null otherwise), reasoning when the
+  /// template has a reasoning block.
+  bool splitReply = false;
+  const text::ToolCallFormat *toolFormat = nullptr;
+  std::optional<text::ReasoningMarkers> reasoning;
+  bool startsInReasoning = false;
+  /// Ids of this many alphanumerics (0: "call_" and 24).
+  int idLength = 0;
 };
 
 /// Parses and checks a body; throws ApiError (400 for a bad body or field,
@@ -105,7 +119,12 @@ struct ResponseContext {
   /// A streamed harmony reply per sample, as chunk() builds them (the
   /// connection's thread only).
   mutable std::map<int32_t, text::HarmonyReply> harmony;
+  /// A streamed reply per sample split by ParsedRequest::splitReply.
+  mutable std::map<int32_t, text::ReplyParser> replies;
 };
+
+/// A tool call id: "call_" and 24 alphanumerics, or `length` of them.
+std::string newToolCallId(int length = 0);
 
 /// The whole non-streaming response.
 nlohmann::ordered_json response(const ResponseContext &ctx,
@@ -119,7 +138,8 @@ nlohmann::ordered_json roleChunk(const ResponseContext &ctx, int32_t index);
 nlohmann::ordered_json usageChunk(const ResponseContext &ctx,
                                   const RequestResult &result);
 /// "stop" for EOS and stop strings, "length" for max tokens and the
-/// context, "abort" for an aborted request.
+/// context, "abort" for an aborted request (a reply that made tool calls
+/// and stopped: "tool_calls", which the caller decides).
 const char *openaiFinishReason(FinishReason reason);
 
 } // namespace llmc::api

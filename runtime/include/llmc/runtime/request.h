@@ -58,6 +58,9 @@ struct RequestOptions {
   /// allowed only where the grammar may end, and the request stops (Stop)
   /// once nothing but the end may follow. Null: free text.
   std::shared_ptr<const grammar::CompiledGrammar> grammar;
+  /// The text keeps special tokens' text (a chat template's tool-call and
+  /// reasoning markers may be special tokens); EOS ids never have text.
+  bool keepSpecialText = false;
 
   bool isEos(int32_t token) const;
   /// Throws llmc::Error naming the flag (or JSON field) for a bad value.

@@ -1,0 +1,337 @@
+//===- chat_format.cpp - A template's tool-call and reasoning markup ------===//
+#include "llmc/runtime/chat_format.h"
+
+#include "llmc/runtime/chat_template.h"
+
+#include <algorithm>
+#include <array>
+
+namespace llmc {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+/// Reasoning blocks as models write them (DeepSeek R1, Qwen3, Command A,
+/// Magistral, Seed, Kimi).
+const text::ReasoningMarkers kReasoningPairs[] = {
+    {"<think>", "</think>"},
+    {"<|START_THINKING|>", "<|END_THINKING|>"},
+    {"[THINK]", "[/THINK]"},
+    {"<seed:think>", "</seed:think>"},
+    {"\xe2\x97\x81think\xe2\x96\xb7", "\xe2\x97\x81/think\xe2\x96\xb7"}};
+
+bool isSpace(char c) {
+  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
+
+std::string_view trimLeft(std::string_view s) {
+  while (!s.empty() && isSpace(s.front()))
+    s.remove_prefix(1);
+  return s;
+}
+
+size_t commonPrefix(std::string_view a, std::string_view b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n])
+    ++n;
+  return n;
+}
+
+size_t commonSuffix(std::string_view a, std::string_view b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() &&
+         a[a.size() - 1 - n] == b[b.size() - 1 - n])
+    ++n;
+  return n;
+}
+
+std::optional<std::string> tryRender(const ChatTemplate &chat,
+                                     const json &messages, const json &tools,
+                                     bool addGenerationPrompt) {
+  try {
+    return chat.render(messages, tools, nullptr, addGenerationPrompt);
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
+}
+
+constexpr std::array<const char *, 2> kNames = {"probe_fn_a", "probe_fn_b"};
+constexpr std::array<const char *, 2> kValues = {"probe_val_a", "probe_val_b"};
+
+/// Where one call's slots are in a rendering.
+struct SlotAt {
+  size_t begin, end;
+  text::ToolCallFormat::Slot slot;
+};
+
+/// The slots of probe call `i` in `s`, in order; empty if a slot is missing.
+std::vector<SlotAt> findSlots(std::string_view s, int i, const std::string &id,
+                              size_t from) {
+  std::vector<SlotAt> out;
+  const size_t name = s.find(kNames[i], from);
+  if (name == std::string_view::npos)
+    return {};
+  out.push_back({name, name + std::string_view(kNames[i]).size(),
+                 text::ToolCallFormat::Slot::Name});
+  // The arguments object: back from its key to '{', on to the matching '}'.
+  size_t key = s.find("\"probe_arg\"", from);
+  if (key == std::string_view::npos)
+    return {};
+  size_t open = key;
+  while (open > from && isSpace(s[open - 1]))
+    --open;
+  if (open == from || s[open - 1] != '{')
+    return {};
+  --open;
+  size_t close = s.find('}', key);
+  if (close == std::string_view::npos)
+    return {};
+  out.push_back({open, close + 1, text::ToolCallFormat::Slot::Arguments});
+  const size_t idAt = s.find(id, from);
+  if (idAt != std::string_view::npos)
+    out.push_back({idAt, idAt + id.size(), text::ToolCallFormat::Slot::Id});
+  std::sort(out.begin(), out.end(),
+            [](const SlotAt &a, const SlotAt &b) { return a.begin < b.begin; });
+  for (size_t k = 1; k < out.size(); ++k)
+    if (out[k].begin < out[k - 1].end)
+      return {};
+  return out;
+}
+
+/// The assistant turn's part of a rendering: after what it shares with the
+/// generation prompt and with a plain-text turn's header, without the
+/// end of turn, a leading empty reasoning block and leading spaces.
+std::optional<std::string>
+turnOf(const std::string &rendered, size_t sharedPrefix,
+       const std::string &endOfTurn,
+       const std::optional<text::ReasoningMarkers> &reasoning) {
+  if (rendered.size() < sharedPrefix)
+    return std::nullopt;
+  std::string_view s = std::string_view(rendered).substr(sharedPrefix);
+  s.remove_suffix(commonSuffix(s, endOfTurn));
+  s = trimLeft(s);
+  if (reasoning && s.substr(0, reasoning->open.size()) == reasoning->open) {
+    const size_t close = s.find(reasoning->close);
+    if (close == std::string_view::npos)
+      return std::nullopt;
+    s = trimLeft(s.substr(close + reasoning->close.size()));
+  }
+  return std::string(s);
+}
+
+std::string rebuild(const text::ToolCallFormat &f, int calls,
+                    const std::vector<std::vector<std::string>> &values) {
+  std::string s = f.blockOpen;
+  for (int c = 0; c < calls; ++c) {
+    if (c > 0)
+      s += f.separator;
+    s += f.literals[0];
+    for (size_t k = 0; k < f.slots.size(); ++k)
+      s += values[c][k] + f.literals[k + 1];
+  }
+  return s + f.blockClose;
+}
+
+std::optional<text::ToolCallFormat>
+deriveToolFormat(const ChatTemplate &chat,
+                 const std::optional<text::ReasoningMarkers> &reasoning) {
+  // Harmony (gpt-oss) is text::HarmonyReply's, see the header.
+  if (chat.source().find("tool_calls") == std::string::npos ||
+      chat.source().find("<|channel|>") != std::string::npos)
+    return std::nullopt;
+  json tools = json::array();
+  for (const char *name : kNames)
+    tools.push_back(
+        {{"type", "function"},
+         {"function",
+          {{"name", name},
+           {"description", "A probe."},
+           {"parameters",
+            {{"type", "object"},
+             {"properties", {{"probe_arg", {{"type", "string"}}}}}}}}}});
+  const json user = {{"role", "user"}, {"content", "PROBE_USER"}};
+  const auto generation = tryRender(chat, json::array({user}), tools, true);
+  const auto plain = tryRender(
+      chat,
+      json::array({user, {{"role", "assistant"}, {"content", "PROBE_TEXT"}}}),
+      tools, false);
+  if (!generation || !plain)
+    return std::nullopt;
+  const size_t textAt = plain->rfind("PROBE_TEXT");
+  if (textAt == std::string::npos)
+    return std::nullopt;
+  const std::string header = plain->substr(0, textAt);
+  const std::string endOfTurn = plain->substr(textAt + 10);
+
+  const std::array<std::array<std::string, 2>, 2> idStyles = {
+      {{"call_probe_a", "call_probe_b"}, {"prbAa0001", "prbBb0002"}}};
+  for (bool argsText : {false, true})
+    for (size_t style = 0; style < idStyles.size(); ++style) {
+      const auto &ids = idStyles[style];
+      auto call = [&](int i) {
+        json args = {{"probe_arg", kValues[i]}};
+        return json{{"id", ids[i]},
+                    {"type", "function"},
+                    {"function",
+                     {{"name", kNames[i]},
+                      {"arguments", argsText ? json(args.dump()) : args}}}};
+      };
+      auto turn = [&](int calls) {
+        json list = json::array();
+        for (int i = 0; i < calls; ++i)
+          list.push_back(call(i));
+        return json::array({user,
+                            {{"role", "assistant"},
+                             {"content", ""}, // as the server passes null
+                             {"tool_calls", list}}});
+      };
+      const auto one = tryRender(chat, turn(1), tools, false);
+      if (!one || one->find("'probe_arg'") != std::string::npos)
+        continue;
+      const size_t shared = std::min(commonPrefix(*generation, *one),
+                                     commonPrefix(header, *one));
+      const auto s1 = turnOf(*one, shared, endOfTurn, reasoning);
+      if (!s1)
+        continue;
+      const std::vector<SlotAt> a = findSlots(*s1, 0, ids[0], 0);
+      if (a.empty())
+        continue;
+      text::ToolCallFormat f;
+      f.argumentsAsText = argsText;
+      f.idLength = style == 1 ? 9 : 0;
+      std::vector<std::vector<std::string>> values(2);
+      for (const SlotAt &x : a) {
+        f.slots.push_back(x.slot);
+        values[0].push_back(s1->substr(x.begin, x.end - x.begin));
+      }
+      const std::string opening = s1->substr(0, a.front().begin);
+      const std::string closing = s1->substr(a.back().end);
+      for (size_t k = 0; k <= a.size(); ++k) {
+        if (k == 0 || k == a.size())
+          f.literals.push_back(""); // filled below
+        else
+          f.literals.push_back(
+              s1->substr(a[k - 1].end, a[k].begin - a[k - 1].end));
+      }
+      const auto two = tryRender(chat, turn(2), tools, false);
+      const auto s2 = two && two->compare(0, shared, *one, 0, shared) == 0
+                          ? turnOf(*two, shared, endOfTurn, reasoning)
+                          : std::nullopt;
+      const std::vector<SlotAt> b =
+          s2 ? findSlots(*s2, 1, ids[1], a.back().end) : std::vector<SlotAt>{};
+      if (b.size() == a.size() && s2->compare(0, a.back().end, *s1, 0,
+                                              a.back().end) == 0) {
+        const std::string_view between = std::string_view(*s2).substr(
+            a.back().end, b.front().begin - a.back().end);
+        const size_t head =
+            commonSuffix(opening, between.substr(0, between.size()));
+        const std::string_view rest =
+            between.substr(0, between.size() - head);
+        const size_t tail = commonPrefix(closing, rest);
+        f.literals.front() = opening.substr(opening.size() - head);
+        f.literals.back() = closing.substr(0, tail);
+        f.blockOpen = opening.substr(0, opening.size() - head);
+        f.blockClose = closing.substr(tail);
+        f.separator = std::string(rest.substr(tail));
+        for (const SlotAt &x : b)
+          values[1].push_back(s2->substr(x.begin, x.end - x.begin));
+        if (rebuild(f, 2, values) != *s2)
+          continue;
+      } else {
+        f.parallel = false;
+        f.literals.front() = opening;
+        f.literals.back() = closing;
+      }
+      if (rebuild(f, 1, values) != *s1 || f.opening().empty())
+        continue;
+      // The trigger: the opening's first marker (`<...>`, `[...]`), or
+      // its text up to the JSON; none when the opening is the JSON.
+      const std::string open = f.opening();
+      if (open[0] != '{') {
+        const char end = open[0] == '<' ? '>' : open[0] == '[' ? ']' : 0;
+        size_t i = end ? open.find(end) : std::string::npos;
+        if (i != std::string::npos) {
+          ++i;
+        } else {
+          i = 1;
+          while (i < open.size() && !isSpace(open[i]) && open[i] != '{' &&
+                 open[i] != '[' && open[i] != '"')
+            ++i;
+        }
+        f.trigger = open.substr(0, i);
+      }
+      return f;
+    }
+  return std::nullopt;
+}
+
+} // namespace
+
+std::vector<std::string> ChatFormat::markers() const {
+  std::vector<std::string> out;
+  if (tools)
+    for (const std::string *s :
+         {&tools->blockOpen, &tools->separator, &tools->blockClose})
+      out.push_back(*s);
+  if (tools)
+    out.insert(out.end(), tools->literals.begin(), tools->literals.end());
+  if (reasoning) {
+    out.push_back(reasoning->open);
+    out.push_back(reasoning->close);
+  }
+  return out;
+}
+
+ChatFormat deriveChatFormat(const ChatTemplate &chat) {
+  ChatFormat f;
+  // The close marker is enough: a template that only strips reasoning from
+  // history (DeepSeek R1's) still has a model that writes the block.
+  for (const text::ReasoningMarkers &m : kReasoningPairs)
+    if (chat.source().find(m.close) != std::string::npos) {
+      f.reasoning = m;
+      break;
+    }
+  f.tools = deriveToolFormat(chat, f.reasoning);
+  return f;
+}
+
+bool endsInReasoning(const std::string &prompt,
+                     const text::ReasoningMarkers &markers) {
+  const size_t open = prompt.rfind(markers.open);
+  return open != std::string::npos &&
+         prompt.find(markers.close, open) == std::string::npos;
+}
+
+json historyForTemplate(const json &messages,
+                        const std::optional<text::ToolCallFormat> &format) {
+  const bool asText = format && format->argumentsAsText;
+  json out = json::array();
+  for (json m : messages) {
+    if (m.contains("role") && m["role"] == "developer")
+      m["role"] = "system";
+    if (m.contains("reasoning") && !m.contains("reasoning_content"))
+      m["reasoning_content"] = m["reasoning"];
+    if (m.contains("tool_calls") && m["tool_calls"].is_array())
+      for (json &call : m["tool_calls"]) {
+        if (!call.is_object())
+          continue;
+        if (!call.contains("type"))
+          call["type"] = "function";
+        if (!call.contains("function") || !call["function"].is_object())
+          continue;
+        json &args = call["function"]["arguments"];
+        if (args.is_string() && !asText) {
+          json parsed = json::parse(args.get<std::string>(), nullptr, false);
+          if (parsed.is_object())
+            args = std::move(parsed);
+        } else if (args.is_object() && asText) {
+          args = args.dump();
+        }
+      }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+} // namespace llmc
