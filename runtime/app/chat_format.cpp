@@ -296,11 +296,26 @@ ChatFormat deriveChatFormat(const ChatTemplate &chat) {
   return f;
 }
 
-bool endsInReasoning(const std::string &prompt,
-                     const text::ReasoningMarkers &markers) {
-  const size_t open = prompt.rfind(markers.open);
-  return open != std::string::npos &&
-         prompt.find(markers.close, open) == std::string::npos;
+ReplyMarkup replyMarkup(const ChatFormat &format, const std::string &prompt,
+                        bool withTools) {
+  ReplyMarkup m;
+  if (withTools && format.tools)
+    m.tools = &*format.tools;
+  if (!format.reasoning)
+    return m;
+  const text::ReasoningMarkers &r = *format.reasoning;
+  const size_t open = prompt.rfind(r.open);
+  const size_t close = prompt.rfind(r.close);
+  if (open != std::string::npos &&
+      (close == std::string::npos || close < open)) {
+    m.reasoning = r;
+    m.startsInReasoning = true;
+  } else if (close == std::string::npos ||
+             trimLeft(std::string_view(prompt).substr(close + r.close.size()))
+                 .size() != 0) {
+    m.reasoning = r;
+  }
+  return m;
 }
 
 json historyForTemplate(const json &messages,

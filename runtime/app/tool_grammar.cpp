@@ -92,18 +92,18 @@ Sequence callsAfterOpening(Grammar &g, const text::ToolCallFormat &f,
 
 } // namespace
 
-Grammar replyGrammar(const ChatFormat &format, bool startsInReasoning,
-                     const ToolRequest *tools, const Grammar *answer) {
+Grammar replyGrammar(const ReplyMarkup &markup, const ToolRequest *tools,
+                     const Grammar *answer) {
   Grammar g;
   const uint32_t root = g.rule("root");
   g.root = root;
   Sequence head;
-  if (format.reasoning && startsInReasoning) {
-    head = reasoningBody(g, *format.reasoning);
-  } else if (format.reasoning) {
+  if (markup.reasoning && markup.startsInReasoning) {
+    head = reasoningBody(g, *markup.reasoning);
+  } else if (markup.reasoning) {
     Sequence block;
-    g.appendLiteral(block, format.reasoning->open);
-    for (const Element &e : reasoningBody(g, *format.reasoning))
+    g.appendLiteral(block, markup.reasoning->open);
+    for (const Element &e : reasoningBody(g, *markup.reasoning))
       block.push_back(e);
     head.push_back(oneOf(g, "reasoning", {block, {}}));
   }
@@ -111,10 +111,10 @@ Grammar replyGrammar(const ChatFormat &format, bool startsInReasoning,
   if (answer) {
     bodies.push_back({g.embed(*answer)});
   } else if (tools) {
-    if (!format.tools)
+    if (!markup.tools)
       throw Error("this model's chat template has no tool-call format "
                   "llmc recognises");
-    const text::ToolCallFormat &f = *format.tools;
+    const text::ToolCallFormat &f = *markup.tools;
     const std::string opening = f.opening();
     if (tools->choice == ToolRequest::Choice::Required) {
       Sequence s;

@@ -254,7 +254,7 @@ std::vector<int32_t> completionPrompt(const json &body, const ModelInfo &m,
 /// after it.
 std::shared_ptr<const grammar::CompiledGrammar>
 structuredOutput(const json &body, const ModelInfo &m,
-                 const ChatFormat *reasoning, bool startsInReasoning) {
+                 const ReplyMarkup *reasoning) {
   const bool format = has(body, "response_format"), gbnf = has(body, "grammar");
   if (!format && !gbnf)
     return nullptr;
@@ -282,13 +282,13 @@ structuredOutput(const json &body, const ModelInfo &m,
                      field);
     if (!reasoning)
       return m.grammars->get(source->kind, source->text, source->origin);
-    const std::string key = "answer:" + std::to_string(startsInReasoning) +
-                            std::to_string(static_cast<int>(source->kind)) +
-                            ":" + source->text;
+    const std::string key =
+        "answer:" + std::to_string(reasoning->startsInReasoning) +
+        std::to_string(static_cast<int>(source->kind)) + ":" + source->text;
     return m.grammars->get(key, [&] {
       grammar::Grammar answer =
           grammar::grammarOf(source->kind, source->text, source->origin);
-      return replyGrammar(*reasoning, startsInReasoning, nullptr, &answer);
+      return replyGrammar(*reasoning, nullptr, &answer);
     });
   } catch (const Error &e) {
     throw ApiError(400, e.what(), field);
@@ -563,20 +563,15 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
     tools = checkTools(body);
     const std::string rendered = renderedChat(text, body, m, true);
     r.prompt = m.tokenizer->encode(rendered, /*addSpecial=*/false);
-    const ChatFormat &format = m.chatTemplate->format();
     if (!m.harmony) {
-      r.reasoning = format.reasoning;
-      r.startsInReasoning =
-          format.reasoning && endsInReasoning(rendered, *format.reasoning);
-      if (tools && format.tools) {
-        r.toolFormat = &*format.tools;
-        r.idLength = format.tools->idLength;
-      }
-      r.splitReply = r.reasoning || r.toolFormat;
+      r.markup =
+          replyMarkup(m.chatTemplate->format(), rendered, tools.has_value());
+      r.idLength = r.markup.tools ? r.markup.tools->idLength : 0;
+      r.splitReply = r.markup.reasoning || r.markup.tools;
       o.keepSpecialText = r.splitReply;
     }
     if (tools && tools->choice == ToolRequest::Choice::Required &&
-        !r.toolFormat)
+        !r.markup.tools)
       throw ApiError(400,
                      m.harmony ? "'tool_choice' required or named: tool calls "
                                  "in gpt-oss's harmony format are not "
@@ -585,12 +580,23 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
                                  "model's chat template writes no tool calls "
                                  "llmc recognises",
                      "tool_choice");
-    if (r.toolFormat &&
-        (has(body, "response_format") || has(body, "grammar")))
+    // llmc's `grammar` may steer a reply with tool_choice auto: it then
+    // constrains the whole reply, which is read for calls as usual.
+    // {"type": "text"} (the Agents SDK sends it) asks for nothing.
+    const bool format =
+        has(body, "response_format") &&
+        !(body["response_format"].is_object() &&
+          body["response_format"].value("type", json()) == "text");
+    if (r.markup.tools && format)
       throw ApiError(400,
-                     "give 'tools' or a 'response_format' / 'grammar', not "
-                     "both (or tool_choice \"none\")",
-                     has(body, "grammar") ? "grammar" : "response_format");
+                     "give 'tools' or a 'response_format', not both (or "
+                     "tool_choice \"none\")",
+                     "response_format");
+    if (r.markup.tools && has(body, "grammar") &&
+        tools->choice != ToolRequest::Choice::Auto)
+      throw ApiError(400,
+                     "'grammar' with 'tools' needs tool_choice \"auto\"",
+                     "grammar");
     if (boolean(body, "logprobs", false))
       r.logprobs =
           static_cast<int32_t>(integer(body, "top_logprobs", 0, 0, 20));
@@ -638,21 +644,21 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
                    maxTokens > 0 ? maxField : what, "invalid_request_error",
                    "context_length_exceeded");
   o.maxNewTokens = maxTokens > 0 ? maxTokens : m.contextLength - P;
-  const ChatFormat *reasoning =
-      r.reasoning ? &m.chatTemplate->format() : nullptr;
-  o.grammar = structuredOutput(body, m, reasoning, r.startsInReasoning);
-  if (r.toolFormat) {
+  o.grammar = structuredOutput(body, m,
+                               r.markup.reasoning && !has(body, "grammar")
+                                   ? &r.markup
+                                   : nullptr);
+  if (r.markup.tools && !o.grammar) {
     if (!m.grammars)
       throw ApiError(400, "'tools' need a tokenizer, and this model has none",
                      "tools");
-    json key = {r.startsInReasoning, tools->choice == ToolRequest::Choice::Auto,
-                tools->parallel};
+    json key = {r.markup.startsInReasoning, r.markup.reasoning.has_value(),
+                tools->choice == ToolRequest::Choice::Auto, tools->parallel};
     for (const ToolSpec &t : tools->tools)
       key.push_back({t.name, t.parameters});
     try {
       o.grammar = m.grammars->get("tools:" + key.dump(), [&] {
-        return replyGrammar(m.chatTemplate->format(), r.startsInReasoning,
-                            &*tools, nullptr);
+        return replyGrammar(r.markup, &*tools, nullptr);
       });
     } catch (const Error &e) {
       throw ApiError(400, e.what(), "tools");
@@ -792,10 +798,11 @@ json chatMessage(const ResponseContext &ctx, const SequenceOutput &o) {
     return message;
   }
   const text::ReplyParser::Whole w = text::ReplyParser::parse(
-      r.toolFormat, r.reasoning, r.startsInReasoning, o.text, idMaker(r));
+      r.markup.tools, r.markup.reasoning, r.markup.startsInReasoning, o.text,
+      idMaker(r));
   message["content"] =
       w.content.empty() && !w.calls.empty() ? json(nullptr) : json(w.content);
-  if (r.reasoning)
+  if (r.markup.reasoning)
     putReasoning(message, *ctx.model,
                  w.reasoning.empty() ? json(nullptr) : json(w.reasoning));
   if (!w.calls.empty()) {
@@ -860,8 +867,9 @@ json chatDelta(const ResponseContext &ctx, const RequestEvent &e) {
     if (it == ctx.replies.end())
       it = ctx.replies
                .emplace(e.index,
-                        text::ReplyParser(r.toolFormat, r.reasoning,
-                                          r.startsInReasoning, idMaker(r)))
+                        text::ReplyParser(r.markup.tools, r.markup.reasoning,
+                                          r.markup.startsInReasoning,
+                                          idMaker(r)))
                .first;
     text::ReplyParser::Delta d = it->second.push(e.text);
     if (e.finished != FinishReason::None) {

@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
-# Starts `llmc serve` on the bundled model (a free loopback port), runs the
-# official openai npm client against it (client.test.mjs), and stops the
-# server with SIGTERM, which must exit 0. Installs openai at the version in
-# package.json into WORK/node_modules the first time.
-# Usage: run.sh BIN_DIR DATA_DIR WORK_DIR
+# Starts `llmc serve` on a test model (a free loopback port), runs npm
+# clients against it (CLIENT_DIR/client.test.mjs, default: the official
+# openai client beside this script), and stops the server with SIGTERM,
+# which must exit 0. Installs CLIENT_DIR/package.json's packages at their
+# pinned versions into WORK/node_modules the first time.
+# Usage: run.sh BIN_DIR DATA_DIR WORK_DIR [CLIENT_DIR MODEL [SERVE_ARGS...]]
 set -euo pipefail
 bin=$1 data=$2 work=$3
-here=$(cd "$(dirname "$0")" && pwd)
+here=${4:-$(cd "$(dirname "$0")" && pwd)}
+model=${5:-fortune-llama}
+shift $(($# < 5 ? $# : 5))
 mkdir -p "$work"
-plan=$work/fortune-llama.plan
-"$bin/llmc" compile "$data/models/fortune-llama" -o "$plan" --target cpu >/dev/null
-if [ ! -f "$work/node_modules/openai/package.json" ] ||
+plan=$work/$model.plan
+"$bin/llmc" compile "$data/models/$model" -o "$plan" --target cpu >/dev/null
+if [ ! -d "$work/node_modules" ] ||
   ! cmp -s "$here/package.json" "$work/package.json"; then
   cp "$here/package.json" "$work/package.json"
-  (cd "$work" && timeout 300 npm install --no-audit --no-fund --loglevel=error)
+  (cd "$work" && timeout 600 npm install --no-audit --no-fund --loglevel=error)
 fi
 cp "$here/client.test.mjs" "$work/client.test.mjs"
 
 out=$work/serve.out err=$work/serve.err
-"$bin/llmc" serve "$plan" --port 0 --served-model-name fortune-llama \
-  --max-num-seqs 16 >"$out" 2>"$err" &
+"$bin/llmc" serve "$plan" --port 0 --served-model-name "$model" \
+  --max-num-seqs 16 "$@" >"$out" 2>"$err" &
 pid=$!
 stop() { kill -TERM "$pid" 2>/dev/null || true; }
 trap stop EXIT
@@ -32,7 +35,7 @@ for _ in $(seq 300); do
 done
 [ -n "$port" ] || { cat "$err"; echo "llmc serve did not start in 30 s" >&2; exit 1; }
 rc=0
-(cd "$work" && timeout 280 node client.test.mjs "http://127.0.0.1:$port" fortune-llama) || rc=$?
+(cd "$work" && timeout 280 node client.test.mjs "http://127.0.0.1:$port" "$model") || rc=$?
 trap - EXIT
 kill -TERM "$pid"
 for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done

@@ -359,7 +359,8 @@ TEST(ToolGrammar, AcceptsTheTemplatesCallsAndNothingElse) {
     const ChatFormat &f = l->chat->format();
     req.choice = ToolRequest::Choice::Required;
     req.parallel = true;
-    grammar::Grammar required = replyGrammar(f, false, &req, nullptr);
+    const ReplyMarkup mk = replyMarkup(f, "", true);
+    grammar::Grammar required = replyGrammar(mk, &req, nullptr);
     EXPECT_TRUE(accepts(required, call));
     EXPECT_FALSE(accepts(required, "Hello"));
     EXPECT_FALSE(accepts(required, ""));
@@ -370,7 +371,7 @@ TEST(ToolGrammar, AcceptsTheTemplatesCallsAndNothingElse) {
     badArgs.replace(badArgs.find("\"city\""), 6, "\"town\"");
     EXPECT_FALSE(accepts(required, badArgs));
     req.choice = ToolRequest::Choice::Auto;
-    grammar::Grammar lazy = replyGrammar(f, false, &req, nullptr);
+    grammar::Grammar lazy = replyGrammar(mk, &req, nullptr);
     EXPECT_TRUE(accepts(lazy, call));
     EXPECT_TRUE(accepts(lazy, "Hello there"));
     EXPECT_TRUE(accepts(lazy, ""));
@@ -380,7 +381,7 @@ TEST(ToolGrammar, AcceptsTheTemplatesCallsAndNothingElse) {
       EXPECT_FALSE(accepts(lazy, "Let me look. " + wrongName));
     }
     req.parallel = false;
-    grammar::Grammar single = replyGrammar(f, false, &req, nullptr);
+    grammar::Grammar single = replyGrammar(mk, &req, nullptr);
     EXPECT_EQ(accepts(single, call), !f.tools->parallel);
   }
   // Reasoning first: mandatory when the prompt opened it, then the call.
@@ -388,12 +389,21 @@ TEST(ToolGrammar, AcceptsTheTemplatesCallsAndNothingElse) {
   req.choice = ToolRequest::Choice::Required;
   const std::string call = "<tool_call>\n{\"name\": \"get_time\", "
                            "\"arguments\": {}}\n</tool_call>";
-  grammar::Grammar g = replyGrammar(l->chat->format(), false, &req, nullptr);
+  const ChatFormat &f = l->chat->format();
+  const std::string prompt = "<|im_start|>assistant\n";
+  grammar::Grammar g = replyGrammar(replyMarkup(f, prompt, true), &req, nullptr);
   EXPECT_TRUE(accepts(g, call));
   EXPECT_TRUE(accepts(g, "<think>\nhmm <tool_call>\n</think>\n\n" + call));
-  g = replyGrammar(l->chat->format(), true, &req, nullptr);
+  g = replyGrammar(replyMarkup(f, prompt + "<think>\n", true), &req, nullptr);
   EXPECT_FALSE(accepts(g, call));
   EXPECT_TRUE(accepts(g, "hmm\n</think>\n\n" + call));
+  // Thinking switched off: no block.
+  const ReplyMarkup off =
+      replyMarkup(f, prompt + "<think>\n\n</think>\n\n", true);
+  EXPECT_FALSE(off.reasoning);
+  g = replyGrammar(off, &req, nullptr);
+  EXPECT_TRUE(accepts(g, call));
+  EXPECT_FALSE(accepts(g, "<think>\nhmm\n</think>\n\n" + call));
 }
 
 } // namespace

@@ -41,10 +41,19 @@ struct ChatFormat {
 /// or renders calls in a shape with no name and arguments, has none).
 ChatFormat deriveChatFormat(const ChatTemplate &chat);
 
-/// Whether a rendered prompt ends inside an open reasoning block (DeepSeek
-/// R1's generation prompt, Qwen3 with thinking forced).
-bool endsInReasoning(const std::string &prompt,
-                     const text::ReasoningMarkers &markers);
+/// How one reply is read.
+struct ReplyMarkup {
+  const text::ToolCallFormat *tools = nullptr;     // null: no calls
+  std::optional<text::ReasoningMarkers> reasoning; // null: no block
+  bool startsInReasoning = false; // the prompt opened the block
+};
+
+/// The markup of a reply to `prompt` (rendered): the template's reasoning
+/// block, open from the start when the prompt ends inside one (DeepSeek R1's
+/// generation prompt), none when the prompt ends with a closed one (Qwen3
+/// with enable_thinking false); the calls' format `withTools`.
+ReplyMarkup replyMarkup(const ChatFormat &format, const std::string &prompt,
+                        bool withTools);
 
 /// OpenAI messages made ready for the template: `developer` is `system`;
 /// `reasoning` (vLLM's name) is `reasoning_content`; a call's `arguments`

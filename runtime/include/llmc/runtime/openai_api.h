@@ -15,6 +15,7 @@
 #include "llmc/text/tool_calls.h"
 
 #include "llmc/grammar/grammar_cache.h"
+#include "llmc/runtime/chat_format.h"
 #include "llmc/runtime/chat_template.h"
 #include "llmc/runtime/scheduler.h"
 #include "llmc/tokenizer/tokenizer.h"
@@ -86,9 +87,7 @@ struct ParsedRequest {
   /// tool calls when tools are on (null otherwise), reasoning when the
   /// template has a reasoning block.
   bool splitReply = false;
-  const text::ToolCallFormat *toolFormat = nullptr;
-  std::optional<text::ReasoningMarkers> reasoning;
-  bool startsInReasoning = false;
+  ReplyMarkup markup;
   /// Ids of this many alphanumerics (0: "call_" and 24).
   int idLength = 0;
 };

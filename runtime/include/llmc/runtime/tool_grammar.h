@@ -36,7 +36,7 @@ struct ToolRequest {
 
 /// Throws llmc::Error naming `origin` + the tool's parameters for a schema
 /// the engine cannot compile, or when the template has no tool-call format.
-grammar::Grammar replyGrammar(const ChatFormat &format, bool startsInReasoning,
+grammar::Grammar replyGrammar(const ReplyMarkup &markup,
                               const ToolRequest *tools,
                               const grammar::Grammar *answer);
 
