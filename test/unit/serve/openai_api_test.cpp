@@ -7,7 +7,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 namespace llmc::api {
 namespace {
@@ -205,7 +207,7 @@ TEST_F(OpenAiApi, ResponseShapes) {
       R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true,
           "top_logprobs": 1, "stream": true, "stream_options": {"include_usage": true}})",
       model);
-  ResponseContext ctx{"chatcmpl-1", 100, &r, &model, {}};
+  ResponseContext ctx{"chatcmpl-1", 100, &r, &model, {}, {}};
   RequestResult result;
   SequenceOutput o;
   o.outputIds = {'o', 'k'};
@@ -266,13 +268,25 @@ TEST_F(OpenAiApi, ToolsAndToolChoiceAreChecked) {
       {"{" + msg + ", " + tool +
            R"(, "tool_choice": {"type": "function", "function": {"name": "nope"}}})",
        "tool_choice", "names function 'nope', which 'tools' does not define"},
+      // This test template writes no tool calls.
       {"{" + msg + ", " + tool + R"(, "tool_choice": "required"})",
-       "tool_choice", "is not supported yet"},
+       "tool_choice", "writes no tool calls"},
       {"{" + msg + ", " + tool +
            R"(, "tool_choice": {"type": "function", "function": {"name": "get_weather"}}})",
-       "tool_choice", "is not supported yet"},
+       "tool_choice", "writes no tool calls"},
       {"{" + msg + ", " + tool + R"(, "parallel_tool_calls": 1})",
-       "parallel_tool_calls", "must be a boolean"},
+       "parallel_tool_calls", "must be true or false"},
+      {"{" + msg +
+           R"(, "tools": [{"type": "function", "function": {"name": "a b"}}]})",
+       "tools[0].function.name", "letters, digits"},
+      {"{" + msg + R"(, "tools": [{"type": "function", "function": {"name": "a"}},
+                      {"type": "function", "function": {"name": "a"}}]})",
+       "tools[1].function.name", "twice"},
+      {"{" + msg +
+           R"(, "tools": [{"type": "function", "function": {"name": "a", "parameters": 3}}]})",
+       "tools[0].function.parameters", "a JSON Schema object"},
+      {"{" + msg + R"(, "chat_template_kwargs": [1]})", "chat_template_kwargs",
+       "an object"},
   };
   for (const Case &c : cases) {
     ApiError e = errorOf(Endpoint::Chat, c.body);
@@ -280,6 +294,121 @@ TEST_F(OpenAiApi, ToolsAndToolChoiceAreChecked) {
     EXPECT_EQ(e.param, c.param) << c.body;
     EXPECT_THAT(e.message, HasSubstr(c.message)) << c.body;
   }
+}
+
+// A real tool-calling template (Qwen2.5's) on bytes: the request is
+// constrained, the reply split into content and calls, streamed alike.
+class OpenAiApiTools : public OpenAiApi {
+protected:
+  std::string source = [] {
+    std::ifstream in(std::string(LLMC_DATA_DIR) +
+                     "/chat-templates/qwen2.5-instruct.jinja");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }();
+  ChatTemplate qwen{source, "qwen2.5-instruct.jinja", tokenizer};
+  grammar::GrammarCache grammars{
+      std::make_shared<grammar::TokenVocabulary>(tokenizer, 256)};
+  ModelInfo toolModel = [this] {
+    ModelInfo m = model;
+    m.chatTemplate = &qwen;
+    m.contextLength = 4096;
+    m.grammars = &grammars;
+    return m;
+  }();
+  const std::string ask =
+      R"({"messages": [{"role": "user", "content": "Weather?"}],
+          "tools": [{"type": "function", "function": {"name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city":
+              {"type": "string"}}, "required": ["city"]}}}])";
+};
+
+TEST_F(OpenAiApiTools, CallsParsedWholeAndStreamed) {
+  ParsedRequest r = parseRequest(Endpoint::Chat, ask + "}", toolModel);
+  ASSERT_TRUE(r.options.grammar); // auto: the lazy grammar
+  EXPECT_TRUE(r.options.keepSpecialText);
+  ASSERT_TRUE(r.markup.tools);
+  r = parseRequest(Endpoint::Chat, ask + R"(, "tool_choice": "required"})",
+                   toolModel);
+  ASSERT_TRUE(r.options.grammar);
+  const std::string reply =
+      "Sure. <tool_call>\n{\"name\": \"get_weather\", \"arguments\": "
+      "{\"city\": \"Paris\"}}\n</tool_call>";
+  ResponseContext ctx{"chatcmpl-1", 100, &r, &toolModel, {}, {}};
+  RequestResult result;
+  SequenceOutput o;
+  o.text = reply;
+  o.finishReason = FinishReason::Eos;
+  result.outputs = {o};
+  auto full = response(ctx, result);
+  const auto &msg = full["choices"][0]["message"];
+  EXPECT_EQ(msg["content"], "Sure. ");
+  ASSERT_EQ(msg["tool_calls"].size(), 1u);
+  EXPECT_EQ(msg["tool_calls"][0]["type"], "function");
+  EXPECT_EQ(msg["tool_calls"][0]["function"]["name"], "get_weather");
+  EXPECT_EQ(msg["tool_calls"][0]["function"]["arguments"],
+            "{\"city\": \"Paris\"}");
+  EXPECT_EQ(msg["tool_calls"][0]["id"].get<std::string>().substr(0, 5),
+            "call_");
+  EXPECT_EQ(full["choices"][0]["finish_reason"], "tool_calls");
+  // Streamed in 5-byte pieces: the same content and arguments.
+  std::string content, args, name;
+  std::string finish;
+  for (size_t i = 0; i < reply.size(); i += 5) {
+    RequestEvent e;
+    e.text = reply.substr(i, 5);
+    if (i + 5 >= reply.size())
+      e.finished = FinishReason::Eos;
+    auto c = chunk(ctx, e);
+    if (!c)
+      continue;
+    const auto &ch = (*c)["choices"][0];
+    const auto &d = ch["delta"];
+    if (d.contains("content"))
+      content += d["content"].get<std::string>();
+    if (d.contains("tool_calls")) {
+      EXPECT_EQ(d["tool_calls"][0]["index"], 0);
+      if (d["tool_calls"][0]["function"].contains("name"))
+        name += d["tool_calls"][0]["function"]["name"].get<std::string>();
+      args += d["tool_calls"][0]["function"]["arguments"].get<std::string>();
+    }
+    if (!ch["finish_reason"].is_null())
+      finish = ch["finish_reason"];
+  }
+  EXPECT_EQ(content, "Sure. ");
+  EXPECT_EQ(name, "get_weather");
+  EXPECT_EQ(args, "{\"city\": \"Paris\"}");
+  EXPECT_EQ(finish, "tool_calls");
+}
+
+TEST_F(OpenAiApiTools, WhatCannotBeHonouredIsA400) {
+  auto err = [&](const std::string &body) {
+    try {
+      parseRequest(Endpoint::Chat, body, toolModel);
+    } catch (const ApiError &x) {
+      return x;
+    }
+    ADD_FAILURE() << "accepted: " << body;
+    return ApiError(0, "");
+  };
+  ApiError x = err(R"({"messages": [{"role": "user", "content": "x"}],
+      "tools": [{"type": "function", "function": {"name": "f", "parameters":
+      {"type": "object", "properties": {"n": {"type": "integer", "multipleOf":
+      3}}}}}], "tool_choice": "required"})");
+  EXPECT_EQ(x.status, 400);
+  EXPECT_EQ(x.param, "tools");
+  EXPECT_THAT(x.message, HasSubstr("multipleOf"));
+  x = err(ask + R"(, "response_format": {"type": "json_object"}})");
+  EXPECT_EQ(x.param, "response_format");
+  x = err(ask + R"(, "tool_choice": "required", "grammar": "root ::= \"a\""})");
+  EXPECT_EQ(x.param, "grammar");
+  // {"type": "text"}, $schema and strict from client helpers are fine.
+  parseRequest(Endpoint::Chat,
+               ask.substr(0, ask.size() - 4) +
+                   R"(, "$schema": "http://json-schema.org/draft-07/schema#"},
+                   "strict": true}}], "response_format": {"type": "text"}})",
+               toolModel);
 }
 
 // /tokenize and /detokenize (vLLM's): a prompt or the chat template's
@@ -351,7 +480,7 @@ TEST(OpenAiApiHarmony, ChannelsSplitIntoReasoningAndContent) {
   ParsedRequest r = parseRequest(
       Endpoint::Chat, R"({"messages": [{"role": "user", "content": "hi"}]})",
       model);
-  ResponseContext ctx{"chatcmpl-1", 100, &r, &model, {}};
+  ResponseContext ctx{"chatcmpl-1", 100, &r, &model, {}, {}};
   auto rt = [&](const std::string &s) { return t->decode(t->encode(s)); };
   const std::vector<int32_t> ids = t->encode(
       "<|channel|>analysis<|message|>they said hi.<|end|><|start|>assistant"
