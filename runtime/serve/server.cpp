@@ -1,6 +1,8 @@
 //===- server.cpp - llmc serve: the OpenAI-compatible HTTP server ---------===//
 #include "llmc/runtime/server.h"
 
+#include "llmc/runtime/responses_api.h"
+
 #include "llmc/support/error.h"
 
 #include <httplib.h>
@@ -93,6 +95,11 @@ struct Stream {
   api::ResponseContext ctx;
   uint64_t id = 0;
   bool started = false, done = false;
+  std::chrono::steady_clock::time_point lastWrite =
+      std::chrono::steady_clock::now();
+  /// /v1/responses: the Responses body, and its events.
+  json responsesBody;
+  std::unique_ptr<api::ResponseEvents> events;
 };
 
 } // namespace
@@ -122,7 +129,17 @@ void Server::Impl::handleGenerate(api::Endpoint endpoint,
       throw ApiError(503, "the server is shutting down", "",
                      "service_unavailable");
     auto stream = std::make_shared<Stream>();
-    stream->request = api::parseRequest(endpoint, req.body, model);
+    const bool responses = endpoint == api::Endpoint::Responses;
+    if (responses) {
+      stream->responsesBody = json::parse(req.body, nullptr, false);
+      if (!stream->responsesBody.is_object())
+        throw ApiError(400, "the request body must be a JSON object");
+      stream->request = api::parseRequest(
+          api::Endpoint::Chat,
+          api::chatBodyForResponse(stream->responsesBody), model);
+    } else {
+      stream->request = api::parseRequest(endpoint, req.body, model);
+    }
     const api::ParsedRequest &p = stream->request;
     ScheduledRequest r;
     r.id = stream->id = loop.nextId();
@@ -130,8 +147,9 @@ void Server::Impl::handleGenerate(api::Endpoint endpoint,
     r.options = p.options;
     r.n = p.n;
     r.speculativeTokens = p.speculative ? -1 : 0;
-    stream->ctx.id =
-        newId(endpoint == api::Endpoint::Chat ? "chatcmpl" : "cmpl");
+    stream->ctx.id = responses ? "resp_" + newId("").substr(1)
+                     : newId(endpoint == api::Endpoint::Chat ? "chatcmpl"
+                                                             : "cmpl");
     stream->ctx.created = static_cast<int64_t>(std::time(nullptr));
     stream->ctx.request = &stream->request;
     stream->ctx.model = &model;
@@ -149,17 +167,33 @@ void Server::Impl::handleGenerate(api::Endpoint endpoint,
       std::optional<RequestResult> result;
       while (!result)
         stream->channel->next(ignored, result, std::chrono::milliseconds(500));
-      res.set_content(api::response(stream->ctx, *result)
-                          .dump(-1, ' ', false, json::error_handler_t::replace),
+      json body = api::response(stream->ctx, *result);
+      if (responses)
+        body = api::responseFromChat(body, stream->responsesBody,
+                                     stream->ctx.id, stream->ctx.created);
+      res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace),
                       "application/json");
       return;
     }
+    if (responses)
+      stream->events = std::make_unique<api::ResponseEvents>(
+          stream->responsesBody, stream->ctx.id, stream->ctx.created);
+    const auto keepAlive = std::chrono::duration<double>(options.keepAliveSeconds);
     res.set_header("Cache-Control", "no-cache");
     EngineLoop *loopPtr = &loop;
     res.set_chunked_content_provider(
         "text/event-stream",
-        [stream](size_t, httplib::DataSink &sink) {
+        [stream, keepAlive](size_t, httplib::DataSink &sink) {
           const api::ParsedRequest &p = stream->request;
+          auto write = [&](const std::string &data) {
+            stream->lastWrite = std::chrono::steady_clock::now();
+            return data.empty() || sink.write(data.data(), data.size());
+          };
+          if (!stream->started && stream->events) {
+            stream->started = true;
+            if (!write(stream->events->start()))
+              return false;
+          }
           if (!stream->started) {
             stream->started = true;
             // Chat streams open with the role; an echoed completion with
@@ -183,16 +217,26 @@ void Server::Impl::handleGenerate(api::Endpoint endpoint,
           stream->channel->next(events, result, std::chrono::milliseconds(200));
           for (const RequestEvent &e : events)
             if (auto c = api::chunk(stream->ctx, e)) {
-              std::string data = sse(*c);
-              if (!sink.write(data.data(), data.size()))
+              if (!write(stream->events ? stream->events->push(*c) : sse(*c)))
                 return false; // the client is gone: the releaser aborts
             }
+          if (!result && events.empty() &&
+              std::chrono::steady_clock::now() - stream->lastWrite >=
+                  keepAlive &&
+              !write(": keep-alive\n\n"))
+            return false;
           if (result) {
             std::string tail;
-            if (p.includeUsage)
-              tail += sse(api::usageChunk(stream->ctx, *result));
-            tail += "data: [DONE]\n\n";
-            if (!sink.write(tail.data(), tail.size()))
+            if (stream->events) {
+              tail = stream->events->push(
+                         api::usageChunk(stream->ctx, *result)) +
+                     stream->events->finish();
+            } else {
+              if (p.includeUsage)
+                tail += sse(api::usageChunk(stream->ctx, *result));
+              tail += "data: [DONE]\n\n";
+            }
+            if (!write(tail))
               return false;
             stream->done = true;
             sink.done();
@@ -217,6 +261,10 @@ void Server::Impl::routes() {
   http.Post("/v1/chat/completions",
             [this](const httplib::Request &req, httplib::Response &res) {
               handleGenerate(api::Endpoint::Chat, req, res);
+            });
+  http.Post("/v1/responses",
+            [this](const httplib::Request &req, httplib::Response &res) {
+              handleGenerate(api::Endpoint::Responses, req, res);
             });
   // vLLM's tokenizer endpoints (no generation, no queue).
   for (const char *path : {"/tokenize", "/detokenize"}) {

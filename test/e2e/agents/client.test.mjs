@@ -152,6 +152,46 @@ check('openai: runTools calls a local function and the history goes back', async
   assert.equal(typeof next.choices[0].message.content, 'string');
 });
 
+const responseTools = tools.map((t) => ({ type: 'function', ...t.function, strict: true }));
+
+check('openai: responses.create with a forced call, then the call\'s output, streamed alike', async () => {
+  const req = { model, input: 'What is the weather in Paris?', instructions: 'Use the tools.', tools: responseTools,
+    tool_choice: 'required', parallel_tool_calls: false, max_output_tokens: 200, temperature: 0, ...noThinking };
+  const r = await client.responses.create(req);
+  assert.equal(r.object, 'response');
+  assert.equal(r.status, 'completed');
+  const calls = r.output.filter((o) => o.type === 'function_call');
+  assert.equal(calls.length, 1, JSON.stringify(r.output));
+  assert.ok(calls[0].call_id && calls[0].id);
+  validArgs(calls[0].name, JSON.parse(calls[0].arguments));
+  assert.ok(r.usage.input_tokens > 0 && r.usage.output_tokens > 0);
+  // Streamed: the same call, and the events in order.
+  const types = [];
+  let completed = null, args = '';
+  for await (const ev of await client.responses.create({ ...req, stream: true })) {
+    types.push(ev.type);
+    if (ev.type === 'response.function_call_arguments.delta') args += ev.delta;
+    if (ev.type === 'response.completed') completed = ev.response;
+  }
+  assert.equal(types[0], 'response.created');
+  assert.equal(types.at(-1), 'response.completed');
+  assert.ok(types.includes('response.output_item.added') && types.includes('response.output_item.done'), types.join());
+  assert.equal(args, calls[0].arguments);
+  assert.deepEqual(completed.output.filter((o) => o.type === 'function_call').map((c) => [c.name, c.arguments]),
+    calls.map((c) => [c.name, c.arguments]));
+  // The call and its output sent back (stateless), answered as text.
+  const next = await client.responses.create({ model, input: [
+    { role: 'user', content: 'What is the weather in Paris?' },
+    { type: 'function_call', call_id: calls[0].call_id, name: calls[0].name, arguments: calls[0].arguments },
+    { type: 'function_call_output', call_id: calls[0].call_id, output: 'sunny' },
+  ], tools: responseTools, max_output_tokens: 6, ...noThinking });
+  // A random model may end by itself within the 6 tokens.
+  assert.ok(next.status === 'completed' || next.incomplete_details.reason === 'max_output_tokens', JSON.stringify(next));
+  assert.equal(typeof next.output_text, 'string');
+  await assert.rejects(client.responses.create({ model, input: 'x', previous_response_id: 'resp_1' }),
+    (e) => e.status === 400 && e.param === 'previous_response_id');
+});
+
 check('LangChain: ChatOpenAI.bindTools (invoke and stream)', async () => {
   const llm = new ChatOpenAI({ model, apiKey: 'unused', configuration: { baseURL: `${base}/v1` }, temperature: 0, maxTokens: 200, streaming: false, maxRetries: 0, modelKwargs: noThinking });
   const weather = lcTool(async ({ city }) => `sunny in ${city}`, {
@@ -188,9 +228,10 @@ check('AI SDK: generateText with tools runs the tool', async () => {
   assert.equal(result.toolResults[0].output, '12:00');
 });
 
-check('OpenAI Agents SDK: one tool-using turn over chat completions', async () => {
+for (const api of ['chat_completions', 'responses'])
+check(`OpenAI Agents SDK: one tool-using turn over ${api}`, async () => {
   setTracingDisabled(true);
-  setOpenAIAPI('chat_completions');
+  setOpenAIAPI(api);
   setDefaultOpenAIClient(client);
   const ran = [];
   const agent = new Agent({

@@ -67,7 +67,8 @@ struct ModelInfo {
   ReasoningField reasoningField = ReasoningField::Content;
 };
 
-enum class Endpoint { Completions, Chat };
+/// Responses: chat completions under OpenAI's Responses API (responses_api.h).
+enum class Endpoint { Completions, Chat, Responses };
 
 struct ParsedRequest {
   Endpoint endpoint = Endpoint::Completions;

@@ -1,6 +1,7 @@
 //===- server.h - llmc serve: the OpenAI-compatible HTTP server -*- C++ -*-===//
 //
 // Routes (cpp-httplib): POST /v1/completions, POST /v1/chat/completions,
+// POST /v1/responses (responses_api.h), POST /tokenize and /detokenize,
 // GET /v1/models, GET /health, GET /metrics. Connection threads parse and
 // check requests (openai_api.h), submit them to the EngineLoop and stream
 // results back (SSE for "stream": true); a client that disconnects
@@ -30,6 +31,9 @@ struct ServerOptions {
   int threads = 0; // connection threads; 0 = from the limits
   size_t maxQueue = 256;
   int shutdownSeconds = 30; // in-flight requests get this long
+  /// A stream that has had nothing to say for this long gets an SSE
+  /// comment, so that proxies and clients do not time out a long prefill.
+  double keepAliveSeconds = 10;
 };
 
 class Server {
