@@ -288,8 +288,8 @@ std::string ResponseEvents::event(const char *type, json data) {
 std::string ResponseEvents::start() {
   const json r = envelope(request_, id_, createdAt_, json::array(), nullptr,
                           "", false);
-  return event("response.created", {{"response", r}}) +
-         event("response.in_progress", {{"response", r}});
+  std::string out = event("response.created", {{"response", r}});
+  return out + event("response.in_progress", {{"response", r}});
 }
 
 std::string ResponseEvents::open(Kind kind, const json &call) {

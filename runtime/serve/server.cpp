@@ -229,8 +229,8 @@ void Server::Impl::handleGenerate(api::Endpoint endpoint,
             std::string tail;
             if (stream->events) {
               tail = stream->events->push(
-                         api::usageChunk(stream->ctx, *result)) +
-                     stream->events->finish();
+                  api::usageChunk(stream->ctx, *result));
+              tail += stream->events->finish();
             } else {
               if (p.includeUsage)
                 tail += sse(api::usageChunk(stream->ctx, *result));

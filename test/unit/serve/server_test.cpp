@@ -228,6 +228,72 @@ TEST_F(ServerTest, CompletionChatModelsHealth) {
   EXPECT_EQ(json::parse(r->body)["error"]["param"], "tokens");
 }
 
+// A stream that waits between tokens gets SSE comments, which clients
+// skip: the text is the same.
+TEST_F(ServerTest, ASlowStreamGetsKeepAlives) {
+  ServerOptions so;
+  so.keepAliveSeconds = 0.05;
+  start(so, 8, std::chrono::milliseconds(450));
+  auto res = client().Post(
+      "/v1/completions",
+      R"({"prompt": "ab", "max_tokens": 2, "temperature": 0, "stream": true})",
+      "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_THAT(res->body, HasSubstr(": keep-alive\n\n"));
+  EXPECT_THAT(res->body, HasSubstr("data: [DONE]"));
+}
+
+// /v1/responses: the chat reply as a Response, whole and as events.
+TEST_F(ServerTest, Responses) {
+  start();
+  auto res = post("/v1/responses", R"({"model": "fake", "input": [{"role":
+      "user", "content": [{"type": "input_text", "text": "hi"}]}],
+      "instructions": "Be brief.", "max_output_tokens": 4, "temperature": 0})");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  json r = json::parse(res->body);
+  EXPECT_EQ(r["object"], "response");
+  EXPECT_EQ(r["id"].get<std::string>().substr(0, 5), "resp_");
+  EXPECT_EQ(r["status"], "incomplete");
+  EXPECT_EQ(r["incomplete_details"]["reason"], "max_output_tokens");
+  ASSERT_EQ(r["output"].size(), 1u);
+  EXPECT_EQ(r["output"][0]["type"], "message");
+  const std::string text = r["output"][0]["content"][0]["text"];
+  EXPECT_EQ(r["usage"]["output_tokens"], 4);
+  res = post("/v1/responses", R"({"model": "fake", "input": "hi",
+      "instructions": "Be brief.", "max_output_tokens": 4, "temperature": 0,
+      "stream": true})");
+  ASSERT_TRUE(res);
+  std::vector<std::string> types;
+  std::string streamed;
+  for (size_t at = 0, end; (end = res->body.find("\n\n", at)) !=
+                           std::string::npos;
+       at = end + 2) {
+    const std::string ev = res->body.substr(at, end - at);
+    const size_t data = ev.find("\ndata: ");
+    ASSERT_NE(data, std::string::npos) << ev;
+    json j = json::parse(ev.substr(data + 7));
+    EXPECT_EQ(ev.substr(7, data - 7), j["type"]);
+    EXPECT_EQ(j["sequence_number"], types.size());
+    types.push_back(j["type"]);
+    if (j["type"] == "response.output_text.delta")
+      streamed += j["delta"].get<std::string>();
+  }
+  ASSERT_FALSE(types.empty());
+  EXPECT_EQ(types.front(), "response.created");
+  EXPECT_EQ(types.back(), "response.incomplete");
+  EXPECT_EQ(streamed, text);
+  res = post("/v1/responses", R"({"input": "x", "previous_response_id": "r"})");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_THAT(res->body, HasSubstr("stateless"));
+  res = post("/v1/responses",
+             R"({"input": "x", "tools": [{"type": "web_search"}]})");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_THAT(res->body, HasSubstr("tools[0].type"));
+}
+
 TEST_F(ServerTest, ConcurrentStreamsEqualTheSameRequestsAlone) {
   start();
   auto body = [](int i) {
