@@ -35,8 +35,9 @@ public:
 } // namespace
 
 struct Server::Impl {
-  EngineLoop &loop;
-  const api::ModelInfo &model;
+  // Null until ready(): the model is loading.
+  std::atomic<EngineLoop *> loopPtr{nullptr};
+  std::atomic<const api::ModelInfo *> modelPtr{nullptr};
   ServeMetrics &metrics;
   ServerOptions options;
   HttpServer http;
@@ -45,9 +46,19 @@ struct Server::Impl {
   std::mt19937_64 rng{std::random_device{}()};
   std::mutex rngMutex;
 
-  Impl(EngineLoop &l, const api::ModelInfo &m, ServeMetrics &mt,
-       ServerOptions o)
-      : loop(l), model(m), metrics(mt), options(std::move(o)) {}
+  Impl(ServeMetrics &mt, ServerOptions o)
+      : metrics(mt), options(std::move(o)) {}
+
+  /// The loop and model, or a 503 while the model loads.
+  bool ready(httplib::Response &res) const {
+    if (loopPtr.load())
+      return true;
+    sendError(res, ApiError(503, "the model is loading", "",
+                            "service_unavailable", "model_loading"));
+    return false;
+  }
+  EngineLoop &loop() const { return *loopPtr.load(); }
+  const api::ModelInfo &model() const { return *modelPtr.load(); }
 
   std::string newId(const char *prefix) {
     std::lock_guard<std::mutex> lock(rngMutex);
@@ -107,8 +118,10 @@ struct Stream {
 void Server::Impl::handleGenerate(api::Endpoint endpoint,
                                   const httplib::Request &req,
                                   httplib::Response &res) {
-  if (!authorized(req, res))
+  if (!authorized(req, res) || !ready(res))
     return;
+  EngineLoop &loop = this->loop();
+  const api::ModelInfo &model = this->model();
   // Counts the request as in flight until its response is written (for a
   // stream: until the content provider is released).
   struct Active {
@@ -271,12 +284,12 @@ void Server::Impl::routes() {
     const bool encode = std::string(path) == "/tokenize";
     http.Post(path, [this, encode](const httplib::Request &req,
                                    httplib::Response &res) {
-      if (!authorized(req, res))
+      if (!authorized(req, res) || !ready(res))
         return;
       try {
         res.set_content(
-            (encode ? api::tokenize(req.body, model)
-                    : api::detokenize(req.body, model))
+            (encode ? api::tokenize(req.body, model())
+                    : api::detokenize(req.body, model()))
                 .dump(-1, ' ', false, json::error_handler_t::replace),
             "application/json");
       } catch (const ApiError &e) {
@@ -286,21 +299,27 @@ void Server::Impl::routes() {
   }
   http.Get("/v1/models", [this](const httplib::Request &req,
                                 httplib::Response &res) {
-    if (!authorized(req, res))
+    if (!authorized(req, res) || !ready(res))
       return;
-    json m = {{"id", model.name},
+    json m = {{"id", model().name},
               {"object", "model"},
               {"created", static_cast<int64_t>(std::time(nullptr))},
               {"owned_by", "llmc"},
-              {"max_model_len", model.contextLength}};
+              {"max_model_len", model().contextLength}};
     res.set_content(json{{"object", "list"}, {"data", json::array({m})}}.dump(),
                     "application/json");
   });
-  http.Get("/health", [](const httplib::Request &, httplib::Response &res) {
-    res.set_content(R"({"status":"ok"})", "application/json");
+  http.Get("/health", [this](const httplib::Request &,
+                             httplib::Response &res) {
+    const bool up = loopPtr.load() != nullptr;
+    res.status = up ? 200 : 503;
+    res.set_content(up ? R"({"status":"ok"})" : R"({"status":"loading"})",
+                    "application/json");
   });
   http.Get("/metrics",
            [this](const httplib::Request &, httplib::Response &res) {
+             if (!ready(res))
+               return;
              res.set_content(metrics.render(), "text/plain; version=0.0.4");
            });
   // Whatever has no route, or failed before a handler: OpenAI's body.
@@ -339,7 +358,18 @@ void Server::Impl::routes() {
 
 Server::Server(EngineLoop &loop, const api::ModelInfo &model,
                ServeMetrics &metrics, ServerOptions options)
-    : impl_(std::make_unique<Impl>(loop, model, metrics, std::move(options))) {
+    : Server(metrics, model.maxNumSeqs, std::move(options)) {
+  ready(loop, model);
+}
+
+void Server::ready(EngineLoop &loop, const api::ModelInfo &model) {
+  impl_->modelPtr = &model;
+  impl_->loopPtr = &loop;
+}
+
+Server::Server(ServeMetrics &metrics, int32_t maxNumSeqs,
+               ServerOptions options)
+    : impl_(std::make_unique<Impl>(metrics, std::move(options))) {
   Impl &i = *impl_;
   i.http.set_payload_max_length(i.options.maxBodyBytes);
   i.http.set_read_timeout(10, 0);
@@ -348,7 +378,7 @@ Server::Server(EngineLoop &loop, const api::ModelInfo &model,
   size_t threads =
       i.options.threads > 0
           ? static_cast<size_t>(i.options.threads)
-          : std::min<size_t>(1024, static_cast<size_t>(model.maxNumSeqs) +
+          : std::min<size_t>(1024, static_cast<size_t>(maxNumSeqs) +
                                        i.options.maxQueue / 4 + 16);
   i.http.new_task_queue = [threads] {
     return new httplib::ThreadPool(threads);
@@ -380,7 +410,9 @@ void Server::shutdown() {
   Impl &i = *impl_;
   if (i.shuttingDown.exchange(true))
     return;
-  i.loop.stopAccepting();
+  EngineLoop *loop = i.loopPtr.load();
+  if (loop)
+    loop->stopAccepting();
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::seconds(i.options.shutdownSeconds);
   while (i.active > 0 && std::chrono::steady_clock::now() < deadline)
@@ -390,7 +422,8 @@ void Server::shutdown() {
                  "llmc serve: %d requests still running after %d s; "
                  "aborting them\n",
                  i.active.load(), i.options.shutdownSeconds);
-    i.loop.abortAll();
+    if (loop)
+      loop->abortAll();
     auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (i.active > 0 && std::chrono::steady_clock::now() < grace)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -83,9 +83,29 @@ Action addServe(CLI::App &app) {
     sigaddset(&signals, SIGINT);
     sigaddset(&signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    const std::string name =
+        o->modelName.empty() ? std::filesystem::path(o->plan).stem().string()
+                             : o->modelName;
+    SchedulerOptions so = o->serving.schedulerOptions();
+
+    // The port answers while the model loads: /health says 503 "loading".
+    ServeMetrics metrics(name);
+    Server server(metrics, so.maxNumSeqs, o->server);
+    const int port = server.bind();
+    std::thread listener([&server] { server.listen(); });
+    struct StopListening { // on an error while loading
+      Server &server;
+      std::thread &listener;
+      ~StopListening() {
+        if (listener.joinable()) {
+          server.shutdown();
+          listener.join();
+        }
+      }
+    } stopListening{server, listener};
+
     OpenedPlan opened = openPlan(o->plan);
     const Plan &plan = *opened.plan;
-    SchedulerOptions so = o->serving.schedulerOptions();
     std::unique_ptr<Engine> engine =
         opened.engine(o->engine, o->serving.engineOptions());
     Speculation spec =
@@ -108,9 +128,7 @@ Action addServe(CLI::App &app) {
                             "--chat-template needs");
     }
     api::ModelInfo model;
-    model.name = o->modelName.empty()
-                     ? std::filesystem::path(o->plan).stem().string()
-                     : o->modelName;
+    model.name = name;
     model.contextLength = engine->contextLength();
     model.vocabSize = engine->vocabSize();
     model.maxNumSeqs = so.maxNumSeqs;
@@ -131,14 +149,12 @@ Action addServe(CLI::App &app) {
       model.harmony =
           text::HarmonyReply::forTemplate(*opened.tokenizer, chat->source());
 
-    ServeMetrics metrics(model.name);
     metrics.setCacheConfig(llmc_kv_dtype_name(engine->kvDtype()),
                            engine->blockSize(), engine->numBlocks());
     EngineLoop loop(*engine, opened.tokenizer.get(), so, o->server.maxQueue,
                     metrics);
     loop.setLogRequests(o->logLevel == "info" || o->logLevel == "debug");
-    Server server(loop, model, metrics, o->server);
-    const int port = server.bind();
+    server.ready(loop, model);
     if (o->logLevel != "error")
       std::fprintf(
           stderr,
@@ -173,7 +189,7 @@ Action addServe(CLI::App &app) {
     std::printf("llmc serve: listening on http://%s:%d\n",
                 o->server.host.c_str(), port);
     std::fflush(stdout);
-    server.listen();
+    listener.join();
     loop.abortAll();
     loop.stop();
     engine->checkIdle();

@@ -30,7 +30,7 @@ class ServerTest : public ::testing::Test {
 protected:
   void start(ServerOptions so = {}, int32_t maxNumSeqs = 8,
              std::chrono::microseconds stepDelay = {},
-             spec::Proposer *proposer = nullptr) {
+             spec::Proposer *proposer = nullptr, bool loading = false) {
     model_ =
         std::make_unique<FakeModel>(FakeModel::Options{512, 4, true, 256, 256});
     model_->stepDelay = stepDelay;
@@ -54,7 +54,9 @@ protected:
     loop_ = std::make_unique<EngineLoop>(*model_, &tokenizer_, sched,
                                          so.maxQueue, metrics_);
     loop_->setLogRequests(false);
-    server_ = std::make_unique<Server>(*loop_, info_, metrics_, so);
+    server_ = loading
+                  ? std::make_unique<Server>(metrics_, maxNumSeqs, so)
+                  : std::make_unique<Server>(*loop_, info_, metrics_, so);
     port_ = server_->bind();
     listener_ = std::thread([this] { server_->listen(); });
   }
@@ -241,6 +243,28 @@ TEST_F(ServerTest, ASlowStreamGetsKeepAlives) {
   ASSERT_TRUE(res);
   EXPECT_THAT(res->body, HasSubstr(": keep-alive\n\n"));
   EXPECT_THAT(res->body, HasSubstr("data: [DONE]"));
+}
+
+// While the model loads, the port answers: /health and every route 503.
+TEST_F(ServerTest, LoadingIs503) {
+  start({}, 8, {}, nullptr, /*loading=*/true);
+  auto res = client().Get("/health");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503);
+  EXPECT_THAT(res->body, HasSubstr("loading"));
+  res = post("/v1/chat/completions",
+             R"({"messages": [{"role": "user", "content": "hi"}]})");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503);
+  EXPECT_THAT(res->body, HasSubstr("model_loading"));
+  EXPECT_EQ(client().Get("/v1/models")->status, 503);
+  server_->ready(*loop_, info_);
+  EXPECT_EQ(client().Get("/health")->status, 200);
+  res = post("/v1/chat/completions",
+             R"({"messages": [{"role": "user", "content": "hi"}],
+                 "max_tokens": 2})");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
 }
 
 // /v1/responses: the chat reply as a Response, whole and as events.

@@ -41,6 +41,13 @@ public:
   /// `loop`, `model` and `metrics` outlive the server.
   Server(EngineLoop &loop, const api::ModelInfo &model, ServeMetrics &metrics,
          ServerOptions options);
+  /// A server that answers while the model loads: /health is 503
+  /// {"status": "loading"} and every other route a 503 until ready().
+  /// `maxNumSeqs` sizes the connection threads.
+  Server(ServeMetrics &metrics, int32_t maxNumSeqs, ServerOptions options);
+  /// The model is loaded: requests go to `loop` (both outlive the server).
+  /// Any thread.
+  void ready(EngineLoop &loop, const api::ModelInfo &model);
   ~Server();
 
   /// Binds the socket; returns the port (useful with port 0). Throws
