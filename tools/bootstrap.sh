@@ -23,7 +23,7 @@ packages=(
   nlohmann-json3-dev libpcre2-dev libsentencepiece-dev sentencepiece
   libcpp-httplib-dev libcli11-dev
   cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev pkg-config
-  clang libclang-rt-14-dev tmux nodejs
+  clang libclang-rt-14-dev tmux nodejs chromium
 )
 
 step() { printf '\n== %s\n' "$*"; }

@@ -2,6 +2,7 @@
 #include "llmc/runtime/server.h"
 
 #include "llmc/runtime/responses_api.h"
+#include "llmc/runtime/ui_assets.h"
 
 #include "llmc/support/error.h"
 
@@ -316,6 +317,13 @@ void Server::Impl::routes() {
     res.set_content(up ? R"({"status":"ok"})" : R"({"status":"loading"})",
                     "application/json");
   });
+  if (options.ui)
+    for (const char *path : {"/", "/ui/chat.js", "/ui/chat.css"})
+      http.Get(path, [path](const httplib::Request &, httplib::Response &res) {
+        const UiAsset *a = uiAsset(path);
+        res.set_header("Cache-Control", "no-cache");
+        res.set_content(a->body.data(), a->body.size(), a->contentType);
+      });
   http.Get("/metrics",
            [this](const httplib::Request &, httplib::Response &res) {
              if (!ready(res))

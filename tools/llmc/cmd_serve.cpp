@@ -52,6 +52,9 @@ Action addServe(CLI::App &app) {
                  "Largest request body; larger ones get 413 (default 4MiB)");
   app.add_option("--chat-template", o->chatTemplate,
                  "A .jinja chat template to use instead of the plan's");
+  app.add_flag(
+      "--no-ui", [o](int64_t) { o->server.ui = false; },
+      "Do not serve the chat page at /");
   app.add_option("--reasoning-field", o->reasoningField,
                  "Where a reply's reasoning goes: reasoning_content "
                  "(default), reasoning (vLLM's newer name) or both")

@@ -267,6 +267,29 @@ TEST_F(ServerTest, LoadingIs503) {
   EXPECT_EQ(res->status, 200);
 }
 
+// The chat page at / and its files; --no-ui leaves / a 404.
+TEST_F(ServerTest, ChatPage) {
+  start();
+  auto res = client().Get("/");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_THAT(res->get_header_value("Content-Type"), HasSubstr("text/html"));
+  EXPECT_THAT(res->body, HasSubstr("/ui/chat.js"));
+  res = client().Get("/ui/chat.js");
+  ASSERT_TRUE(res);
+  EXPECT_THAT(res->get_header_value("Content-Type"),
+              HasSubstr("text/javascript"));
+  EXPECT_THAT(res->body, HasSubstr("/v1/chat/completions"));
+  TearDown();
+  server_.reset();
+  ServerOptions so;
+  so.ui = false;
+  start(so);
+  res = client().Get("/");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 404);
+}
+
 // /v1/responses: the chat reply as a Response, whole and as events.
 TEST_F(ServerTest, Responses) {
   start();

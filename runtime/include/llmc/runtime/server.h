@@ -2,7 +2,8 @@
 //
 // Routes (cpp-httplib): POST /v1/completions, POST /v1/chat/completions,
 // POST /v1/responses (responses_api.h), POST /tokenize and /detokenize,
-// GET /v1/models, GET /health, GET /metrics. Connection threads parse and
+// GET /v1/models, GET /health, GET /metrics, and the chat page: GET / and
+// /ui/* (no authentication: the page asks for the key and sends it). Connection threads parse and
 // check requests (openai_api.h), submit them to the EngineLoop and stream
 // results back (SSE for "stream": true); a client that disconnects
 // mid-stream aborts its request. Every error has OpenAI's body shape.
@@ -34,6 +35,8 @@ struct ServerOptions {
   /// A stream that has had nothing to say for this long gets an SSE
   /// comment, so that proxies and clients do not time out a long prefill.
   double keepAliveSeconds = 10;
+  /// The chat page at / (ui_assets.h); --no-ui turns it off.
+  bool ui = true;
 };
 
 class Server {
