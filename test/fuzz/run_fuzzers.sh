@@ -67,7 +67,14 @@ for fuzzer in "$build"/bin/*_fuzzer; do
       corpus=$(seed "$name")
       printf '%s' '{"model": "m", "prompt": "hi", "max_tokens": 5, "temperature": 0.7, "top_p": 0.9, "stop": ["x"], "n": 2, "logprobs": 1, "stream": true, "stream_options": {"include_usage": true}}' >"$corpus/completion.json"
       printf '%s' '{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "hi"}]}], "logprobs": true, "top_logprobs": 2, "seed": 3, "max_completion_tokens": 4}' >"$corpus/chat.json"
-      printf '%s' '{"prompt": [1, 2, 3], "echo": true, "ignore_eos": true, "top_k": -1, "min_p": 0.1}' >"$corpus/ids.json" ;;
+      printf '%s' '{"prompt": [1, 2, 3], "echo": true, "ignore_eos": true, "top_k": -1, "min_p": 0.1}' >"$corpus/ids.json"
+      printf '%s' '{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}]}, {"role": "tool", "tool_call_id": "c1", "content": "ok"}], "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}}}}], "tool_choice": "required"}' >"$corpus/tools.json"
+      printf '%s' '{"input": [{"role": "user", "content": "hi"}, {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}, {"type": "function_call_output", "call_id": "c", "output": "x"}], "tools": [{"type": "function", "name": "f"}], "instructions": "s"}' >"$corpus/responses.json" ;;
+    reply_parser)
+      corpus=$(seed "$name")
+      printf '%s' $'\x04<think>hm</think>\n\nok <tool_call>\n{"name": "f", "arguments": {"a": [1, "}"]}}\n</tool_call>' >"$corpus/hermes"
+      printf '%s' $'\x01[TOOL_CALLS][{"name": "f", "arguments": {}, "id": "abcdefghi"}, {"name": "g", "arguments": {"x": 1}, "id": "123456789"}]' >"$corpus/mistral"
+      printf '%s' $'\x02{"name": "f", "parameters": {"a": 1}}' >"$corpus/llama" ;;
     gbnf) corpus=$(seed "$name" "$data"/grammars/*.gbnf) ;;
     json_schema)
       corpus=$(seed "$name" "$data"/schemas/*.json) ;;
