@@ -133,18 +133,17 @@ bool ReplyParser::stepCall(Delta &d, bool final) {
     if (!inSlot_) {
       const std::string lit =
           piece_ == 0 && firstCall_ ? f.opening() : f.literals[piece_];
-      size_t at = pos_;
-      Match m = literal(lit, at, litAt_, final);
-      if (m == Match::More) {
-        pos_ = at;
+      // Matched from its start each time: a partial match moves nothing,
+      // so a mismatch found later settles the text as a whole reply would.
+      size_t at = pos_, litAt = 0;
+      Match m = literal(lit, at, litAt, final);
+      if (m == Match::More)
         return false;
-      }
       if (m == Match::No) {
         abandonCall(d);
         return true;
       }
       pos_ = at;
-      litAt_ = 0;
       if (piece_ == f.slots.size()) {
         if (!named_) { // a format without a name slot cannot happen
           abandonCall(d);

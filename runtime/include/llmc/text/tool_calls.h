@@ -105,7 +105,7 @@ public:
 private:
   enum class State { Start, Reasoning, Content, Call, AfterCall, Tail };
   enum class Match { Yes, No, More };
-  /// Matches `lit` from litPos_ against buf_ from pos_, whitespace in the
+  /// Matches `lit` from litAt against buf_ from `at`, whitespace in the
   /// literal and around JSON punctuation being optional.
   Match literal(const std::string &lit, size_t &at, size_t &litAt,
                 bool final) const;
@@ -123,9 +123,9 @@ private:
   State state_ = State::Start;
   bool contentStarted_ = false; // non-space content was emitted
   bool stripLeading_ = false;   // drop spaces after a closed reasoning block
-  // The call being read: piece index (literal i, then slot i), where in
-  // the literal, where the call's text began in buf_.
-  size_t piece_ = 0, litAt_ = 0, callStart_ = 0;
+  // The call being read: piece index (literal i, then slot i), where the
+  // call's text began in buf_.
+  size_t piece_ = 0, callStart_ = 0;
   bool inSlot_ = false, firstCall_ = true;
   std::string name_, pendingArgs_;
   bool named_ = false;
