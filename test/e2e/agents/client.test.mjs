@@ -79,7 +79,10 @@ async function streamed(req) {
 const checks = [];
 const check = (name, fn) => checks.push([name, fn]);
 
-check('openai: tool_choice required, one call, streamed alike', async () => {
+// Streamed and whole replies are compared exactly only where a grammar fixes
+// the text: a second request reuses the cached prompt prefix, and prefilling
+// fewer tokens may move a random model's near-tied logits.
+check('openai: tool_choice required, one call, whole and streamed', async () => {
   const req = { ...ask, tool_choice: 'required', parallel_tool_calls: false };
   const r = await client.chat.completions.create(req);
   const m = r.choices[0].message;
@@ -90,8 +93,8 @@ check('openai: tool_choice required, one call, streamed alike', async () => {
   const s = await streamed(req);
   assert.equal(s.finish, 'tool_calls');
   assert.equal(s.content, '');
-  assert.deepEqual(s.calls.map((c) => [c.function.name, c.function.arguments]),
-    m.tool_calls.map((c) => [c.function.name, c.function.arguments]));
+  assert.equal(s.calls.length, 1);
+  s.calls.forEach(checkCall);
 });
 
 check('openai: a named function', async () => {
@@ -154,7 +157,7 @@ check('openai: runTools calls a local function and the history goes back', async
 
 const responseTools = tools.map((t) => ({ type: 'function', ...t.function, strict: true }));
 
-check('openai: responses.create with a forced call, then the call\'s output, streamed alike', async () => {
+check('openai: responses.create with a forced call, then the call\'s output, and streamed', async () => {
   const req = { model, input: 'What is the weather in Paris?', instructions: 'Use the tools.', tools: responseTools,
     tool_choice: 'required', parallel_tool_calls: false, max_output_tokens: 200, temperature: 0, ...noThinking };
   const r = await client.responses.create(req);
@@ -176,9 +179,10 @@ check('openai: responses.create with a forced call, then the call\'s output, str
   assert.equal(types[0], 'response.created');
   assert.equal(types.at(-1), 'response.completed');
   assert.ok(types.includes('response.output_item.added') && types.includes('response.output_item.done'), types.join());
-  assert.equal(args, calls[0].arguments);
-  assert.deepEqual(completed.output.filter((o) => o.type === 'function_call').map((c) => [c.name, c.arguments]),
-    calls.map((c) => [c.name, c.arguments]));
+  const streamedCalls = completed.output.filter((o) => o.type === 'function_call');
+  assert.equal(streamedCalls.length, 1);
+  assert.equal(streamedCalls[0].arguments, args);
+  validArgs(streamedCalls[0].name, JSON.parse(args));
   // The call and its output sent back (stateless), answered as text.
   const next = await client.responses.create({ model, input: [
     { role: 'user', content: 'What is the weather in Paris?' },
@@ -206,7 +210,7 @@ check('LangChain: ChatOpenAI.bindTools (invoke and stream)', async () => {
   let full;
   for await (const chunk of await bound.stream('What is the weather in Paris?')) full = full ? full.concat(chunk) : chunk;
   assert.equal(full.tool_calls.length, 1);
-  assert.deepEqual(full.tool_calls[0].args, msg.tool_calls[0].args);
+  validArgs(full.tool_calls[0].name, full.tool_calls[0].args);
 });
 
 check('AI SDK: generateText with tools runs the tool', async () => {
