@@ -21,9 +21,7 @@ const text::ReasoningMarkers kReasoningPairs[] = {
     {"<seed:think>", "</seed:think>"},
     {"\xe2\x97\x81think\xe2\x96\xb7", "\xe2\x97\x81/think\xe2\x96\xb7"}};
 
-bool isSpace(char c) {
-  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
-}
+bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 
 std::string_view trimLeft(std::string_view s) {
   while (!s.empty() && isSpace(s.front()))
@@ -189,8 +187,8 @@ deriveToolFormat(const ChatTemplate &chat,
       const auto one = tryRender(chat, turn(1), tools, false);
       if (!one || one->find("'probe_arg'") != std::string::npos)
         continue;
-      const size_t shared = std::min(commonPrefix(*generation, *one),
-                                     commonPrefix(header, *one));
+      const size_t shared =
+          std::min(commonPrefix(*generation, *one), commonPrefix(header, *one));
       const auto s1 = turnOf(*one, shared, endOfTurn, reasoning);
       if (!s1)
         continue;
@@ -220,14 +218,13 @@ deriveToolFormat(const ChatTemplate &chat,
                           : std::nullopt;
       const std::vector<SlotAt> b =
           s2 ? findSlots(*s2, 1, ids[1], a.back().end) : std::vector<SlotAt>{};
-      if (b.size() == a.size() && s2->compare(0, a.back().end, *s1, 0,
-                                              a.back().end) == 0) {
+      if (b.size() == a.size() &&
+          s2->compare(0, a.back().end, *s1, 0, a.back().end) == 0) {
         const std::string_view between = std::string_view(*s2).substr(
             a.back().end, b.front().begin - a.back().end);
         const size_t head =
             commonSuffix(opening, between.substr(0, between.size()));
-        const std::string_view rest =
-            between.substr(0, between.size() - head);
+        const std::string_view rest = between.substr(0, between.size() - head);
         const size_t tail = commonPrefix(closing, rest);
         f.literals.front() = opening.substr(opening.size() - head);
         f.literals.back() = closing.substr(0, tail);
@@ -312,7 +309,7 @@ ReplyMarkup replyMarkup(const ChatFormat &format, const std::string &prompt,
     m.startsInReasoning = true;
   } else if (close == std::string::npos ||
              trimLeft(std::string_view(prompt).substr(close + r.close.size()))
-                 .size() != 0) {
+                     .size() != 0) {
     m.reasoning = r;
   }
   return m;

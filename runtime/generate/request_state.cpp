@@ -103,8 +103,8 @@ RequestState::RequestState(RequestOptions options,
   if (!options_.stops.empty() && !tokenizer_)
     throw Error("--stop needs a tokenizer, and this plan has none");
   if (tokenizer_)
-    detok_ = std::make_unique<text::StreamDecoder>(
-        *tokenizer_, !options_.keepSpecialText);
+    detok_ = std::make_unique<text::StreamDecoder>(*tokenizer_,
+                                                   !options_.keepSpecialText);
   if (options_.grammar) {
     std::vector<int32_t> eos;
     for (int64_t e : options_.eosIds)

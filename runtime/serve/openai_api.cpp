@@ -393,11 +393,10 @@ std::optional<ToolRequest> checkTools(const json &body) {
                  "\"function\", \"function\": {\"name\": ...}}",
                  choice);
       named = choice["function"]["name"].get<std::string>();
-    } else if (!choice.is_string() || (choice != "none" && choice != "auto" &&
-                                       choice != "required")) {
+    } else if (!choice.is_string() ||
+               (choice != "none" && choice != "auto" && choice != "required")) {
       badField("tool_choice",
-               "\"none\", \"auto\", \"required\" or a named function",
-               choice);
+               "\"none\", \"auto\", \"required\" or a named function", choice);
     }
     if (choice == "none")
       return std::nullopt;
@@ -451,8 +450,8 @@ std::string renderedChat(const std::string &text, const json &body,
   const json &ctx = tmpl::mayHoldBigIntegers(text)
                         ? (reparsed = tmpl::parseContextJson(text))
                         : body;
-  json messages = historyForTemplate(checkedMessages(ctx),
-                                     m.chatTemplate->format().tools);
+  json messages =
+      historyForTemplate(checkedMessages(ctx), m.chatTemplate->format().tools);
   json tools = has(ctx, "tools") ? ctx["tools"] : json(nullptr);
   json documents = has(ctx, "documents") ? ctx["documents"] : json(nullptr);
   if (!tools.is_null() && !tools.is_array())
@@ -594,8 +593,7 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
                      "response_format");
     if (r.markup.tools && has(body, "grammar") &&
         tools->choice != ToolRequest::Choice::Auto)
-      throw ApiError(400,
-                     "'grammar' with 'tools' needs tool_choice \"auto\"",
+      throw ApiError(400, "'grammar' with 'tools' needs tool_choice \"auto\"",
                      "grammar");
     if (boolean(body, "logprobs", false))
       r.logprobs =
@@ -644,10 +642,9 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
                    maxTokens > 0 ? maxField : what, "invalid_request_error",
                    "context_length_exceeded");
   o.maxNewTokens = maxTokens > 0 ? maxTokens : m.contextLength - P;
-  o.grammar = structuredOutput(body, m,
-                               r.markup.reasoning && !has(body, "grammar")
-                                   ? &r.markup
-                                   : nullptr);
+  o.grammar = structuredOutput(
+      body, m,
+      r.markup.reasoning && !has(body, "grammar") ? &r.markup : nullptr);
   if (r.markup.tools && !o.grammar) {
     if (!m.grammars)
       throw ApiError(400, "'tools' need a tokenizer, and this model has none",
@@ -797,9 +794,9 @@ json chatMessage(const ResponseContext &ctx, const SequenceOutput &o) {
     message["content"] = o.text;
     return message;
   }
-  const text::ReplyParser::Whole w = text::ReplyParser::parse(
-      r.markup.tools, r.markup.reasoning, r.markup.startsInReasoning, o.text,
-      idMaker(r));
+  const text::ReplyParser::Whole w =
+      text::ReplyParser::parse(r.markup.tools, r.markup.reasoning,
+                               r.markup.startsInReasoning, o.text, idMaker(r));
   message["content"] =
       w.content.empty() && !w.calls.empty() ? json(nullptr) : json(w.content);
   if (r.markup.reasoning)
@@ -832,8 +829,8 @@ json response(const ResponseContext &ctx, const RequestResult &result) {
                           ? completionLogprobs(*ctx.model, o.logprobs, 0)
                           : json(nullptr);
     }
-    c["finish_reason"] =
-        finishReason(o.finishReason, chat && c["message"].contains("tool_calls"));
+    c["finish_reason"] = finishReason(
+        o.finishReason, chat && c["message"].contains("tool_calls"));
     choices.push_back(std::move(c));
   }
   out["choices"] = std::move(choices);
@@ -848,12 +845,10 @@ json chatDelta(const ResponseContext &ctx, const RequestEvent &e) {
   std::string reasoning, content;
   std::vector<text::ReplyParser::CallDelta> calls;
   if (ctx.model->harmony) {
-    auto it = ctx.harmony.find(e.index);
-    if (it == ctx.harmony.end())
-      it = ctx.harmony
-               .emplace(e.index, text::HarmonyReply(*ctx.model->tokenizer,
-                                                    *ctx.model->harmony))
-               .first;
+    auto it =
+        ctx.harmony
+            .try_emplace(e.index, *ctx.model->tokenizer, *ctx.model->harmony)
+            .first;
     text::HarmonyReply::Delta d = it->second.push(e.tokens);
     if (e.finished != FinishReason::None) {
       text::HarmonyReply::Delta tail = it->second.flush();
@@ -863,14 +858,10 @@ json chatDelta(const ResponseContext &ctx, const RequestEvent &e) {
     reasoning = std::move(d.reasoning);
     content = std::move(d.content);
   } else if (r.splitReply) {
-    auto it = ctx.replies.find(e.index);
-    if (it == ctx.replies.end())
-      it = ctx.replies
-               .emplace(e.index,
-                        text::ReplyParser(r.markup.tools, r.markup.reasoning,
-                                          r.markup.startsInReasoning,
-                                          idMaker(r)))
-               .first;
+    auto it = ctx.replies
+                  .try_emplace(e.index, r.markup.tools, r.markup.reasoning,
+                               r.markup.startsInReasoning, idMaker(r))
+                  .first;
     text::ReplyParser::Delta d = it->second.push(e.text);
     if (e.finished != FinishReason::None) {
       text::ReplyParser::Delta tail = it->second.finish();

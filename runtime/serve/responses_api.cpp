@@ -64,26 +64,24 @@ json messagesOf(const json &body) {
     const std::string where = "input[" + std::to_string(i) + "]";
     if (!item.is_object())
       bad(where, "must be an object");
-    const std::string type =
-        item.contains("type") && item["type"].is_string()
-            ? item["type"].get<std::string>()
-            : "message";
+    const std::string type = item.contains("type") && item["type"].is_string()
+                                 ? item["type"].get<std::string>()
+                                 : "message";
     if (type == "message") {
       if (!item.contains("role") || !item["role"].is_string())
         bad(where + ".role", "must be a string");
-      messages.push_back(
-          {{"role", item["role"]},
-           {"content", contentOf(item.value("content", json()),
-                                 where + ".content")}});
+      messages.push_back({{"role", item["role"]},
+                          {"content", contentOf(item.value("content", json()),
+                                                where + ".content")}});
     } else if (type == "function_call") {
       for (const char *f : {"call_id", "name", "arguments"})
         if (!item.contains(f) || !item[f].is_string())
           bad(where + "." + f, "must be a string");
-      json call = {{"id", item["call_id"]},
-                   {"type", "function"},
-                   {"function",
-                    {{"name", item["name"]},
-                     {"arguments", item["arguments"]}}}};
+      json call = {
+          {"id", item["call_id"]},
+          {"type", "function"},
+          {"function",
+           {{"name", item["name"]}, {"arguments", item["arguments"]}}}};
       // Calls of one turn go into one assistant message.
       if (!messages.empty() && messages.back()["role"] == "assistant" &&
           messages.back().contains("tool_calls"))
@@ -99,8 +97,9 @@ json messagesOf(const json &body) {
       messages.push_back(
           {{"role", "tool"},
            {"tool_call_id", item["call_id"]},
-           {"content", output.is_string() ? output
-                                          : contentOf(output, where + ".output")}});
+           {"content", output.is_string()
+                           ? output
+                           : contentOf(output, where + ".output")}});
     } else if (type == "reasoning") {
       continue; // the template drops past reasoning, or re-reads it as text
     } else {
@@ -121,8 +120,7 @@ json toolsOf(const json &tools) {
     const json &t = tools[i];
     const std::string where = "tools[" + std::to_string(i) + "]";
     if (!t.is_object() || t.value("type", json()) != "function")
-      bad(where + ".type",
-          "must be \"function\" (llmc runs no hosted tools)");
+      bad(where + ".type", "must be \"function\" (llmc runs no hosted tools)");
     json fn = {{"name", t.value("name", json())}};
     for (const char *f : {"description", "parameters", "strict"})
       if (t.contains(f) && !t[f].is_null())
@@ -137,37 +135,38 @@ json envelope(const json &request, const std::string &id, int64_t createdAt,
               const json &output, const json &usage,
               const std::string &finishReason, bool done) {
   const bool incomplete = finishReason == "length";
-  json r = {{"id", id},
-            {"object", "response"},
-            {"created_at", createdAt},
-            {"status", !done       ? "in_progress"
-                       : incomplete ? "incomplete"
-                                    : "completed"},
-            {"error", nullptr},
-            {"incomplete_details", incomplete && done
-                                       ? json{{"reason", "max_output_tokens"}}
-                                       : json(nullptr)},
-            {"instructions", request.value("instructions", json())},
-            {"max_output_tokens", request.value("max_output_tokens", json())},
-            {"model", request.value("model", json())},
-            {"output", output},
-            {"parallel_tool_calls", request.value("parallel_tool_calls", true)},
-            {"previous_response_id", nullptr},
-            {"reasoning", {{"effort", nullptr}, {"summary", nullptr}}},
-            {"store", false},
-            {"temperature", request.value("temperature", json(1.0))},
-            {"text", request.value("text", json{{"format", {{"type", "text"}}}})},
-            {"tool_choice", request.value("tool_choice", json("auto"))},
-            {"tools", request.value("tools", json::array())},
-            {"top_p", request.value("top_p", json(1.0))},
-            {"truncation", "disabled"},
-            {"usage", nullptr},
-            {"metadata", request.value("metadata", json::object())}};
+  json r = {
+      {"id", id},
+      {"object", "response"},
+      {"created_at", createdAt},
+      {"status", !done        ? "in_progress"
+                 : incomplete ? "incomplete"
+                              : "completed"},
+      {"error", nullptr},
+      {"incomplete_details", incomplete && done
+                                 ? json{{"reason", "max_output_tokens"}}
+                                 : json(nullptr)},
+      {"instructions", request.value("instructions", json())},
+      {"max_output_tokens", request.value("max_output_tokens", json())},
+      {"model", request.value("model", json())},
+      {"output", output},
+      {"parallel_tool_calls", request.value("parallel_tool_calls", true)},
+      {"previous_response_id", nullptr},
+      {"reasoning", {{"effort", nullptr}, {"summary", nullptr}}},
+      {"store", false},
+      {"temperature", request.value("temperature", json(1.0))},
+      {"text", request.value("text", json{{"format", {{"type", "text"}}}})},
+      {"tool_choice", request.value("tool_choice", json("auto"))},
+      {"tools", request.value("tools", json::array())},
+      {"top_p", request.value("top_p", json(1.0))},
+      {"truncation", "disabled"},
+      {"usage", nullptr},
+      {"metadata", request.value("metadata", json::object())}};
   if (!usage.is_null()) {
-    const json cached = usage.contains("prompt_tokens_details")
-                            ? usage["prompt_tokens_details"].value(
-                                  "cached_tokens", json(0))
-                            : json(0);
+    const json cached =
+        usage.contains("prompt_tokens_details")
+            ? usage["prompt_tokens_details"].value("cached_tokens", json(0))
+            : json(0);
     r["usage"] = {{"input_tokens", usage.value("prompt_tokens", json(0))},
                   {"input_tokens_details", {{"cached_tokens", cached}}},
                   {"output_tokens", usage.value("completion_tokens", json(0))},
@@ -178,11 +177,11 @@ json envelope(const json &request, const std::string &id, int64_t createdAt,
 }
 
 json reasoningItem(const std::string &id, const std::string &text) {
-  return {{"type", "reasoning"},
-          {"id", id},
-          {"summary", json::array()},
-          {"content",
-           json::array({{{"type", "reasoning_text"}, {"text", text}}})}};
+  return {
+      {"type", "reasoning"},
+      {"id", id},
+      {"summary", json::array()},
+      {"content", json::array({{{"type", "reasoning_text"}, {"text", text}}})}};
 }
 
 json messageItem(const std::string &id, const std::string &text,
@@ -228,7 +227,8 @@ std::string chatBodyForResponse(const json &body) {
         "seed", "stop", "top_k", "min_p", "chat_template_kwargs"})
     if (body.contains(f))
       chat[f] = body[f];
-  if (body.contains("max_output_tokens") && !body["max_output_tokens"].is_null())
+  if (body.contains("max_output_tokens") &&
+      !body["max_output_tokens"].is_null())
     chat["max_tokens"] = body["max_output_tokens"];
   if (body.contains("tools") && !body["tools"].is_null())
     chat["tools"] = toolsOf(body["tools"]);
@@ -281,13 +281,14 @@ ResponseEvents::ResponseEvents(json request, std::string id, int64_t createdAt)
 std::string ResponseEvents::event(const char *type, json data) {
   json e = {{"type", type}, {"sequence_number", sequence_++}};
   e.update(data);
-  return std::string("event: ") + type + "\ndata: " +
-         e.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
+  return std::string("event: ") + type +
+         "\ndata: " + e.dump(-1, ' ', false, json::error_handler_t::replace) +
+         "\n\n";
 }
 
 std::string ResponseEvents::start() {
-  const json r = envelope(request_, id_, createdAt_, json::array(), nullptr,
-                          "", false);
+  const json r =
+      envelope(request_, id_, createdAt_, json::array(), nullptr, "", false);
   std::string out = event("response.created", {{"response", r}});
   return out + event("response.in_progress", {{"response", r}});
 }
@@ -343,11 +344,10 @@ std::string ResponseEvents::close() {
                                                {"text", content_},
                                                {"logprobs", json::array()}});
     item = messageItem(itemId.get<std::string>(), content_, "completed");
-    out += event("response.content_part.done",
-                 {{"item_id", itemId},
-                  {"output_index", index},
-                  {"content_index", 0},
-                  {"part", item["content"][0]}});
+    out += event("response.content_part.done", {{"item_id", itemId},
+                                                {"output_index", index},
+                                                {"content_index", 0},
+                                                {"part", item["content"][0]}});
     content_.clear();
   } else {
     item = callItem(itemId.get<std::string>(), calls_.back(), "completed");
@@ -396,10 +396,10 @@ std::string ResponseEvents::push(const json &chunk) {
   if (d.contains("tool_calls"))
     for (const json &c : d["tool_calls"]) {
       if (c.contains("id")) {
-        calls_.push_back({{"id", c["id"]},
-                          {"function",
-                           {{"name", c["function"]["name"]},
-                            {"arguments", ""}}}});
+        calls_.push_back(
+            {{"id", c["id"]},
+             {"function",
+              {{"name", c["function"]["name"]}, {"arguments", ""}}}});
         out += open(Kind::Call, calls_.back());
       }
       const std::string args = c["function"].value("arguments", "");

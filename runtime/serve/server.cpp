@@ -149,8 +149,8 @@ void Server::Impl::handleGenerate(api::Endpoint endpoint,
       if (!stream->responsesBody.is_object())
         throw ApiError(400, "the request body must be a JSON object");
       stream->request = api::parseRequest(
-          api::Endpoint::Chat,
-          api::chatBodyForResponse(stream->responsesBody), model);
+          api::Endpoint::Chat, api::chatBodyForResponse(stream->responsesBody),
+          model);
     } else {
       stream->request = api::parseRequest(endpoint, req.body, model);
     }
@@ -161,9 +161,10 @@ void Server::Impl::handleGenerate(api::Endpoint endpoint,
     r.options = p.options;
     r.n = p.n;
     r.speculativeTokens = p.speculative ? -1 : 0;
-    stream->ctx.id = responses ? "resp_" + newId("").substr(1)
-                     : newId(endpoint == api::Endpoint::Chat ? "chatcmpl"
-                                                             : "cmpl");
+    stream->ctx.id =
+        responses
+            ? "resp_" + newId("").substr(1)
+            : newId(endpoint == api::Endpoint::Chat ? "chatcmpl" : "cmpl");
     stream->ctx.created = static_cast<int64_t>(std::time(nullptr));
     stream->ctx.request = &stream->request;
     stream->ctx.model = &model;
@@ -192,7 +193,8 @@ void Server::Impl::handleGenerate(api::Endpoint endpoint,
     if (responses)
       stream->events = std::make_unique<api::ResponseEvents>(
           stream->responsesBody, stream->ctx.id, stream->ctx.created);
-    const auto keepAlive = std::chrono::duration<double>(options.keepAliveSeconds);
+    const auto keepAlive =
+        std::chrono::duration<double>(options.keepAliveSeconds);
     res.set_header("Cache-Control", "no-cache");
     EngineLoop *loopPtr = &loop;
     res.set_chunked_content_provider(
@@ -242,8 +244,8 @@ void Server::Impl::handleGenerate(api::Endpoint endpoint,
           if (result) {
             std::string tail;
             if (stream->events) {
-              tail = stream->events->push(
-                  api::usageChunk(stream->ctx, *result));
+              tail =
+                  stream->events->push(api::usageChunk(stream->ctx, *result));
               tail += stream->events->finish();
             } else {
               if (p.includeUsage)
@@ -310,8 +312,7 @@ void Server::Impl::routes() {
     res.set_content(json{{"object", "list"}, {"data", json::array({m})}}.dump(),
                     "application/json");
   });
-  http.Get("/health", [this](const httplib::Request &,
-                             httplib::Response &res) {
+  http.Get("/health", [this](const httplib::Request &, httplib::Response &res) {
     const bool up = loopPtr.load() != nullptr;
     res.status = up ? 200 : 503;
     res.set_content(up ? R"({"status":"ok"})" : R"({"status":"loading"})",
@@ -375,8 +376,7 @@ void Server::ready(EngineLoop &loop, const api::ModelInfo &model) {
   impl_->loopPtr = &loop;
 }
 
-Server::Server(ServeMetrics &metrics, int32_t maxNumSeqs,
-               ServerOptions options)
+Server::Server(ServeMetrics &metrics, int32_t maxNumSeqs, ServerOptions options)
     : impl_(std::make_unique<Impl>(metrics, std::move(options))) {
   Impl &i = *impl_;
   i.http.set_payload_max_length(i.options.maxBodyBytes);

@@ -10,9 +10,7 @@ namespace llmc::text {
 
 namespace {
 
-bool isSpace(char c) {
-  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
-}
+bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 bool isPunct(char c) { return std::strchr("{}[],:\"", c) != nullptr; }
 bool isNameChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -37,9 +35,7 @@ size_t partialSuffix(std::string_view text, std::string_view marker) {
 std::string ToolCallFormat::describe() const {
   std::string s = blockOpen + literals.front();
   for (size_t i = 0; i < slots.size(); ++i) {
-    s += slots[i] == Slot::Name ? "NAME"
-         : slots[i] == Slot::Id ? "ID"
-                                : "ARGS";
+    s += slots[i] == Slot::Name ? "NAME" : slots[i] == Slot::Id ? "ID" : "ARGS";
     s += literals[i + 1];
   }
   s += parallel ? "[" + separator + "...]" : "";
@@ -161,7 +157,8 @@ bool ReplyParser::stepCall(Delta &d, bool final) {
         slot == ToolCallFormat::Slot::Id) {
       const bool name = slot == ToolCallFormat::Slot::Name;
       size_t at = pos_;
-      while (at < buf_.size() && (name ? isNameChar(buf_[at]) : isAlnum(buf_[at])))
+      while (at < buf_.size() &&
+             (name ? isNameChar(buf_[at]) : isAlnum(buf_[at])))
         ++at;
       if (name)
         name_ += buf_.substr(pos_, at - pos_);
@@ -215,8 +212,8 @@ bool ReplyParser::stepCall(Delta &d, bool final) {
     if (named_) {
       calls_.back().arguments += taken;
       if (!taken.empty()) {
-        if (!d.calls.empty() && d.calls.back().index ==
-                                    static_cast<int32_t>(calls_.size() - 1))
+        if (!d.calls.empty() &&
+            d.calls.back().index == static_cast<int32_t>(calls_.size() - 1))
           d.calls.back().arguments += taken;
         else
           d.calls.push_back(

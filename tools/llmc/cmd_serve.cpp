@@ -25,10 +25,9 @@ namespace llmc::cli {
 
 Action addServe(CLI::App &app) {
   struct Options {
-    std::string plan, modelName, chatTemplate, logLevel = "info",
-                                               maxBodySize = "4MiB",
-                                               reasoningField =
-                                                   "reasoning_content";
+    std::string plan, modelName, chatTemplate,
+        logLevel = "info", maxBodySize = "4MiB",
+        reasoningField = "reasoning_content";
     ServerOptions server;
     EngineFlags engine;
     ServingFlags serving;
@@ -140,14 +139,14 @@ Action addServe(CLI::App &app) {
     model.tokenizer = opened.tokenizer.get();
     model.chatTemplate = chat.get();
     if (opened.tokenizer)
-      model.grammars = &opened.grammars(
-          "response_format", chat ? chat->format().markers()
-                                  : std::vector<std::string>{});
-    model.reasoningField =
-        o->reasoningField == "reasoning"
-            ? api::ModelInfo::ReasoningField::Reasoning
-        : o->reasoningField == "both" ? api::ModelInfo::ReasoningField::Both
-                                      : api::ModelInfo::ReasoningField::Content;
+      model.grammars = &opened.grammars("response_format",
+                                        chat ? chat->format().markers()
+                                             : std::vector<std::string>{});
+    model.reasoningField = o->reasoningField == "reasoning"
+                               ? api::ModelInfo::ReasoningField::Reasoning
+                           : o->reasoningField == "both"
+                               ? api::ModelInfo::ReasoningField::Both
+                               : api::ModelInfo::ReasoningField::Content;
     if (chat && opened.tokenizer)
       model.harmony =
           text::HarmonyReply::forTemplate(*opened.tokenizer, chat->source());

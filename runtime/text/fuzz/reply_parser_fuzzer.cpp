@@ -17,8 +17,8 @@ using Slot = ToolCallFormat::Slot;
 ToolCallFormat format(int kind) {
   ToolCallFormat f;
   if (kind == 0) { // Hermes
-    f.literals = {"<tool_call>\n{\"name\": \"", "\", \"arguments\": ",
-                  "}\n</tool_call>"};
+    f.literals = {"<tool_call>\n{\"name\": \"",
+                  "\", \"arguments\": ", "}\n</tool_call>"};
     f.slots = {Slot::Name, Slot::Arguments};
     f.separator = "\n";
     f.trigger = "<tool_call>";

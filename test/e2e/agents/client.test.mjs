@@ -8,6 +8,7 @@
 import OpenAI from 'openai';
 import Ajv from 'ajv';
 import assert from 'node:assert/strict';
+import { check, runChecks } from './checks.mjs';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool as lcTool } from '@langchain/core/tools';
 import { generateText, tool as aiTool, jsonSchema } from 'ai';
@@ -76,8 +77,6 @@ async function streamed(req) {
   return { content, calls, finish };
 }
 
-const checks = [];
-const check = (name, fn) => checks.push([name, fn]);
 
 // Streamed and whole replies are compared exactly only where a grammar fixes
 // the text: a second request reuses the cached prompt prefix, and prefilling
@@ -253,15 +252,4 @@ check(`OpenAI Agents SDK: one tool-using turn over ${api}`, async () => {
   assert.equal(result.finalOutput, '12:00');
 });
 
-let failed = 0;
-for (const [name, fn] of checks) {
-  try {
-    await fn();
-    console.log(`ok   ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name}\n     ${e.stack ?? e}`);
-  }
-}
-console.log(`${checks.length - failed}/${checks.length} passed`);
-process.exit(failed ? 1 : 0);
+await runChecks();

@@ -3,13 +3,12 @@
 // Every request is bounded; the whole run gives up after 240 s.
 import OpenAI from 'openai';
 import assert from 'node:assert/strict';
+import { check, runChecks } from './checks.mjs';
 
 const [base, model] = process.argv.slice(2);
 const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: 'unused', timeout: 60_000, maxRetries: 0 });
 setTimeout(() => { console.error('FAIL: timed out'); process.exit(1); }, 240_000).unref();
 
-const checks = [];
-const check = (name, fn) => checks.push([name, fn]);
 
 check('models.list names the served model', async () => {
   const list = await client.models.list();
@@ -165,15 +164,4 @@ check('32 concurrent streams equal the same requests sent alone; nothing left ru
   assert.fail(`still running or holding KV blocks:\n${metrics}`);
 });
 
-let failed = 0;
-for (const [name, fn] of checks) {
-  try {
-    await fn();
-    console.log(`ok   ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name}\n     ${e.stack || e}`);
-  }
-}
-console.log(failed ? `${failed} of ${checks.length} failed` : `all ${checks.length} passed`);
-process.exit(failed ? 1 : 0);
+await runChecks();

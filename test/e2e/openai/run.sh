@@ -19,6 +19,7 @@ if [ ! -d "$work/node_modules" ] ||
   (cd "$work" && timeout 600 npm install --no-audit --no-fund --loglevel=error)
 fi
 cp "$here/client.test.mjs" "$work/client.test.mjs"
+cp "$(dirname "$0")/checks.mjs" "$work/checks.mjs"
 
 out=$work/serve.out err=$work/serve.err
 "$bin/llmc" serve "$plan" --port 0 --served-model-name "$model" \

@@ -55,7 +55,6 @@ std::unique_ptr<Loaded> load(const std::string &name) {
   return l;
 }
 
-
 std::string sequentialIds() {
   static int n = 0;
   return "call_" + std::to_string(++n);
@@ -132,8 +131,10 @@ const std::vector<Reply> &replies() {
        "",
        {{"get_weather", R"({"city": "Oslo"})"}}},
       {"llama-3.2-instruct",
-       "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Rome\"}}", "",
-       "", {{"get_weather", R"({"city": "Rome"})"}}},
+       "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Rome\"}}",
+       "",
+       "",
+       {{"get_weather", R"({"city": "Rome"})"}}},
       {"mistral-nemo-instruct-2407",
        "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": "
        "\"Paris\"}, \"id\": \"abcDEF123\"}, {\"name\": \"get_time\", "
@@ -210,11 +211,11 @@ TEST(ReplyParser, CallsGoBackThroughTheTemplate) {
     json calls = json::array();
     int n = 0;
     for (const auto &[name, args] : r.calls)
-      calls.push_back({{"id", f.tools->idLength
-                                  ? std::string("abcdefgh") + char('0' + n++)
-                                  : "call_" + std::to_string(n++)},
-                       {"type", "function"},
-                       {"function", {{"name", name}, {"arguments", args}}}});
+      calls.push_back(
+          {{"id", f.tools->idLength ? std::string("abcdefgh") + char('0' + n++)
+                                    : "call_" + std::to_string(n++)},
+           {"type", "function"},
+           {"function", {{"name", name}, {"arguments", args}}}});
     json messages = json::array(
         {{{"role", "developer"}, {"content", "Be brief."}},
          {{"role", "user"}, {"content", "Weather?"}},
@@ -292,10 +293,23 @@ TEST(ReplyParser, MalformedRepliesAreTextNotCrashes) {
   ASSERT_EQ(w.calls.size(), 1u);
   EXPECT_EQ(w.calls[0].arguments, "");
   // Random fragments: whole and streamed agree, nothing crashes.
-  const char *pieces[] = {"<tool_call>", "\n", "{\"name\": \"", "f", "\"",
-                          ", \"arguments\": ", "{", "}", "\"x\"", ":",
-                          "</tool_call>", "<think>", "</think>", "text ",
-                          "\\", "[", "]"};
+  const char *pieces[] = {"<tool_call>",
+                          "\n",
+                          "{\"name\": \"",
+                          "f",
+                          "\"",
+                          ", \"arguments\": ",
+                          "{",
+                          "}",
+                          "\"x\"",
+                          ":",
+                          "</tool_call>",
+                          "<think>",
+                          "</think>",
+                          "text ",
+                          "\\",
+                          "[",
+                          "]"};
   uint64_t seed = 42;
   for (int round = 0; round < 300; ++round) {
     std::string text;
@@ -309,8 +323,8 @@ TEST(ReplyParser, MalformedRepliesAreTextNotCrashes) {
 
 TEST(ReplyParser, ReasoningOnly) {
   text::ReasoningMarkers m{"<think>", "</think>"};
-  auto w = ReplyParser::parse(nullptr, m, false,
-                              "<think>a</think>\n\nanswer", sequentialIds);
+  auto w = ReplyParser::parse(nullptr, m, false, "<think>a</think>\n\nanswer",
+                              sequentialIds);
   EXPECT_EQ(w.reasoning, "a");
   EXPECT_EQ(w.content, "answer");
   w = ReplyParser::parse(nullptr, m, true, "still thinking", sequentialIds);
@@ -391,7 +405,8 @@ TEST(ToolGrammar, AcceptsTheTemplatesCallsAndNothingElse) {
                            "\"arguments\": {}}\n</tool_call>";
   const ChatFormat &f = l->chat->format();
   const std::string prompt = "<|im_start|>assistant\n";
-  grammar::Grammar g = replyGrammar(replyMarkup(f, prompt, true), &req, nullptr);
+  grammar::Grammar g =
+      replyGrammar(replyMarkup(f, prompt, true), &req, nullptr);
   EXPECT_TRUE(accepts(g, call));
   EXPECT_TRUE(accepts(g, "<think>\nhmm <tool_call>\n</think>\n\n" + call));
   g = replyGrammar(replyMarkup(f, prompt + "<think>\n", true), &req, nullptr);

@@ -279,7 +279,8 @@ TEST_F(OpenAiApi, ToolsAndToolChoiceAreChecked) {
       {"{" + msg +
            R"(, "tools": [{"type": "function", "function": {"name": "a b"}}]})",
        "tools[0].function.name", "letters, digits"},
-      {"{" + msg + R"(, "tools": [{"type": "function", "function": {"name": "a"}},
+      {"{" + msg +
+           R"(, "tools": [{"type": "function", "function": {"name": "a"}},
                       {"type": "function", "function": {"name": "a"}}]})",
        "tools[1].function.name", "twice"},
       {"{" + msg +

@@ -54,9 +54,8 @@ protected:
     loop_ = std::make_unique<EngineLoop>(*model_, &tokenizer_, sched,
                                          so.maxQueue, metrics_);
     loop_->setLogRequests(false);
-    server_ = loading
-                  ? std::make_unique<Server>(metrics_, maxNumSeqs, so)
-                  : std::make_unique<Server>(*loop_, info_, metrics_, so);
+    server_ = loading ? std::make_unique<Server>(metrics_, maxNumSeqs, so)
+                      : std::make_unique<Server>(*loop_, info_, metrics_, so);
     port_ = server_->bind();
     listener_ = std::thread([this] { server_->listen(); });
   }
@@ -313,9 +312,8 @@ TEST_F(ServerTest, Responses) {
   ASSERT_TRUE(res);
   std::vector<std::string> types;
   std::string streamed;
-  for (size_t at = 0, end; (end = res->body.find("\n\n", at)) !=
-                           std::string::npos;
-       at = end + 2) {
+  for (size_t at = 0, end;
+       (end = res->body.find("\n\n", at)) != std::string::npos; at = end + 2) {
     const std::string ev = res->body.substr(at, end - at);
     const size_t data = ev.find("\ndata: ");
     ASSERT_NE(data, std::string::npos) << ev;

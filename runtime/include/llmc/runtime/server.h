@@ -3,10 +3,11 @@
 // Routes (cpp-httplib): POST /v1/completions, POST /v1/chat/completions,
 // POST /v1/responses (responses_api.h), POST /tokenize and /detokenize,
 // GET /v1/models, GET /health, GET /metrics, and the chat page: GET / and
-// /ui/* (no authentication: the page asks for the key and sends it). Connection threads parse and
-// check requests (openai_api.h), submit them to the EngineLoop and stream
-// results back (SSE for "stream": true); a client that disconnects
-// mid-stream aborts its request. Every error has OpenAI's body shape.
+// /ui/* (no authentication: the page asks for the key and sends it). Connection
+// threads parse and check requests (openai_api.h), submit them to the
+// EngineLoop and stream results back (SSE for "stream": true); a client that
+// disconnects mid-stream aborts its request. Every error has OpenAI's body
+// shape.
 //
 // Threads: listen() blocks the calling thread; shutdown() may be called
 // from any other thread.

@@ -1,4 +1,5 @@
-//===- tool_grammar.h - The grammar of a reply with tools or reasoning -*- C++ -*-===//
+//===- tool_grammar.h - The grammar of a reply with tools or reasoning -*- C++
+//-*-===//
 //
 // What the structured-output engine constrains a chat reply to, in the
 // template's own markup (chat_format.h):

@@ -1,4 +1,5 @@
-//===- tool_calls.h - Tool calls and reasoning in a reply's text -*- C++ -*-===//
+//===- tool_calls.h - Tool calls and reasoning in a reply's text -*- C++
+//-*-===//
 //
 // A chat model writes tool calls and reasoning in its template's own
 // markup: `<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>`
