@@ -44,6 +44,31 @@ size_t commonSuffix(std::string_view a, std::string_view b) {
   return n;
 }
 
+/// `n` or less, so that text[0, n) does not end inside a marker (`<|...|>`,
+/// `<...>`, `[...]`): character-level common prefixes of two renderings
+/// must not split one.
+size_t markerPrefix(std::string_view text, size_t n) {
+  const std::string_view head = text.substr(0, n);
+  const size_t open = head.find_last_of("<[");
+  if (open == std::string_view::npos)
+    return n;
+  const char close = head[open] == '<' ? '>' : ']';
+  return head.find(close, open) == std::string_view::npos ? open : n;
+}
+
+/// `n` or less, so that the last n characters of `text` do not start inside
+/// a marker.
+size_t markerSuffix(std::string_view text, size_t n) {
+  const std::string_view tail = text.substr(text.size() - n);
+  const size_t close = tail.find_first_of(">]");
+  if (close == std::string_view::npos)
+    return n;
+  const char open = tail[close] == '>' ? '<' : '[';
+  return tail.substr(0, close).find(open) == std::string_view::npos
+             ? n - close - 1
+             : n;
+}
+
 std::optional<std::string> tryRender(const ChatTemplate &chat,
                                      const json &messages, const json &tools,
                                      bool addGenerationPrompt) {
@@ -102,12 +127,43 @@ std::vector<SlotAt> findSlots(std::string_view s, int i, const std::string &id,
 /// end of turn, a leading empty reasoning block and leading spaces.
 std::optional<std::string>
 turnOf(const std::string &rendered, size_t sharedPrefix,
-       const std::string &endOfTurn,
+       const std::string &generation, const std::string &endOfTurn,
        const std::optional<text::ReasoningMarkers> &reasoning) {
   if (rendered.size() < sharedPrefix)
     return std::nullopt;
   std::string_view s = std::string_view(rendered).substr(sharedPrefix);
-  s.remove_suffix(commonSuffix(s, endOfTurn));
+  // A header the generation prompt already ends with, written again by a
+  // template whose generation prompt is not a prefix of the turn (Command
+  // R+ puts instructions between).
+  for (size_t k = std::min(s.size(), generation.size()); k > 0; --k)
+    if (generation.compare(generation.size() - k, k, s.substr(0, k)) == 0) {
+      s.remove_prefix(k);
+      break;
+    }
+  // The end of turn and whatever a template writes after it: the turn ends
+  // at the first marker of a plain turn's ending (Command R's ends a text
+  // turn with more markers than a call turn, or writes instructions after).
+  // Searched after the call's name: what a template writes after every
+  // turn may also open this one (Command R7B's empty thinking block).
+  size_t from = s.find(kNames[0]);
+  from = from == std::string_view::npos ? 0 : from;
+  std::string_view eot = trimLeft(endOfTurn);
+  size_t end = s.size();
+  while (!eot.empty()) {
+    const size_t open = eot.find_first_of("<[");
+    if (open == std::string_view::npos)
+      break;
+    const size_t close = eot.find(eot[open] == '<' ? '>' : ']', open);
+    if (close == std::string_view::npos)
+      break;
+    end = std::min(end, s.find(eot.substr(open, close + 1 - open), from));
+    eot.remove_prefix(close + 1);
+  }
+  if (eot.size() == trimLeft(endOfTurn).size() && !eot.empty())
+    end = std::min(end, s.find(eot, from)); // an ending with no marker
+  s = s.substr(0, std::min(end, s.size()));
+  while (!s.empty() && isSpace(s.back()))
+    s.remove_suffix(1);
   s = trimLeft(s);
   if (reasoning && s.substr(0, reasoning->open.size()) == reasoning->open) {
     const size_t close = s.find(reasoning->close);
@@ -147,7 +203,10 @@ deriveToolFormat(const ChatTemplate &chat,
            {"description", "A probe."},
            {"parameters",
             {{"type", "object"},
-             {"properties", {{"probe_arg", {{"type", "string"}}}}}}}}}});
+             {"properties",
+              {{"probe_arg",
+                {{"type", "string"}, {"description", "A probe."}}}}},
+             {"required", {"probe_arg"}}}}}}});
   const json user = {{"role", "user"}, {"content", "PROBE_USER"}};
   const auto generation = tryRender(chat, json::array({user}), tools, true);
   const auto plain = tryRender(
@@ -164,6 +223,7 @@ deriveToolFormat(const ChatTemplate &chat,
 
   const std::array<std::array<std::string, 2>, 2> idStyles = {
       {{"call_probe_a", "call_probe_b"}, {"prbAa0001", "prbBb0002"}}};
+  bool mappingRendered = false;
   for (bool argsText : {false, true})
     for (size_t style = 0; style < idStyles.size(); ++style) {
       const auto &ids = idStyles[style];
@@ -178,7 +238,7 @@ deriveToolFormat(const ChatTemplate &chat,
       auto turn = [&](int calls) {
         json list = json::array();
         for (int i = 0; i < calls; ++i)
-          list.push_back(call(i));
+          list.push_back(call(i % 2));
         return json::array({user,
                             {{"role", "assistant"},
                              {"content", ""}, // as the server passes null
@@ -187,18 +247,25 @@ deriveToolFormat(const ChatTemplate &chat,
       const auto one = tryRender(chat, turn(1), tools, false);
       if (!one || one->find("'probe_arg'") != std::string::npos)
         continue;
+      // Arguments as text only where the template cannot take a mapping:
+      // one that renders a mapping in a shape of its own (Gemma 4's) has
+      // no JSON arguments to constrain.
+      if (argsText && mappingRendered)
+        return std::nullopt;
       const size_t shared =
-          std::min(commonPrefix(*generation, *one), commonPrefix(header, *one));
-      const auto s1 = turnOf(*one, shared, endOfTurn, reasoning);
+          markerPrefix(*one, std::min(commonPrefix(*generation, *one),
+                                      commonPrefix(header, *one)));
+      const auto s1 = turnOf(*one, shared, *generation, endOfTurn, reasoning);
       if (!s1)
         continue;
       const std::vector<SlotAt> a = findSlots(*s1, 0, ids[0], 0);
+      mappingRendered = mappingRendered || !argsText;
       if (a.empty())
         continue;
       text::ToolCallFormat f;
       f.argumentsAsText = argsText;
       f.idLength = style == 1 ? 9 : 0;
-      std::vector<std::vector<std::string>> values(2);
+      std::vector<std::vector<std::string>> values(3);
       for (const SlotAt &x : a) {
         f.slots.push_back(x.slot);
         values[0].push_back(s1->substr(x.begin, x.end - x.begin));
@@ -213,9 +280,10 @@ deriveToolFormat(const ChatTemplate &chat,
               s1->substr(a[k - 1].end, a[k].begin - a[k - 1].end));
       }
       const auto two = tryRender(chat, turn(2), tools, false);
-      const auto s2 = two && two->compare(0, shared, *one, 0, shared) == 0
-                          ? turnOf(*two, shared, endOfTurn, reasoning)
-                          : std::nullopt;
+      const auto s2 =
+          two && two->compare(0, shared, *one, 0, shared) == 0
+              ? turnOf(*two, shared, *generation, endOfTurn, reasoning)
+              : std::nullopt;
       const std::vector<SlotAt> b =
           s2 ? findSlots(*s2, 1, ids[1], a.back().end) : std::vector<SlotAt>{};
       if (b.size() == a.size() &&
@@ -223,9 +291,9 @@ deriveToolFormat(const ChatTemplate &chat,
         const std::string_view between = std::string_view(*s2).substr(
             a.back().end, b.front().begin - a.back().end);
         const size_t head =
-            commonSuffix(opening, between.substr(0, between.size()));
+            markerSuffix(opening, commonSuffix(opening, between));
         const std::string_view rest = between.substr(0, between.size() - head);
-        const size_t tail = commonPrefix(closing, rest);
+        const size_t tail = markerPrefix(closing, commonPrefix(closing, rest));
         f.literals.front() = opening.substr(opening.size() - head);
         f.literals.back() = closing.substr(0, tail);
         f.blockOpen = opening.substr(0, opening.size() - head);
@@ -235,6 +303,21 @@ deriveToolFormat(const ChatTemplate &chat,
           values[1].push_back(s2->substr(x.begin, x.end - x.begin));
         if (rebuild(f, 2, values) != *s2)
           continue;
+        // A third call must follow the same pattern (Command R numbers its
+        // calls, which no slot describes: such a format takes one call).
+        const auto three = tryRender(chat, turn(3), tools, false);
+        const auto s3 =
+            three && three->compare(0, shared, *one, 0, shared) == 0
+                ? turnOf(*three, shared, *generation, endOfTurn, reasoning)
+                : std::nullopt;
+        values[2] = values[0];
+        if (!s3 || rebuild(f, 3, values) != *s3) {
+          f.parallel = false;
+          f.separator.clear();
+          f.literals.front() = opening.substr(f.blockOpen.size());
+          f.literals.back() =
+              closing.substr(0, closing.size() - f.blockClose.size());
+        }
       } else {
         f.parallel = false;
         f.literals.front() = opening;
@@ -261,6 +344,24 @@ deriveToolFormat(const ChatTemplate &chat,
       return f;
     }
   return std::nullopt;
+}
+
+/// The one hand-written format: IBM Granite 3.x templates never render an
+/// assistant's calls (history loses them), so no rendering can show the
+/// format; their instructions name it: "<|tool_call|> followed by a JSON
+/// list of tools used".
+std::optional<text::ToolCallFormat> instructedFormat(const std::string &src) {
+  if (src.find("<|tool_call|> followed by a JSON list") == std::string::npos)
+    return std::nullopt;
+  text::ToolCallFormat f;
+  f.blockOpen = "<|tool_call|>[";
+  f.literals = {"{\"name\": \"", "\", \"arguments\": ", "}"};
+  f.slots = {text::ToolCallFormat::Slot::Name,
+             text::ToolCallFormat::Slot::Arguments};
+  f.separator = ", ";
+  f.blockClose = "]";
+  f.trigger = "<|tool_call|>";
+  return f;
 }
 
 } // namespace
@@ -290,6 +391,8 @@ ChatFormat deriveChatFormat(const ChatTemplate &chat) {
       break;
     }
   f.tools = deriveToolFormat(chat, f.reasoning);
+  if (!f.tools)
+    f.tools = instructedFormat(chat.source());
   return f;
 }
 

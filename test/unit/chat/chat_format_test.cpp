@@ -99,9 +99,52 @@ TEST(ChatFormat, DerivedFromEachTemplate) {
     EXPECT_EQ(f.tools->idLength, w.idLength);
     EXPECT_EQ(f.reasoning ? f.reasoning->open : "", w.reasoning);
   }
-  // Templates without tool calls; gpt-oss's harmony is read elsewhere.
-  for (const char *name : {"gpt-oss", "llama-3-instruct", "smollm2-instruct",
-                           "gemma-3-it", "zephyr-7b-beta"}) {
+  // tool-formats/: more families (see its README).
+  const Want more[] = {
+      {"tool-formats/CohereForAI-c4ai-command-r-plus-tool_use",
+       R"("Action:\n```json\n[\n    {\n        \"tool_name\": \"NAME\",\n        \"parameters\": ARGS\n    }[,...]\n]```")",
+       "Action:", false, 0, ""},
+      {"tool-formats/CohereForAI-c4ai-command-r7b-12-2024-tool_use",
+       R"("<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"NAME\", \"parameters\": ARGS}\n]<|END_ACTION|>")",
+       "<|START_ACTION|>", false, 0, "<|START_THINKING|>"},
+      {"tool-formats/ibm-granite-granite-3.3-2B-Instruct",
+       R"("<|tool_call|>[{\"name\": \"NAME\", \"arguments\": ARGS}[, ...]]")",
+       "<|tool_call|>", false, 0, "<think>"},
+      {"tool-formats/ibm-granite-granite-4.0",
+       R"("<tool_call>\n{\"name\": \"NAME\", \"arguments\": ARGS}\n</tool_call>[\n...]")",
+       "<tool_call>", false, 0, ""},
+      {"tool-formats/meta-llama-Llama-3.1-8B-Instruct",
+       R"("{\"name\": \"NAME\", \"parameters\": ARGS}")", "", false, 0, ""},
+      {"tool-formats/Mistral-Small-3.2-24B-Instruct-2506",
+       R"("[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]ARGS[...]")", "[TOOL_CALLS]", false,
+       9, ""},
+      {"tool-formats/deepseek-ai-DeepSeek-V3.1",
+       "\"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>ARGS<｜"
+       "tool▁call▁end｜>[...]<｜tool▁calls▁end｜>\"",
+       "<｜tool▁calls▁begin｜>", false, 0, "<think>"},
+      {"tool-formats/meetkai-functionary-medium-v3.1",
+       R"("<function=NAME>ARGS</function>[...]<|eom_id|>")",
+       "<function=", false, 0, ""},
+      {"tool-formats/NVIDIA-Nemotron-Nano-v2",
+       R"("<TOOLCALL>[{\"name\": \"NAME\", \"arguments\": ARGS}[, ...]]</TOOLCALL>")",
+       "<TOOLCALL>", false, 0, "<think>"},
+  };
+  for (const Want &w : more) {
+    SCOPED_TRACE(w.name);
+    auto l = load(w.name);
+    const ChatFormat &f = l->chat->format();
+    ASSERT_TRUE(f.tools);
+    EXPECT_EQ(f.tools->describe(), w.describe);
+    EXPECT_EQ(f.tools->trigger, w.trigger);
+    EXPECT_EQ(f.tools->argumentsAsText, w.argsText);
+    EXPECT_EQ(f.tools->idLength, w.idLength);
+    EXPECT_EQ(f.reasoning ? f.reasoning->open : "", w.reasoning);
+  }
+  // Templates without tool calls; gpt-oss's harmony is read elsewhere;
+  // Gemma 4 writes arguments in a notation of its own, not JSON.
+  for (const char *name :
+       {"gpt-oss", "llama-3-instruct", "smollm2-instruct", "gemma-3-it",
+        "zephyr-7b-beta", "tool-formats/google-gemma-4-31B-it"}) {
     auto l = load(name);
     EXPECT_FALSE(l->chat->format().tools) << name;
   }
@@ -139,6 +182,27 @@ const std::vector<Reply> &replies() {
        "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": "
        "\"Paris\"}, \"id\": \"abcDEF123\"}, {\"name\": \"get_time\", "
        "\"arguments\": {}, \"id\": \"x12345678\"}]",
+       "",
+       "",
+       {{"get_weather", R"({"city": "Paris"})"}, {"get_time", "{}"}}},
+      {"tool-formats/CohereForAI-c4ai-command-r-plus-tool_use",
+       "Action:\n```json\n[\n    {\n        \"tool_name\": \"get_weather\",\n"
+       "        \"parameters\": {\n            \"city\": \"Paris\"\n        }\n"
+       "    },\n    {\n        \"tool_name\": \"get_time\",\n        "
+       "\"parameters\": {}\n    }\n]```",
+       "",
+       "",
+       {{"get_weather", "{\n            \"city\": \"Paris\"\n        }"},
+        {"get_time", "{}"}}},
+      {"tool-formats/ibm-granite-granite-3.3-2B-Instruct",
+       "<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+       "\"Paris\"}}, {\"name\": \"get_time\", \"arguments\": {}}]",
+       "",
+       "",
+       {{"get_weather", R"({"city": "Paris"})"}, {"get_time", "{}"}}},
+      {"tool-formats/Mistral-Small-3.2-24B-Instruct-2506",
+       "[TOOL_CALLS]get_weather[CALL_ID]abcDEF123[ARGS]{\"city\": "
+       "\"Paris\"}[TOOL_CALLS]get_time[CALL_ID]x12345678[ARGS]{}",
        "",
        "",
        {{"get_weather", R"({"city": "Paris"})"}, {"get_time", "{}"}}},
@@ -206,6 +270,8 @@ TEST(ReplyParser, CallsGoBackThroughTheTemplate) {
   // them (arguments re-serialised by the template, so compared as JSON).
   for (const Reply &r : replies()) {
     SCOPED_TRACE(r.name);
+    if (std::string(r.name).find("granite-3.3") != std::string::npos)
+      continue; // its template drops an assistant's calls from history
     auto l = load(r.name);
     const ChatFormat &f = l->chat->format();
     json calls = json::array();
@@ -366,6 +432,12 @@ TEST(ToolGrammar, AcceptsTheTemplatesCallsAndNothingElse) {
        "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": "
        "\"Paris\"}, \"id\": \"abcDEF123\"}, {\"name\": \"get_time\", "
        "\"arguments\": {}, \"id\": \"x12345678\"}]"},
+      {"tool-formats/ibm-granite-granite-3.3-2B-Instruct",
+       "<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+       "\"Paris\"}}, {\"name\": \"get_time\", \"arguments\": {}}]"},
+      {"tool-formats/Mistral-Small-3.2-24B-Instruct-2506",
+       "[TOOL_CALLS]get_weather[CALL_ID]abcDEF123[ARGS]{\"city\": "
+       "\"Paris\"}[TOOL_CALLS]get_time[CALL_ID]x12345678[ARGS]{}"},
   };
   for (const auto &[name, call] : exact) {
     SCOPED_TRACE(name);

@@ -8,7 +8,9 @@
 // arguments as a mapping or as text. Reasoning markers are the known pairs
 // (`<think>`/`</think>` and the like) that the template writes.
 //
-// gpt-oss's harmony is not described here: its replies are read by
+// One hand-written description: IBM Granite 3.x, whose templates never
+// render calls but whose instructions name the format. gpt-oss's harmony
+// is not described here: its replies are read by
 // text::HarmonyReply (the model writes a call's recipient in either of two
 // header positions, and the template renders only one).
 //
