@@ -88,7 +88,7 @@ ChatSession::send(const std::string &user,
   cached_.resize(static_cast<size_t>(engine_.length(seq_)));
   turn.content = turn.result.text;
   if (harmony_) {
-    const text::HarmonyReply::Delta d =
+    const text::ReplyParser::Whole d =
         text::HarmonyReply::split(tokenizer_, *harmony_, turn.result.outputIds);
     turn.reasoning = d.reasoning;
     turn.content = d.content;

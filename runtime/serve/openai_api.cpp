@@ -558,6 +558,7 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
   r.speculative = boolean(body, "speculative", true);
 
   std::optional<ToolRequest> tools;
+  ReplyMarkup constrained; // what a tools grammar writes
   if (endpoint == Endpoint::Chat) {
     tools = checkTools(body);
     const std::string rendered = renderedChat(text, body, m, true);
@@ -569,15 +570,18 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
       r.splitReply = r.markup.reasoning || r.markup.tools;
       o.keepSpecialText = r.splitReply;
     }
+    // Harmony replies are read by HarmonyReply; their grammar is built
+    // from its description of a call.
+    constrained = r.markup;
+    if (m.harmony && tools) {
+      constrained.tools = &text::HarmonyReply::callFormat();
+      constrained.reasoning = text::HarmonyReply::analysisMarkers();
+    }
     if (tools && tools->choice == ToolRequest::Choice::Required &&
-        !r.markup.tools)
+        !constrained.tools)
       throw ApiError(400,
-                     m.harmony ? "'tool_choice' required or named: tool calls "
-                                 "in gpt-oss's harmony format are not "
-                                 "supported yet"
-                               : "'tool_choice' required or named: this "
-                                 "model's chat template writes no tool calls "
-                                 "llmc recognises",
+                     "'tool_choice' required or named: this model's chat "
+                     "template writes no tool calls llmc recognises",
                      "tool_choice");
     // llmc's `grammar` may steer a reply with tool_choice auto: it then
     // constrains the whole reply, which is read for calls as usual.
@@ -586,12 +590,12 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
         has(body, "response_format") &&
         !(body["response_format"].is_object() &&
           body["response_format"].value("type", json()) == "text");
-    if (r.markup.tools && format)
+    if (constrained.tools && format)
       throw ApiError(400,
                      "give 'tools' or a 'response_format', not both (or "
                      "tool_choice \"none\")",
                      "response_format");
-    if (r.markup.tools && has(body, "grammar") &&
+    if (constrained.tools && has(body, "grammar") &&
         tools->choice != ToolRequest::Choice::Auto)
       throw ApiError(400, "'grammar' with 'tools' needs tool_choice \"auto\"",
                      "grammar");
@@ -645,17 +649,18 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
   o.grammar = structuredOutput(
       body, m,
       r.markup.reasoning && !has(body, "grammar") ? &r.markup : nullptr);
-  if (r.markup.tools && !o.grammar) {
+  if (constrained.tools && !o.grammar) {
     if (!m.grammars)
       throw ApiError(400, "'tools' need a tokenizer, and this model has none",
                      "tools");
-    json key = {r.markup.startsInReasoning, r.markup.reasoning.has_value(),
+    json key = {constrained.startsInReasoning,
+                constrained.reasoning.has_value(),
                 tools->choice == ToolRequest::Choice::Auto, tools->parallel};
     for (const ToolSpec &t : tools->tools)
       key.push_back({t.name, t.parameters});
     try {
       o.grammar = m.grammars->get("tools:" + key.dump(), [&] {
-        return replyGrammar(r.markup, &*tools, nullptr);
+        return replyGrammar(constrained, &*tools, nullptr);
       });
     } catch (const Error &e) {
       throw ApiError(400, e.what(), "tools");
@@ -783,23 +788,23 @@ std::string finishReason(FinishReason reason, bool calls) {
 json chatMessage(const ResponseContext &ctx, const SequenceOutput &o) {
   const ParsedRequest &r = *ctx.request;
   json message = {{"role", "assistant"}};
-  if (ctx.model->harmony) {
-    const text::HarmonyReply::Delta d = text::HarmonyReply::split(
-        *ctx.model->tokenizer, *ctx.model->harmony, o.outputIds);
-    message["content"] = d.content;
-    putReasoning(message, *ctx.model, d.reasoning);
-    return message;
-  }
-  if (!r.splitReply) {
+  const bool harmony = ctx.model->harmony.has_value();
+  if (!harmony && !r.splitReply) {
     message["content"] = o.text;
     return message;
   }
   const text::ReplyParser::Whole w =
-      text::ReplyParser::parse(r.markup.tools, r.markup.reasoning,
-                               r.markup.startsInReasoning, o.text, idMaker(r));
+      harmony ? text::HarmonyReply::split(*ctx.model->tokenizer,
+                                          *ctx.model->harmony, o.outputIds,
+                                          idMaker(r))
+              : text::ReplyParser::parse(r.markup.tools, r.markup.reasoning,
+                                         r.markup.startsInReasoning, o.text,
+                                         idMaker(r));
   message["content"] =
       w.content.empty() && !w.calls.empty() ? json(nullptr) : json(w.content);
-  if (r.markup.reasoning)
+  if (harmony)
+    putReasoning(message, *ctx.model, w.reasoning);
+  else if (r.markup.reasoning)
     putReasoning(message, *ctx.model,
                  w.reasoning.empty() ? json(nullptr) : json(w.reasoning));
   if (!w.calls.empty()) {
@@ -840,41 +845,49 @@ json response(const ResponseContext &ctx, const RequestResult &result) {
 
 /// A streamed chat delta: {content}, or the new part of each field of a
 /// split reply (harmony, reasoning, tool calls).
+namespace {
+
+/// A streamed reply's delta for new input, and at its end what was held
+/// back (a call's last arguments joined to its delta).
+template <class Reply, class Input>
+auto replyDelta(Reply &reply, const Input &input, bool finished) {
+  auto d = reply.push(input);
+  if (!finished)
+    return d;
+  auto tail = reply.finish();
+  d.reasoning += tail.reasoning;
+  d.content += tail.content;
+  for (auto &c : tail.calls) {
+    if (!d.calls.empty() && d.calls.back().index == c.index && c.name.empty())
+      d.calls.back().arguments += c.arguments;
+    else
+      d.calls.push_back(std::move(c));
+  }
+  return d;
+}
+
+} // namespace
+
 json chatDelta(const ResponseContext &ctx, const RequestEvent &e) {
   const ParsedRequest &r = *ctx.request;
+  const bool finished = e.finished != FinishReason::None;
   std::string reasoning, content;
   std::vector<text::ReplyParser::CallDelta> calls;
   if (ctx.model->harmony) {
-    auto it =
-        ctx.harmony
-            .try_emplace(e.index, *ctx.model->tokenizer, *ctx.model->harmony)
-            .first;
-    text::HarmonyReply::Delta d = it->second.push(e.tokens);
-    if (e.finished != FinishReason::None) {
-      text::HarmonyReply::Delta tail = it->second.flush();
-      d.reasoning += tail.reasoning;
-      d.content += tail.content;
-    }
+    auto it = ctx.harmony
+                  .try_emplace(e.index, *ctx.model->tokenizer,
+                               *ctx.model->harmony, idMaker(r))
+                  .first;
+    auto d = replyDelta(it->second, e.tokens, finished);
     reasoning = std::move(d.reasoning);
     content = std::move(d.content);
+    calls = std::move(d.calls);
   } else if (r.splitReply) {
     auto it = ctx.replies
                   .try_emplace(e.index, r.markup.tools, r.markup.reasoning,
                                r.markup.startsInReasoning, idMaker(r))
                   .first;
-    text::ReplyParser::Delta d = it->second.push(e.text);
-    if (e.finished != FinishReason::None) {
-      text::ReplyParser::Delta tail = it->second.finish();
-      d.reasoning += tail.reasoning;
-      d.content += tail.content;
-      for (auto &c : tail.calls) {
-        if (!d.calls.empty() && d.calls.back().index == c.index &&
-            c.name.empty())
-          d.calls.back().arguments += c.arguments;
-        else
-          d.calls.push_back(std::move(c));
-      }
-    }
+    auto d = replyDelta(it->second, e.text, finished);
     reasoning = std::move(d.reasoning);
     content = std::move(d.content);
     calls = std::move(d.calls);
@@ -907,7 +920,9 @@ json chatDelta(const ResponseContext &ctx, const RequestEvent &e) {
 /// Whether sample `index` of a streamed reply made tool calls.
 bool madeCalls(const ResponseContext &ctx, int32_t index) {
   auto it = ctx.replies.find(index);
-  return it != ctx.replies.end() && !it->second.calls().empty();
+  auto h = ctx.harmony.find(index);
+  return (it != ctx.replies.end() && !it->second.calls().empty()) ||
+         (h != ctx.harmony.end() && !h->second.calls().empty());
 }
 
 std::optional<json> chunk(const ResponseContext &ctx, const RequestEvent &e) {

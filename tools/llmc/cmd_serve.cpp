@@ -138,18 +138,22 @@ Action addServe(CLI::App &app) {
     model.chatEosIds = chat ? chat->eosIds(model.eosIds) : model.eosIds;
     model.tokenizer = opened.tokenizer.get();
     model.chatTemplate = chat.get();
+    if (chat && opened.tokenizer)
+      model.harmony =
+          text::HarmonyReply::forTemplate(*opened.tokenizer, chat->source());
+    // The special tokens a tool call's grammar writes.
+    std::vector<std::string> markers;
+    if (model.harmony)
+      markers = text::HarmonyReply::markerTexts();
+    else if (chat)
+      markers = chat->format().markers();
     if (opened.tokenizer)
-      model.grammars = &opened.grammars("response_format",
-                                        chat ? chat->format().markers()
-                                             : std::vector<std::string>{});
+      model.grammars = &opened.grammars("response_format", markers);
     model.reasoningField = o->reasoningField == "reasoning"
                                ? api::ModelInfo::ReasoningField::Reasoning
                            : o->reasoningField == "both"
                                ? api::ModelInfo::ReasoningField::Both
                                : api::ModelInfo::ReasoningField::Content;
-    if (chat && opened.tokenizer)
-      model.harmony =
-          text::HarmonyReply::forTemplate(*opened.tokenizer, chat->source());
 
     metrics.setCacheConfig(llmc_kv_dtype_name(engine->kvDtype()),
                            engine->blockSize(), engine->numBlocks());

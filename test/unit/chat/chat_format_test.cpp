@@ -4,6 +4,7 @@
 #include "llmc/runtime/chat_format.h"
 #include "llmc/runtime/chat_template.h"
 #include "llmc/runtime/tool_grammar.h"
+#include "llmc/text/harmony.h"
 
 #include "../serve/byte_tokenizer.h"
 
@@ -469,6 +470,22 @@ TEST(ToolGrammar, AcceptsTheTemplatesCallsAndNothingElse) {
     req.parallel = false;
     grammar::Grammar single = replyGrammar(mk, &req, nullptr);
     EXPECT_EQ(accepts(single, call), !f.tools->parallel);
+  }
+  // gpt-oss's harmony, from HarmonyReply's description: an optional
+  // analysis message, then one call in the commentary channel.
+  {
+    const ReplyMarkup harmony{&text::HarmonyReply::callFormat(),
+                              text::HarmonyReply::analysisMarkers(), false};
+    req.choice = ToolRequest::Choice::Required;
+    grammar::Grammar g = replyGrammar(harmony, &req, nullptr);
+    const std::string call = "<|channel|>commentary to=functions.get_weather "
+                             "<|constrain|>json<|message|>{\"city\": \"Oslo\"}";
+    EXPECT_TRUE(accepts(g, call));
+    EXPECT_TRUE(accepts(g, "<|channel|>analysis<|message|>hm<|end|><|start|>"
+                           "assistant" +
+                               call));
+    EXPECT_FALSE(accepts(g, "<|channel|>final<|message|>hi"));
+    EXPECT_FALSE(accepts(g, call + call));
   }
   // Reasoning first: mandatory when the prompt opened it, then the call.
   auto l = load("qwen3");

@@ -513,6 +513,32 @@ TEST(OpenAiApiHarmony, ChannelsSplitIntoReasoningAndContent) {
   }
   EXPECT_EQ(reasoning, rt("they said hi."));
   EXPECT_EQ(content, rt("hello there!"));
+
+  // Tool calls: required is constrained (harmony's markers in the
+  // grammar's vocabulary), a recipient's message is a call.
+  grammar::GrammarCache grammars(std::make_shared<grammar::TokenVocabulary>(
+      *t, t->vocabSize(), text::HarmonyReply::markerTexts()));
+  model.grammars = &grammars;
+  r = parseRequest(Endpoint::Chat,
+                   R"({"messages": [{"role": "user", "content": "hi"}],
+                       "tools": [{"type": "function", "function": {"name":
+                       "get_weather"}}], "tool_choice": "required"})",
+                   model);
+  ASSERT_TRUE(r.options.grammar);
+  grammar::Matcher m(r.options.grammar, {});
+  for (int32_t id : t->encode("<|channel|>commentary to=functions.get_weather "
+                              "<|constrain|>json<|message|>{}"))
+    EXPECT_TRUE(m.accept(id)) << t->tokenText(id);
+  EXPECT_TRUE(m.canEnd());
+  o.outputIds = t->encode("<|channel|>commentary to=functions.get_weather "
+                          "json<|message|>{}<|end|>");
+  result.outputs = {o};
+  full = response(ctx, result);
+  const auto &calls = full["choices"][0]["message"]["tool_calls"];
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0]["function"]["name"], "get_weather");
+  EXPECT_EQ(calls[0]["function"]["arguments"], "{}");
+  EXPECT_EQ(full["choices"][0]["finish_reason"], "tool_calls");
 }
 
 } // namespace

@@ -24,20 +24,33 @@ const tok::Tokenizer &gptOss() {
 
 HarmonyReply::Delta whole(const std::string &reply) {
   const tok::Tokenizer &t = gptOss();
-  return HarmonyReply::split(t, *HarmonyReply::markersOf(t), t.encode(reply));
+  ReplyParser::Whole w =
+      HarmonyReply::split(t, *HarmonyReply::markersOf(t), t.encode(reply));
+  HarmonyReply::Delta d{w.reasoning, w.content, {}};
+  for (size_t i = 0; i < w.calls.size(); ++i)
+    d.calls.push_back({static_cast<int32_t>(i), w.calls[i].id,
+                       w.calls[i].name, w.calls[i].arguments});
+  return d;
 }
 
 HarmonyReply::Delta tokenByToken(const std::string &reply) {
   const tok::Tokenizer &t = gptOss();
   HarmonyReply r(t, *HarmonyReply::markersOf(t));
   HarmonyReply::Delta all;
-  for (int32_t id : t.encode(reply)) {
-    HarmonyReply::Delta d = r.push({id});
+  auto add = [&](const HarmonyReply::Delta &d) {
     all.reasoning += d.reasoning;
     all.content += d.content;
-  }
-  HarmonyReply::Delta tail = r.flush();
-  return {all.reasoning + tail.reasoning, all.content + tail.content};
+    for (const auto &c : d.calls) {
+      if (!c.name.empty())
+        all.calls.push_back(c);
+      else
+        all.calls.back().arguments += c.arguments;
+    }
+  };
+  for (int32_t id : t.encode(reply))
+    add(r.push({id}));
+  add(r.finish());
+  return all;
 }
 
 /// `text` as the fixture's vocabulary encodes and decodes it.
@@ -100,6 +113,38 @@ TEST(Harmony, OtherTokenizersHaveNoMarkers) {
   EXPECT_FALSE(HarmonyReply::forTemplate(gptOss(), "{{ messages }}"));
   EXPECT_TRUE(
       HarmonyReply::forTemplate(gptOss(), "<|start|>assistant<|channel|>"));
+}
+
+// Tool calls: the recipient after the channel (as gpt-oss mostly writes
+// it) or in the role header (as its template renders history, and as a
+// reply may start right after the prompt's `<|start|>assistant`).
+TEST(Harmony, RecipientsMakeToolCalls) {
+  const std::string args = "{\"city\":\"Paris\"}";
+  // The fixture's vocabulary leaves <|call|> reserved: <|end|> closes.
+  const std::string replies[] = {
+      "<|channel|>analysis<|message|>need weather<|end|><|start|>assistant"
+      "<|channel|>commentary to=functions.get_weather <|constrain|>json"
+      "<|message|>" + args + "<|end|>",
+      " to=functions.get_weather<|channel|>commentary json<|message|>" + args +
+          "<|end|>",
+  };
+  for (const std::string &reply : replies)
+    for (auto split : {whole, tokenByToken}) {
+      SCOPED_TRACE(reply);
+      HarmonyReply::Delta d = split(reply);
+      ASSERT_EQ(d.calls.size(), 1u);
+      EXPECT_EQ(d.calls[0].name, "get_weather");
+      EXPECT_EQ(d.calls[0].arguments, roundTrip(args));
+      EXPECT_FALSE(d.calls[0].id.empty());
+      EXPECT_EQ(d.content, "");
+    }
+  EXPECT_EQ(whole(replies[0]).reasoning, roundTrip("need weather"));
+  // Text that only looks like a header at first is content.
+  for (auto split : {whole, tokenByToken}) {
+    HarmonyReply::Delta d = split(" too late to=start");
+    EXPECT_TRUE(d.calls.empty());
+    EXPECT_EQ(d.content, roundTrip(" too late to=start"));
+  }
 }
 
 } // namespace
