@@ -97,7 +97,8 @@ void HarmonyReply::route(std::string text, Delta &d) {
         d.calls.back().index == static_cast<int32_t>(calls_.size() - 1))
       d.calls.back().arguments += text;
     else
-      d.calls.push_back({static_cast<int32_t>(calls_.size() - 1), "", "", text});
+      d.calls.push_back(
+          {static_cast<int32_t>(calls_.size() - 1), "", "", text});
     return;
   }
   (reasoning_ ? d.reasoning : d.content) += text;

@@ -28,8 +28,8 @@ HarmonyReply::Delta whole(const std::string &reply) {
       HarmonyReply::split(t, *HarmonyReply::markersOf(t), t.encode(reply));
   HarmonyReply::Delta d{w.reasoning, w.content, {}};
   for (size_t i = 0; i < w.calls.size(); ++i)
-    d.calls.push_back({static_cast<int32_t>(i), w.calls[i].id,
-                       w.calls[i].name, w.calls[i].arguments});
+    d.calls.push_back({static_cast<int32_t>(i), w.calls[i].id, w.calls[i].name,
+                       w.calls[i].arguments});
   return d;
 }
 
@@ -124,7 +124,8 @@ TEST(Harmony, RecipientsMakeToolCalls) {
   const std::string replies[] = {
       "<|channel|>analysis<|message|>need weather<|end|><|start|>assistant"
       "<|channel|>commentary to=functions.get_weather <|constrain|>json"
-      "<|message|>" + args + "<|end|>",
+      "<|message|>" +
+          args + "<|end|>",
       " to=functions.get_weather<|channel|>commentary json<|message|>" + args +
           "<|end|>",
   };
