@@ -37,8 +37,8 @@ std::string ChatSession::render() const {
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   for (const ChatMessage &m : messages_) {
     nlohmann::ordered_json j = {{"role", m.role}, {"content", m.content}};
-    if (!m.thinking.empty())
-      j["thinking"] = m.thinking;
+    if (!m.thinking.empty()) // harmony's name, and the OpenAI API's
+      j["thinking"] = j["reasoning_content"] = m.thinking;
     messages.push_back(std::move(j));
   }
   return template_.render(messages);
@@ -50,6 +50,7 @@ ChatSession::send(const std::string &user,
                   const std::function<void(const std::string &)> &onReasoning) {
   messages_.push_back({"user", user, ""});
   ChatTurn turn;
+  std::optional<text::ReplyParser> parser;
   try {
     turn.promptIds = tokenizer_.encode(render(), /*addSpecial=*/false);
     if (turn.promptIds.empty())
@@ -70,8 +71,27 @@ ChatSession::send(const std::string &user,
     lcp = std::min(lcp, turn.promptIds.size() - 1);
     engine_.truncate(seq_, static_cast<int64_t>(lcp));
     cached_.resize(lcp);
+    // A reasoning block is split from the text as it streams.
+    const ReplyMarkup markup = replyMarkup(
+        template_.format(), tokenizer_.decode(turn.promptIds), false);
+    if (markup.reasoning && !harmony_)
+      parser.emplace(nullptr, markup.reasoning, markup.startsInReasoning,
+                     nullptr);
+    auto route = [&](const text::ReplyParser::Delta &d) {
+      turn.reasoning += d.reasoning;
+      turn.content += d.content;
+      if (onReasoning && !d.reasoning.empty())
+        onReasoning(d.reasoning);
+      if (onText && !d.content.empty())
+        onText(d.content);
+    };
+    std::function<void(const std::string &)> streamed = onText;
+    if (parser)
+      streamed = [&](const std::string &s) { route(parser->push(s)); };
     turn.result = generateOn(engine_, &tokenizer_, seq_, turn.promptIds,
-                             options_, harmony_ ? nullptr : onText);
+                             options_, harmony_ ? nullptr : streamed);
+    if (parser)
+      route(parser->finish());
   } catch (...) {
     messages_.pop_back();
     // A failed prefill may have written part of the new tokens.
@@ -86,7 +106,8 @@ ChatSession::send(const std::string &user,
   cached_.insert(cached_.end(), turn.result.outputIds.begin(),
                  turn.result.outputIds.end());
   cached_.resize(static_cast<size_t>(engine_.length(seq_)));
-  turn.content = turn.result.text;
+  if (!parser)
+    turn.content = turn.result.text;
   if (harmony_) {
     const text::ReplyParser::Whole d =
         text::HarmonyReply::split(tokenizer_, *harmony_, turn.result.outputIds);

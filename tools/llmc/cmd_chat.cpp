@@ -141,20 +141,32 @@ Action addChat(CLI::App &app) {
       if (line.empty())
         continue;
       ChatTurn t;
+      // Reasoning streams dimmed (or after "[reasoning] "), the answer on
+      // a line of its own after it.
+      bool reasoning = false;
       try {
         t = chat.send(
             line,
             [&](const std::string &s) {
-              if (!o->json) {
-                std::fwrite(s.data(), 1, s.size(), stdout);
-                std::fflush(stdout);
-              }
+              if (o->json)
+                return;
+              if (reasoning)
+                std::fputs(tty ? "\x1b[0m\n" : "\n", stdout);
+              reasoning = false;
+              std::fwrite(s.data(), 1, s.size(), stdout);
+              std::fflush(stdout);
             },
-            [&](const std::string &s) { // gpt-oss's analysis, dimmed
-              if (!o->json)
-                std::printf("%s%s%s\n", tty ? "\x1b[2m" : "[reasoning] ",
-                            s.c_str(), tty ? "\x1b[0m" : "");
+            [&](const std::string &s) {
+              if (o->json)
+                return;
+              if (!reasoning)
+                std::fputs(tty ? "\x1b[2m" : "[reasoning] ", stdout);
+              reasoning = true;
+              std::fwrite(s.data(), 1, s.size(), stdout);
+              std::fflush(stdout);
             });
+        if (reasoning && !o->json)
+          std::fputs(tty ? "\x1b[0m" : "", stdout);
       } catch (const Error &e) {
         // The conversation outgrowing the window is recoverable with
         // /reset; a template that cannot render never is.

@@ -168,5 +168,37 @@ TEST_F(ChatEngine, RenderErrorsAreReportedAndKeepTheHistory) {
   EXPECT_EQ(chat.messages().size(), 2u);
 }
 
+// A template whose generation prompt opens a reasoning block (DeepSeek R1's
+// shape): the reply streams to onReasoning until `</think>`, the rest to
+// onText, and the history keeps the two apart.
+TEST_F(ChatEngine, ReasoningStreamsApart) {
+  auto e = engine();
+  auto tokenizer = tokenizerFromPlan(*plan_);
+  GenerateOptions go;
+  go.maxNewTokens = 8;
+  go.sampling.temperature = 0;
+  ChatSession chat(*e, *tokenizer,
+                   "{% for m in messages %}{{ m.role }}: {{ m.content }}\n"
+                   "{% endfor %}{% if add_generation_prompt %}assistant: "
+                   "<think>{% endif %}{# history drops it: </think> #}",
+                   "think.jinja", go);
+  std::string reasoning, content;
+  ChatTurn t = chat.send(
+      "hi", [&](const std::string &s) { content += s; },
+      [&](const std::string &s) { reasoning += s; });
+  ASSERT_FALSE(t.result.text.empty());
+  EXPECT_EQ(reasoning, t.reasoning);
+  EXPECT_EQ(content, t.content);
+  const size_t close = t.result.text.find("</think>");
+  if (close == std::string::npos) { // the usual case for random weights
+    EXPECT_EQ(t.reasoning, t.result.text);
+    EXPECT_EQ(t.content, "");
+  } else {
+    EXPECT_EQ(t.reasoning, t.result.text.substr(0, close));
+  }
+  EXPECT_EQ(chat.messages().back().thinking, t.reasoning);
+  EXPECT_EQ(chat.messages().back().content, t.content);
+}
+
 } // namespace
 } // namespace llmc

@@ -27,13 +27,15 @@ namespace llmc {
 struct ChatMessage {
   std::string role; // "system", "user", "assistant"
   std::string content;
-  std::string thinking; // a harmony reply's analysis (gpt-oss), else ""
+  std::string thinking; // the reply's reasoning (harmony's analysis, a
+                        // <think> block), else ""
 };
 
 struct ChatTurn {
   GenerateResult result; // metrics.reusedPromptTokens = cache hits
-  /// gpt-oss (harmony): the reply's analysis channel; its final channel is
-  /// the assistant message (result.text keeps the whole reply's text).
+  /// The reply's reasoning (gpt-oss's analysis channel, a template's
+  /// <think> block) and the rest, the assistant message (result.text keeps
+  /// the whole reply's text).
   std::string reasoning, content;
   std::vector<int32_t> promptIds; // the whole conversation's rendering
   int64_t reused = 0, prefilled = 0;
@@ -55,9 +57,10 @@ public:
   /// `onText`) and adds it to the history. On error the history and cache
   /// are as before the call. A template that fails to render throws
   /// llmc::Error with the interpreter's message (it names the construct).
-  /// A harmony template (gpt-oss) writes channels: the reply's analysis
-  /// goes to `onReasoning` and its answer to `onText`, each once the reply
-  /// is complete (the split needs the reply's tokens).
+  /// A template with a reasoning block (chat_format.h) streams the block to
+  /// `onReasoning` and the rest to `onText`; a harmony template (gpt-oss)
+  /// sends the analysis and the answer once the reply is complete (the
+  /// split needs the reply's tokens).
   ChatTurn
   send(const std::string &user,
        const std::function<void(const std::string &)> &onText = {},
