@@ -21,11 +21,19 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// Keywords that describe and never constrain.
-const std::set<std::string> kAnnotations = {
-    "$schema",     "$id",     "$comment",   "$anchor",    "title",
-    "description", "default", "examples",   "deprecated", "readOnly",
-    "writeOnly",   "$defs",   "definitions"};
+
+// Keywords of the JSON Schema drafts (4 to 2020-12) that change which
+// documents validate and that llmc does not generate: refused, naming them.
+// Every other keyword llmc does not know (draft 4's `id`, vendor `x-...`,
+// `readonly`, `example`, ...) is ignored, as the specification says.
+const std::set<std::string> kUnsupportedValidation = {
+    "multipleOf",       "uniqueItems",      "contains",
+    "minContains",      "maxContains",      "minProperties",
+    "maxProperties",    "dependentRequired", "dependencies",
+    "dependentSchemas", "additionalItems",  "patternProperties",
+    "propertyNames",    "unevaluatedItems", "unevaluatedProperties",
+    "not",              "if",               "then",
+    "else",             "$dynamicRef",      "$recursiveRef"};
 
 const std::set<std::string> kObjectKeywords = {"properties", "required",
                                                "additionalProperties"};
@@ -225,8 +233,24 @@ private:
       return k;
     }();
     for (auto it = s.begin(); it != s.end(); ++it)
-      if (!kAnnotations.count(it.key()) && !kSupported.count(it.key()))
+      if (kUnsupportedValidation.count(it.key()) && !kSupported.count(it.key()))
         fail(path, "the keyword '" + it.key() + "' is not supported");
+  }
+
+  /// Whether a keyword constrains (else it is an annotation or unknown,
+  /// and ignored).
+  static bool constrains(const std::string &key) {
+    static const std::set<std::string> kConstraining = [] {
+      std::set<std::string> k = kUnsupportedValidation;
+      for (const auto *set : {&kObjectKeywords, &kArrayKeywords,
+                              &kStringKeywords, &kNumberKeywords})
+        k.insert(set->begin(), set->end());
+      for (const char *x : {"type", "enum", "const", "anyOf", "oneOf",
+                            "allOf", "$ref"})
+        k.insert(x);
+      return k;
+    }();
+    return kConstraining.count(key) != 0;
   }
 
   /// Keywords that constrain, other than `allowed`.
@@ -234,7 +258,7 @@ private:
   constraintsBeside(const Json &s, const std::set<std::string> &allowed) const {
     std::vector<std::string> out;
     for (auto it = s.begin(); it != s.end(); ++it)
-      if (!kAnnotations.count(it.key()) && !allowed.count(it.key()))
+      if (constrains(it.key()) && !allowed.count(it.key()))
         out.push_back(it.key());
     return out;
   }

@@ -46,6 +46,27 @@ TEST(JsonSchema, ObjectsInOrderWithOptionalProperties) {
     EXPECT_FALSE(matches(g, bad)) << bad;
 }
 
+// Keywords llmc does not know are ignored at any depth, as the
+// specification says (draft 4's `id`, vendor keywords, misspelled
+// annotations); known constraints it cannot generate are still refused.
+TEST(JsonSchema, UnknownKeywordsAreIgnored) {
+  auto g = schema(R"({"id": "http://x/s.json", "x-vendor": {"a": 1},
+      "type": "object", "readonly": true, "links": [],
+      "properties": {"n": {"type": "integer", "_format": "int32",
+                           "example": 3, "name": "n"}},
+      "required": ["n"]})");
+  EXPECT_TRUE(matches(g, R"({"n":3})"));
+  EXPECT_FALSE(matches(g, R"({"n":"3"})"));
+  EXPECT_FALSE(matches(g, R"({})"));
+  for (const char *k : {"patternProperties", "not", "multipleOf",
+                        "uniqueItems", "if", "minProperties"}) {
+    const std::string schema =
+        std::string(R"({"type": "object", "properties": {"a": {")") + k +
+        R"(": {}}}})";
+    EXPECT_THROW(grammarFromJsonSchema(schema, "s.json"), Error) << k;
+  }
+}
+
 TEST(JsonSchema, AdditionalProperties) {
   auto any = schema(R"({"type": "object"})");
   EXPECT_TRUE(matches(any, R"({"x": [1, {"y": null}], "z": "w"})"));

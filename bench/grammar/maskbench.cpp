@@ -1,0 +1,168 @@
+// MaskBench's correctness table for llmc's JSON Schema front end: each file
+// of guidance-ai/jsonschemabench's maskbench/data holds a schema and test
+// instances marked valid or not. A schema passes when it compiles, every
+// valid instance is accepted and every invalid one rejected (the instance
+// is fed as compact JSON, byte by byte, through the grammar; acceptance
+// does not depend on the tokenizer). Prints the counts, the compile time
+// (schema -> grammar -> ready matcher over a byte vocabulary) and the most
+// common reasons a schema is refused. It measures; it asserts nothing.
+//
+//   llmc_maskbench DATA_DIR [--limit N] [--failures] [--fail-on-invalid]
+//
+// --fail-on-invalid exits 1 when an invalid instance was accepted (the
+// soundness check ctest runs on test/data/maskbench-sample).
+#include "llmc/grammar/json_schema.h"
+#include "llmc/grammar/matcher.h"
+#include "llmc/support/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace llmc;
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+std::shared_ptr<const grammar::TokenVocabulary> bytes() {
+  std::vector<std::string> b;
+  for (int i = 0; i < 256; ++i)
+    b.emplace_back(1, static_cast<char>(i));
+  b.emplace_back(); // EOS
+  return std::make_shared<grammar::TokenVocabulary>(std::move(b));
+}
+
+bool accepts(const std::shared_ptr<const grammar::CompiledGrammar> &g,
+             const std::string &text) {
+  grammar::Matcher m(g, {256});
+  for (unsigned char c : text)
+    if (!m.accept(c))
+      return false;
+  return m.canEnd();
+}
+
+/// The refusal without the schema-specific part: "at /x/y: the keyword 'k'
+/// ..." -> "the keyword 'k' ...".
+std::string reason(std::string what) {
+  const size_t at = what.find(": at ");
+  if (at != std::string::npos) {
+    const size_t colon = what.find(": ", at + 5);
+    if (colon != std::string::npos)
+      what = what.substr(colon + 2);
+  }
+  return what.substr(0, 90);
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * v.size()))];
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: llmc_maskbench DATA_DIR [--limit N] "
+                         "[--failures]\n");
+    return 2;
+  }
+  size_t limit = SIZE_MAX;
+  bool showFailures = false, failOnInvalid = false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--limit" && i + 1 < argc)
+      limit = std::stoul(argv[++i]);
+    else if (a == "--failures")
+      showFailures = true;
+    else if (a == "--fail-on-invalid")
+      failOnInvalid = true;
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto &e : std::filesystem::directory_iterator(argv[1]))
+    if (e.path().extension() == ".json")
+      files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  if (files.size() > limit)
+    files.resize(limit);
+
+  const auto vocab = bytes();
+  size_t passing = 0, compileErrors = 0, validationErrors = 0,
+         invalidationErrors = 0, unreadable = 0;
+  std::map<std::string, size_t> reasons;
+  std::vector<double> compileUs;
+  for (const auto &path : files) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    Json file = Json::parse(ss.str(), nullptr, false);
+    if (file.is_discarded() || !file.contains("schema")) {
+      ++unreadable;
+      continue;
+    }
+    std::shared_ptr<const grammar::CompiledGrammar> g;
+    const auto t0 = Clock::now();
+    try {
+      g = std::make_shared<grammar::CompiledGrammar>(
+          grammar::grammarFromJsonSchema(file["schema"].dump(),
+                                         path.filename().string()),
+          vocab, /*warmStates=*/0);
+    } catch (const Error &e) {
+      ++compileErrors;
+      ++reasons[reason(e.what())];
+      continue;
+    }
+    compileUs.push_back(
+        std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    bool validRejected = false, invalidAccepted = false;
+    for (const Json &t : file.value("tests", Json::array())) {
+      const std::string doc =
+          t["data"].dump(-1, ' ', false, Json::error_handler_t::replace);
+      const bool ok = accepts(g, doc);
+      const bool valid = t.value("valid", false);
+      if (valid && !ok) {
+        validRejected = true;
+        if (showFailures)
+          std::printf("valid rejected: %s: %.200s\n",
+                      path.filename().c_str(), doc.c_str());
+      }
+      if (!valid && ok) {
+        invalidAccepted = true;
+        if (showFailures)
+          std::printf("invalid accepted: %s: %.200s\n",
+                      path.filename().c_str(), doc.c_str());
+      }
+    }
+    if (invalidAccepted)
+      ++invalidationErrors;
+    else if (validRejected)
+      ++validationErrors;
+    else
+      ++passing;
+  }
+  std::printf("| schemas | passing | compile error | validation error (valid "
+              "rejected) | invalidation error (invalid accepted) | compile "
+              "p50 / p99 us (byte vocabulary, no warm-up) |\n|---|---|---|---|"
+              "---|---|\n| %zu | %zu | %zu | %zu | %zu | %.0f / %.0f |\n",
+              files.size() - unreadable, passing, compileErrors,
+              validationErrors, invalidationErrors, quantile(compileUs, 0.5),
+              quantile(compileUs, 0.99));
+  std::vector<std::pair<size_t, std::string>> top;
+  for (const auto &[r, n] : reasons)
+    top.emplace_back(n, r);
+  std::sort(top.rbegin(), top.rend());
+  std::printf("\nrefusals, by count:\n");
+  for (size_t i = 0; i < top.size() && i < 25; ++i)
+    std::printf("%6zu  %s\n", top[i].first, top[i].second.c_str());
+  return failOnInvalid && invalidationErrors > 0 ? 1 : 0;
+}
