@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <map>
 #include <optional>
 #include <set>
@@ -272,13 +273,21 @@ private:
     if (!s.is_object())
       fail(path, "a schema must be an object or a boolean");
     checkKeywords(s, path);
-    for (const char *k : {"$ref", "anyOf", "oneOf", "allOf"})
-      if (s.contains(k)) {
-        const auto beside = constraintsBeside(s, {k});
-        if (!beside.empty())
-          fail(path, "'" + beside[0] + "' next to '" + k +
-                         "' is not supported (move it into the branches)");
+    if (s.contains("allOf") || s.contains("anyOf") || s.contains("oneOf") ||
+        s.contains("$ref")) {
+      const Json merged = distributed(s, path);
+      if (merged != s) {
+        // A recursive schema whose reference has constraints beside it
+        // would be merged forever.
+        if (distributionDepth_ >= 16)
+          fail(path, "constraints beside a recursive reference or "
+                     "combinator are not supported");
+        ++distributionDepth_;
+        Element e = value(merged, path);
+        --distributionDepth_;
+        return e;
       }
+    }
     if (s.contains("$ref"))
       return ref(s["$ref"], path + "/$ref");
     for (const char *k : {"anyOf", "oneOf"})
@@ -292,12 +301,6 @@ private:
                                                        std::to_string(i))});
         return Grammar::ref(r);
       }
-    if (s.contains("allOf")) {
-      const Json &all = s["allOf"];
-      if (!all.is_array() || all.size() != 1)
-        fail(path + "/allOf", "allOf is supported with one schema only");
-      return value(all[0], path + "/allOf/0");
-    }
     if (s.contains("enum") || s.contains("const"))
       return literals(s, path);
     std::vector<std::string> types;
@@ -422,11 +425,20 @@ private:
     const std::string p = target.get<std::string>();
     if (auto it = refs_.find(p); it != refs_.end())
       return Grammar::ref(it->second);
+    const Json *at = &resolve(p, path);
+    // The rule exists before its body: a recursive reference finds it.
+    const uint32_t r = g_.freshRule(ruleName(p.substr(1)) + "-ref");
+    refs_[p] = r;
+    g_.addAlternative(r, {value(*at, p.substr(1))});
+    return Grammar::ref(r);
+  }
+
+  /// The schema a reference "#/json/pointer" names.
+  const Json &resolve(const std::string &p, const std::string &path) const {
     if (p.empty() || p[0] != '#')
       fail(path, "only references into this document (\"#...\") are "
                  "supported, not '" +
                      p + "'");
-    // Resolve the JSON pointer after '#'.
     const Json *at = root_;
     std::string pointer = p.substr(1);
     size_t i = 0;
@@ -448,11 +460,270 @@ private:
         fail(path, "'" + p + "' points to nothing");
       i = next == std::string::npos ? pointer.size() : next;
     }
-    // The rule exists before its body: a recursive reference finds it.
-    const uint32_t r = g_.freshRule(ruleName(p.substr(1)) + "-ref");
-    refs_[p] = r;
-    g_.addAlternative(r, {value(*at, pointer)});
-    return Grammar::ref(r);
+    return *at;
+  }
+
+  // allOf, and constraints beside $ref / anyOf / oneOf, are merged into one
+  // schema per branch. Merging keeps what validates a subset of what the
+  // schemas accept together, and refuses (naming the keyword) what it
+  // cannot combine: never a dropped constraint.
+
+  static std::vector<std::string> typesOf(const Json &t) {
+    std::vector<std::string> out;
+    if (t.is_string())
+      out.push_back(t.get<std::string>());
+    else if (t.is_array())
+      for (const Json &x : t)
+        if (x.is_string())
+          out.push_back(x.get<std::string>());
+    return out;
+  }
+
+  /// Both schemas at once; nullopt when nothing validates both (a branch
+  /// to drop). `depth` bounds references merged into references.
+  std::optional<Json> merge(const Json &a, const Json &b,
+                            const std::string &path, int depth) const {
+    if (depth > 32)
+      fail(path, "references nest too deep to merge");
+    if (a.is_boolean())
+      return a.get<bool>() ? std::optional<Json>(b) : std::nullopt;
+    if (b.is_boolean())
+      return b.get<bool>() ? std::optional<Json>(a) : std::nullopt;
+    if (!a.is_object() || !b.is_object())
+      fail(path, "a schema must be an object or a boolean");
+    // References and allOf inside a member are merged in first.
+    for (const Json *x : {&a, &b})
+      for (const char *k : {"$ref", "allOf"})
+        if (x->contains(k)) {
+          Json rest = *x;
+          rest.erase(k);
+          std::optional<Json> inner =
+              k[0] == '$' ? merge(rest,
+                                  resolve(requireString((*x)[k], path), path),
+                                  path, depth + 1)
+                          : mergeAll(rest, (*x)[k], path, depth + 1);
+          if (!inner)
+            return std::nullopt;
+          return merge(x == &a ? *inner : a, x == &a ? b : *inner, path,
+                       depth + 1);
+        }
+    Json out = a;
+    for (auto it = b.begin(); it != b.end(); ++it) {
+      const std::string &k = it.key();
+      const Json &v = it.value();
+      if (!out.contains(k)) {
+        out[k] = v;
+        continue;
+      }
+      Json &mine = out[k];
+      if (mine == v || !constrains(k))
+        continue;
+      if (k == "type") {
+        std::vector<std::string> both;
+        for (const std::string &x : typesOf(mine))
+          for (const std::string &y : typesOf(v))
+            if (x == y || (x == "number" && y == "integer"))
+              both.push_back(y);
+            else if (x == "integer" && y == "number")
+              both.push_back(x);
+        if (both.empty())
+          return std::nullopt;
+        mine = both.size() == 1 ? Json(both[0]) : Json(both);
+      } else if (k == "properties" && mine.is_object() && v.is_object()) {
+        for (auto p = v.begin(); p != v.end(); ++p) {
+          if (!mine.contains(p.key())) {
+            mine[p.key()] = p.value();
+            continue;
+          }
+          std::optional<Json> m =
+              merge(mine[p.key()], p.value(),
+                    path + "/properties/" + pointerToken(p.key()), depth);
+          mine[p.key()] = m ? *m : Json(false);
+        }
+      } else if (k == "required" && mine.is_array() && v.is_array()) {
+        for (const Json &r : v)
+          if (std::find(mine.begin(), mine.end(), r) == mine.end())
+            mine.push_back(r);
+      } else if ((k == "minimum" || k == "minLength" || k == "minItems" ||
+                  k == "exclusiveMinimum") &&
+                 mine.is_number() && v.is_number()) {
+        if (v > mine)
+          mine = v;
+      } else if ((k == "maximum" || k == "maxLength" || k == "maxItems" ||
+                  k == "exclusiveMaximum") &&
+                 mine.is_number() && v.is_number()) {
+        if (v < mine)
+          mine = v;
+      } else if (k == "enum" && mine.is_array() && v.is_array()) {
+        Json both = Json::array();
+        for (const Json &x : mine)
+          if (std::find(v.begin(), v.end(), x) != v.end())
+            both.push_back(x);
+        if (both.empty())
+          return std::nullopt;
+        mine = both;
+      } else if (k == "const") {
+        return std::nullopt; // two different constants
+      } else if (k == "items") {
+        std::optional<Json> m = merge(mine, v, path + "/items", depth);
+        mine = m ? *m : Json(false);
+      } else {
+        fail(path, "allOf: '" + k +
+                       "' differs between the schemas and cannot be merged");
+      }
+    }
+    // additionalProperties of one schema forbids the other's new keys.
+    for (const Json *x : {&a, &b}) {
+      const Json *other = x == &a ? &b : &a;
+      if (!x->contains("additionalProperties") ||
+          (*x)["additionalProperties"] == true || !other->contains("properties"))
+        continue;
+      for (auto p = (*other)["properties"].begin();
+           p != (*other)["properties"].end(); ++p)
+        if (!x->contains("properties") ||
+            !(*x)["properties"].contains(p.key()))
+          fail(path, "allOf: property '" + p.key() +
+                         "' of one schema is an additional property of "
+                         "another (not supported)");
+    }
+    return out;
+  }
+
+  /// Whether no document llmc generates for `a` also fits `b` (a proof
+  /// from types, constants and the keys a strict object may write; false
+  /// when unsure).
+  static bool disjoint(const Json &a, const Json &b) {
+    if (!a.is_object() || !b.is_object())
+      return false;
+    const auto ta = typesOf(a.value("type", Json())),
+               tb = typesOf(b.value("type", Json()));
+    if (!ta.empty() && !tb.empty()) {
+      bool overlap = false;
+      for (const std::string &x : ta)
+        for (const std::string &y : tb)
+          overlap = overlap || x == y ||
+                    (x == "number" && y == "integer") ||
+                    (x == "integer" && y == "number");
+      if (!overlap)
+        return true;
+    }
+    auto values = [](const Json &s) -> std::optional<Json> {
+      if (s.is_object() && s.contains("const"))
+        return Json::array({s["const"]});
+      if (s.is_object() && s.contains("enum") && s["enum"].is_array())
+        return s["enum"];
+      return std::nullopt;
+    };
+    auto apart = [](const Json &x, const Json &y) {
+      for (const Json &v : x)
+        if (std::find(y.begin(), y.end(), v) != y.end())
+          return false;
+      return true;
+    };
+    if (auto va = values(a), vb = values(b); va && vb && apart(*va, *vb))
+      return true;
+    // A key one requires that the other, a strict object, cannot write;
+    // or a required key whose constants differ.
+    const Json none = Json::object();
+    for (const Json *x : {&a, &b}) {
+      const Json *y = x == &a ? &b : &a;
+      const Json &props = y->value("properties", none);
+      const bool strict =
+          !y->contains("additionalProperties") ||
+          (*y)["additionalProperties"] == false;
+      for (const Json &k : x->value("required", Json::array())) {
+        if (!k.is_string())
+          continue;
+        const std::string key = k.get<std::string>();
+        if (strict && !props.contains(key))
+          return true;
+        const Json &px = x->value("properties", none);
+        const Json yRequired = y->value("required", Json::array());
+        if (px.contains(key) && props.contains(key) &&
+            std::find(yRequired.begin(), yRequired.end(), k) !=
+                yRequired.end()) {
+          auto va = values(px[key]), vb = values(props[key]);
+          if (va && vb && apart(*va, *vb))
+            return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  std::optional<Json> mergeAll(Json acc, const Json &members,
+                               const std::string &path, int depth) const {
+    if (!members.is_array() || members.empty())
+      fail(path + "/allOf", "must be a non-empty array of schemas");
+    for (const Json &m : members) {
+      std::optional<Json> next = merge(acc, m, path + "/allOf", depth);
+      if (!next)
+        return std::nullopt;
+      acc = std::move(*next);
+    }
+    return acc;
+  }
+
+  const std::string &requireString(const Json &v,
+                                   const std::string &path) const {
+    if (!v.is_string())
+      fail(path, "must be a string");
+    return v.get_ref<const std::string &>();
+  }
+
+  /// `s` with its constraints beside $ref / anyOf / oneOf / allOf moved into
+  /// the branches, or unchanged.
+  Json distributed(const Json &s, const std::string &path) {
+    if (s.contains("allOf")) {
+      Json rest = s;
+      rest.erase("allOf");
+      std::optional<Json> m = mergeAll(rest, s["allOf"], path, 0);
+      if (!m)
+        fail(path + "/allOf", "no value validates against every schema");
+      return *m;
+    }
+    for (const char *k : {"anyOf", "oneOf"})
+      if (s.contains(k) && !constraintsBeside(s, {k}).empty()) {
+        const Json &branches = s[k];
+        if (!branches.is_array() || branches.empty())
+          fail(path + "/" + k, "must be a non-empty array of schemas");
+        Json rest = s;
+        rest.erase(k);
+        Json kept = Json::array();
+        for (const Json &b : branches)
+          if (std::optional<Json> m = merge(rest, b, path + "/" + k, 0))
+            kept.push_back(std::move(*m));
+        // oneOf is generated as anyOf: right only for disjoint branches.
+        if (k[0] == 'o')
+          for (size_t i = 0; i < kept.size(); ++i)
+            for (size_t j = i + 1; j < kept.size(); ++j)
+              if (!disjoint(kept[i], kept[j]))
+                fail(path, "'oneOf' with constraints beside it whose "
+                           "branches may overlap (" +
+                               std::to_string(i) + " and " +
+                               std::to_string(j) + ") is not supported");
+        if (kept.empty())
+          fail(path, "no branch of '" + std::string(k) +
+                         "' fits the constraints beside it");
+        Json out = Json::object();
+        for (auto it = s.begin(); it != s.end(); ++it)
+          if (!constrains(it.key()))
+            out[it.key()] = it.value(); // $defs stay reachable
+        out[k] = std::move(kept);
+        return out;
+      }
+    if (s.contains("$ref") && !constraintsBeside(s, {"$ref"}).empty()) {
+      Json rest = s;
+      rest.erase("$ref");
+      std::optional<Json> m = merge(
+          rest, resolve(requireString(s["$ref"], path + "/$ref"), path), path,
+          0);
+      if (!m)
+        fail(path, "nothing validates against '$ref' and the constraints "
+                   "beside it");
+      return *m;
+    }
+    return s;
   }
 
   /// "name": a string other than any of `names` (additional properties).
@@ -877,6 +1148,7 @@ private:
   std::string origin_;
   Grammar g_;
   const Json *root_ = nullptr;
+  int distributionDepth_ = 0;
   std::map<std::string, uint32_t> refs_;
   uint32_t ws_ = 0, char_ = 0, string_ = 0, number_ = 0, integer_ = 0,
            boolean_ = 0, null_ = 0, anyValue_ = 0, anyObject_ = 0,

@@ -67,6 +67,40 @@ TEST(JsonSchema, UnknownKeywordsAreIgnored) {
   }
 }
 
+// allOf is merged; constraints beside $ref, anyOf and oneOf (disjoint
+// branches only) go into each branch.
+TEST(JsonSchema, AllOfAndConstraintsBesideCombinators) {
+  auto g = schema(R"({"allOf": [
+      {"type": "object", "properties": {"a": {"type": "integer",
+                                               "minimum": 0}},
+       "required": ["a"]},
+      {"properties": {"a": {"maximum": 5}, "b": {"type": "string"}}}]})");
+  EXPECT_TRUE(matches(g, R"({"a":3,"b":"x"})"));
+  EXPECT_TRUE(matches(g, R"({"a":5})"));
+  EXPECT_FALSE(matches(g, R"({"a":6})"));
+  EXPECT_FALSE(matches(g, R"({"b":"x"})"));
+  g = schema(R"({"type": "string", "anyOf": [{"maxLength": 2},
+                                              {"type": "null"},
+                                              {"enum": ["long", 1]}]})");
+  EXPECT_TRUE(matches(g, R"("ab")"));
+  EXPECT_TRUE(matches(g, R"("long")"));
+  EXPECT_FALSE(matches(g, "null"));
+  EXPECT_FALSE(matches(g, "1"));
+  EXPECT_FALSE(matches(g, R"("abc")"));
+  g = schema(R"({"$defs": {"n": {"type": "integer"}},
+                 "$ref": "#/$defs/n", "minimum": 10})");
+  EXPECT_TRUE(matches(g, "10"));
+  EXPECT_FALSE(matches(g, "9"));
+  // Disjoint by a constant: oneOf with a sibling is fine.
+  g = schema(R"({"type": "object", "properties": {"k": {"type": "string"},
+                                                   "v": {}},
+                 "required": ["k"],
+                 "oneOf": [{"properties": {"k": {"const": "a"}}},
+                           {"properties": {"k": {"const": "b"}}}]})");
+  EXPECT_TRUE(matches(g, R"({"k":"a","v":1})"));
+  EXPECT_FALSE(matches(g, R"({"k":"c"})"));
+}
+
 TEST(JsonSchema, AdditionalProperties) {
   auto any = schema(R"({"type": "object"})");
   EXPECT_TRUE(matches(any, R"({"x": [1, {"y": null}], "z": "w"})"));
@@ -268,18 +302,25 @@ TEST(JsonSchema, BadSchemasAreNamedErrors) {
   EXPECT_EQ(errorOf(R"j({"type": "string", "pattern": "(a)\\1"})j"),
             "schema.json: at /pattern: pattern /(a)\\1/ at offset 5: "
             "backreferences are not supported");
-  EXPECT_EQ(errorOf(R"({"anyOf": [{"type": "null"}], "minimum": 1})"),
-            "schema.json: at /: 'minimum' next to 'anyOf' is not supported "
-            "(move it into the branches)");
+  EXPECT_EQ(errorOf(R"({"type": "object", "properties": {"a": {}, "b": {}},
+                        "oneOf": [{"required": ["a"]}, {"required": ["b"]}]})"),
+            "schema.json: at /: 'oneOf' with constraints beside it whose "
+            "branches may overlap (0 and 1) is not supported");
+  EXPECT_EQ(errorOf(R"({"allOf": [{"pattern": "a"}, {"pattern": "b"}]})"),
+            "schema.json: at /allOf: allOf: 'pattern' differs between the "
+            "schemas and cannot be merged");
+  EXPECT_EQ(errorOf(R"({"allOf": [{"properties": {"a": {}},
+                                    "additionalProperties": false},
+                                   {"properties": {"b": {}}}]})"),
+            "schema.json: at /allOf: allOf: property 'b' of one schema is an "
+            "additional property of another (not supported)");
   EXPECT_EQ(errorOf(R"({"type": "number", "maximum": 1.5})"),
             "schema.json: at /maximum: 'maximum' is supported on integers only "
             "(type \"integer\")");
   EXPECT_EQ(
       errorOf(R"({"type": "integer", "minimum": 3.5, "exclusiveMaximum": 4})"),
       "schema.json: at /: no integer lies within its minimum and maximum");
-  EXPECT_EQ(errorOf(R"({"anyOf": [{"type": "null"}], "type": "null"})"),
-            "schema.json: at /: 'type' next to 'anyOf' is not supported (move "
-            "it into the branches)");
+
   EXPECT_EQ(errorOf("false"), "schema.json: at /: the schema false matches "
                               "nothing");
   EXPECT_EQ(errorOf("[1]"),
