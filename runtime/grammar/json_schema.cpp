@@ -173,7 +173,7 @@ private:
     g_.addAlternative(integer_, {Grammar::ref(integral)});
     // number ::= integral ( "." [0-9]{1,16} )? ( [eE] [-+]? [0-9]{1,2} )?
     // (two exponent digits: every such number is a finite double)
-    const uint32_t fraction = g_.freshRule("fraction");
+    const uint32_t fraction = fraction_ = g_.freshRule("fraction");
     g_.addAlternative(fraction, {g_.byte('.'), g_.repeat(d, 1, 16)});
     const uint32_t exponent = g_.freshRule("exponent");
     g_.addAlternative(exponent, {g_.bytes(e), g_.repeat(g_.bytes(sign), 0, 1),
@@ -1037,23 +1037,42 @@ private:
     return Grammar::ref(r);
   }
 
-  /// A number, or an integer within the schema's bounds. Bounds are
-  /// generated for integers only (as llama.cpp does): a range of reals is
-  /// not a finite set of digit patterns.
-  Element number(const Json &s, bool integer, const std::string &path) {
+  /// A number, or an integer within the schema's bounds. A number's bounds
+  /// must be whole (0, 100, -90, ...): then they bound its integer part,
+  /// and the numbers written are those without an exponent whose integer
+  /// part lies in range (a subset of what validates: 5.5 for maximum 5 is
+  /// never written, nor -0.5 when the bounds are -1 and 1).
+  Element number(const Json &schema, bool integer, const std::string &path) {
+    // Draft 4's boolean exclusiveMinimum / exclusiveMaximum modify the
+    // bound beside them.
+    Json s = schema;
+    for (const auto &[flag, bound] : {std::pair{"exclusiveMinimum", "minimum"},
+                                      {"exclusiveMaximum", "maximum"}})
+      if (s.contains(flag) && s[flag].is_boolean()) {
+        if (s[flag].get<bool>() && s.contains(bound)) {
+          s[flag] = s[bound];
+          s.erase(bound);
+        } else {
+          s.erase(flag);
+        }
+      }
     bool bounded = false;
     for (const std::string &k : kNumberKeywords)
       if (s.contains(k)) {
         if (!s[k].is_number())
           fail(path + "/" + k, "must be a number");
-        if (!integer)
+        const double v = s[k].get<double>();
+        if (!integer && (std::floor(v) != v || std::fabs(v) > 1e15))
           fail(path + "/" + k, "'" + k +
-                                   "' is supported on integers only (type "
-                                   "\"integer\")");
+                                   "' on a number must be a whole number "
+                                   "(other bounds are supported on integers "
+                                   "only)");
         bounded = true;
       }
     if (!bounded)
       return Grammar::ref(integer ? integer_ : number_);
+    if (!integer)
+      return realRange(s, path);
     // The integer grammar's own limit: 16 digits.
     constexpr double kLimit = 9999999999999999.0;
     double lo = -kLimit, hi = kLimit;
@@ -1081,6 +1100,74 @@ private:
       g_.addAlternative(r, {g_.byte('0')});
     if (H > 0)
       digitRange(r, std::to_string(std::max<int64_t>(1, L)), std::to_string(H));
+    return Grammar::ref(r);
+  }
+
+  /// Integer parts lo..hi (0 <= lo <= hi) as alternatives of a new rule.
+  Element integerPart(int64_t lo, int64_t hi, const std::string &name) {
+    const uint32_t r = g_.freshRule(name);
+    if (lo == 0)
+      g_.addAlternative(r, {g_.byte('0')});
+    if (hi > 0)
+      digitRange(r, std::to_string(std::max<int64_t>(1, lo)),
+                 std::to_string(hi));
+    return Grammar::ref(r);
+  }
+
+  /// Numbers between whole bounds (number()).
+  Element realRange(const Json &s, const std::string &path) {
+    constexpr int64_t kMax = 9999999999999999; // 16 digits
+    auto bound = [&](const char *k) {
+      return static_cast<int64_t>(s[k].get<double>());
+    };
+    // Lower and upper bounds with their strictness; none: the 16 digits.
+    bool hasLo = false, loStrict = false, hasHi = false, hiStrict = false;
+    int64_t lo = -kMax, hi = kMax;
+    if (s.contains("minimum"))
+      hasLo = true, lo = bound("minimum");
+    if (s.contains("exclusiveMinimum") && s["exclusiveMinimum"].is_number() &&
+        (!hasLo || bound("exclusiveMinimum") >= lo))
+      hasLo = loStrict = true, lo = bound("exclusiveMinimum");
+    if (s.contains("maximum"))
+      hasHi = true, hi = bound("maximum");
+    if (s.contains("exclusiveMaximum") && s["exclusiveMaximum"].is_number() &&
+        (!hasHi || bound("exclusiveMaximum") <= hi))
+      hasHi = hiStrict = true, hi = bound("exclusiveMaximum");
+    const uint32_t r = g_.freshRule(ruleName(path) + "-real");
+    const Element frac = g_.repeat(Grammar::ref(fraction_), 0, 1);
+    auto piece = [&](bool negative, int64_t a, int64_t b, bool fraction) {
+      if (a > b)
+        return;
+      Sequence seq;
+      if (negative)
+        seq.push_back(g_.byte('-'));
+      seq.push_back(integerPart(a, std::min(b, kMax), ruleName(path) + "-int"));
+      if (fraction)
+        seq.push_back(frac);
+      g_.addAlternative(r, std::move(seq));
+    };
+    // x >= 0: integer part I from the lower bound; x <= hi is I < hi with
+    // a fraction, or I == hi without one.
+    if (hi > 0 || (hi == 0 && !hiStrict)) {
+      const int64_t from = lo < 0 ? 0 : (loStrict ? lo + 1 : lo);
+      piece(false, from, hi - 1, true);
+      if (!hiStrict)
+        piece(false, std::max(from, hi), hi, false);
+    }
+    // x < 0, written as -I.F: I.F <= -lo (or <), and I.F >= -hi (or >);
+    // a magnitude below 1 (-0.5) is not written.
+    if (lo < 0) {
+      const int64_t top = -lo;
+      const int64_t from =
+          hi >= 0 ? 1 : (hiStrict ? -hi + 1 : -hi);
+      piece(true, from, top - 1, true);
+      if (!loStrict)
+        piece(true, std::max(from, top), top, false);
+    }
+    if (g_.rules[r].alternatives.empty())
+      fail(path, "no number this grammar writes lies within its minimum and "
+                 "maximum");
+    (void)hasLo;
     return Grammar::ref(r);
   }
 
@@ -1150,6 +1237,7 @@ private:
   const Json *root_ = nullptr;
   int distributionDepth_ = 0;
   std::map<std::string, uint32_t> refs_;
+  uint32_t fraction_ = 0;
   uint32_t ws_ = 0, char_ = 0, string_ = 0, number_ = 0, integer_ = 0,
            boolean_ = 0, null_ = 0, anyValue_ = 0, anyObject_ = 0,
            anyArray_ = 0;

@@ -101,6 +101,34 @@ TEST(JsonSchema, AllOfAndConstraintsBesideCombinators) {
   EXPECT_FALSE(matches(g, R"({"k":"c"})"));
 }
 
+// Whole bounds on numbers bound the integer part (a subset: no exponent,
+// no 5.5 under maximum 5, no -0.5 above -1).
+TEST(JsonSchema, NumberBounds) {
+  auto g = schema(R"({"type": "number", "minimum": 0, "maximum": 1})");
+  for (const char *ok : {"0", "0.5", "1", "0.999"})
+    EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char *bad : {"1.5", "-0.1", "2", "1e0", "-1"})
+    EXPECT_FALSE(matches(g, bad)) << bad;
+  g = schema(R"({"type": "number", "minimum": -90, "maximum": 90})");
+  for (const char *ok : {"-90", "-45.5", "90", "12.25", "0"})
+    EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char *bad : {"-91", "90.5", "-90.5", "100"})
+    EXPECT_FALSE(matches(g, bad)) << bad;
+  g = schema(R"({"type": "number", "exclusiveMinimum": 0})");
+  EXPECT_TRUE(matches(g, "3"));
+  EXPECT_TRUE(matches(g, "1.5"));
+  EXPECT_FALSE(matches(g, "0"));
+  EXPECT_FALSE(matches(g, "-1"));
+  // Draft 4's boolean form.
+  g = schema(R"({"type": "number", "minimum": 2, "exclusiveMinimum": true})");
+  EXPECT_FALSE(matches(g, "2"));
+  EXPECT_TRUE(matches(g, "3.5"));
+  g = schema(R"({"type": "number", "maximum": 0, "exclusiveMaximum": false})");
+  EXPECT_TRUE(matches(g, "0"));
+  EXPECT_TRUE(matches(g, "-7.25"));
+  EXPECT_FALSE(matches(g, "1"));
+}
+
 TEST(JsonSchema, AdditionalProperties) {
   auto any = schema(R"({"type": "object"})");
   EXPECT_TRUE(matches(any, R"({"x": [1, {"y": null}], "z": "w"})"));
@@ -315,8 +343,8 @@ TEST(JsonSchema, BadSchemasAreNamedErrors) {
             "schema.json: at /allOf: allOf: property 'b' of one schema is an "
             "additional property of another (not supported)");
   EXPECT_EQ(errorOf(R"({"type": "number", "maximum": 1.5})"),
-            "schema.json: at /maximum: 'maximum' is supported on integers only "
-            "(type \"integer\")");
+            "schema.json: at /maximum: 'maximum' on a number must be a whole "
+            "number (other bounds are supported on integers only)");
   EXPECT_EQ(
       errorOf(R"({"type": "integer", "minimum": 3.5, "exclusiveMaximum": 4})"),
       "schema.json: at /: no integer lies within its minimum and maximum");
