@@ -52,6 +52,10 @@ const char *const kDate =
     "(0[469]|11)-(0[1-9]|[12]\\d|30)|02-(0[1-9]|1\\d|2[0-8]))";
 const char *const kTime = "([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d{1,6})?"
                           "(Z|[+-]([01]\\d|2[0-3]):[0-5]\\d)";
+const char *const kHost =
+    "[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?)"
+    "{0,2}";
+const char *const kUriPath = "(/[A-Za-z0-9._~-]{0,24}){0,8}";
 const std::map<std::string, std::string> kFormats = {
     {"date", std::string("^") + kDate + "$"},
     {"time", std::string("^") + kTime + "$"},
@@ -61,7 +65,24 @@ const std::map<std::string, std::string> kFormats = {
              "(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)$"},
     {"email", "^[a-zA-Z0-9_%+-]+(\\.[a-zA-Z0-9_%+-]+)*@"
               "([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?\\.)+[a-zA-Z]{2,}$"},
+    // Up to three labels of up to 22 characters: always under 253.
+    {"hostname", std::string("^") + kHost + "$"},
+    {"ipv6", "^([0-9a-f]{1,4}:){7}[0-9a-f]{1,4}$"},
+    // http(s) URLs of a host and an unescaped path: RFC 3986 URIs.
+    {"uri", std::string("^https?://") + kHost + kUriPath + "$"},
+    {"uri-reference",
+     std::string("^(https?://") + kHost + kUriPath +
+         "|/?[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+){0,8})$"},
 };
+
+// The formats of the JSON Schema specification: one llmc does not
+// generate is an error; any other format name is a vendor's and, as the
+// specification says, asserts nothing.
+const std::set<std::string> kStandardFormats = {
+    "date-time", "date", "time", "duration", "email", "idn-email",
+    "hostname", "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference",
+    "iri", "iri-reference", "uuid", "uri-template", "json-pointer",
+    "relative-json-pointer", "regex"};
 
 /// "/properties/a~1b": a JSON pointer token escaped.
 std::string pointerToken(const std::string &s) {
@@ -987,7 +1008,11 @@ private:
     return Grammar::ref(r);
   }
 
-  Element string(const Json &s, const std::string &path) {
+  Element string(const Json &schema, const std::string &path) {
+    Json s = schema;
+    if (s.contains("format") && s["format"].is_string() &&
+        !kStandardFormats.count(s["format"].get<std::string>()))
+      s.erase("format"); // a vendor's format
     const bool lengths = s.contains("minLength") || s.contains("maxLength");
     if (s.contains("pattern") && s.contains("format"))
       fail(path, "'pattern' together with 'format' is not supported");
