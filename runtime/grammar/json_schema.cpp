@@ -31,7 +31,7 @@ const std::set<std::string> kUnsupportedValidation = {
     "multipleOf",       "uniqueItems",      "contains",
     "minContains",      "maxContains",      "minProperties",
     "maxProperties",    "dependentRequired", "dependencies",
-    "dependentSchemas", "additionalItems",  "patternProperties",
+    "dependentSchemas", "patternProperties",
     "propertyNames",    "unevaluatedItems", "unevaluatedProperties",
     "not",              "if",               "then",
     "else",             "$dynamicRef",      "$recursiveRef"};
@@ -39,6 +39,7 @@ const std::set<std::string> kUnsupportedValidation = {
 const std::set<std::string> kObjectKeywords = {"properties", "required",
                                                "additionalProperties"};
 const std::set<std::string> kArrayKeywords = {"items", "prefixItems",
+                                              "additionalItems",
                                               "minItems", "maxItems"};
 const std::set<std::string> kNumberKeywords = {
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
@@ -922,7 +923,17 @@ private:
     return v.get<int64_t>();
   }
 
-  Element array(const Json &s, const std::string &path) {
+  Element array(const Json &schema, const std::string &path) {
+    // Draft 4 to 7's tuples: `items` a list, `additionalItems` the rest
+    // (ignored beside a single `items` schema, as the specification says).
+    Json s = schema;
+    if (s.contains("items") && s["items"].is_array()) {
+      s["prefixItems"] = s["items"];
+      s.erase("items");
+      if (s.contains("additionalItems"))
+        s["items"] = s["additionalItems"];
+    }
+    s.erase("additionalItems");
     const int64_t min = count(s, "minItems", path, 0);
     const int64_t max = count(s, "maxItems", path, -1);
     if (max >= 0 && max < min)

@@ -129,6 +129,23 @@ TEST(JsonSchema, NumberBounds) {
   EXPECT_FALSE(matches(g, "1"));
 }
 
+// Draft 4's tuples: items as a list, additionalItems for the rest.
+TEST(JsonSchema, Draft4Tuples) {
+  auto g = schema(R"({"type": "array", "items": [{"type": "integer"},
+                                                  {"type": "string"}],
+                      "additionalItems": false})");
+  EXPECT_TRUE(matches(g, R"([1,"a"])"));
+  EXPECT_FALSE(matches(g, R"([1,"a",2])"));
+  EXPECT_FALSE(matches(g, R"(["a"])"));
+  g = schema(R"({"type": "array", "items": [{"type": "integer"}],
+                 "additionalItems": {"type": "boolean"}})");
+  EXPECT_TRUE(matches(g, R"([1,true,false])"));
+  EXPECT_FALSE(matches(g, R"([1,2])"));
+  g = schema(R"({"type": "array", "items": {"type": "integer"},
+                 "additionalItems": false})");
+  EXPECT_TRUE(matches(g, R"([1,2,3])"));
+}
+
 TEST(JsonSchema, AdditionalProperties) {
   auto any = schema(R"({"type": "object"})");
   EXPECT_TRUE(matches(any, R"({"x": [1, {"y": null}], "z": "w"})"));
