@@ -1,6 +1,8 @@
 //===- json_schema.cpp - JSON Schema -> grammar rules ---------------------===//
 #include "llmc/grammar/json_schema.h"
 
+#include "llmc/grammar/matcher.h"
+
 #include "llmc/grammar/regex.h"
 #include "llmc/grammar/response_format.h"
 #include "llmc/support/error.h"
@@ -12,7 +14,6 @@
 #include <cctype>
 #include <cmath>
 #include <functional>
-#include <optional>
 #include <map>
 #include <optional>
 #include <set>
@@ -22,25 +23,34 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-
 // Keywords of the JSON Schema drafts (4 to 2020-12) that change which
 // documents validate and that llmc does not generate: refused, naming them.
 // Every other keyword llmc does not know (draft 4's `id`, vendor `x-...`,
 // `readonly`, `example`, ...) is ignored, as the specification says.
-const std::set<std::string> kUnsupportedValidation = {
-    "multipleOf",       "uniqueItems",      "contains",
-    "minContains",      "maxContains",      "minProperties",
-    "maxProperties",    "dependentRequired", "dependencies",
-    "dependentSchemas", "patternProperties",
-    "propertyNames",    "unevaluatedItems", "unevaluatedProperties",
-    "not",              "if",               "then",
-    "else",             "$dynamicRef",      "$recursiveRef"};
+const std::set<std::string> kUnsupportedValidation = {"multipleOf",
+                                                      "uniqueItems",
+                                                      "contains",
+                                                      "minContains",
+                                                      "maxContains",
+                                                      "minProperties",
+                                                      "maxProperties",
+                                                      "dependentRequired",
+                                                      "dependencies",
+                                                      "dependentSchemas",
+                                                      "propertyNames",
+                                                      "unevaluatedItems",
+                                                      "unevaluatedProperties",
+                                                      "not",
+                                                      "if",
+                                                      "then",
+                                                      "else",
+                                                      "$dynamicRef",
+                                                      "$recursiveRef"};
 
-const std::set<std::string> kObjectKeywords = {"properties", "required",
-                                               "additionalProperties"};
-const std::set<std::string> kArrayKeywords = {"items", "prefixItems",
-                                              "additionalItems",
-                                              "minItems", "maxItems"};
+const std::set<std::string> kObjectKeywords = {
+    "properties", "required", "patternProperties", "additionalProperties"};
+const std::set<std::string> kArrayKeywords = {
+    "items", "prefixItems", "additionalItems", "minItems", "maxItems"};
 const std::set<std::string> kNumberKeywords = {
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
 const std::set<std::string> kStringKeywords = {"minLength", "maxLength",
@@ -71,19 +81,21 @@ const std::map<std::string, std::string> kFormats = {
     {"ipv6", "^([0-9a-f]{1,4}:){7}[0-9a-f]{1,4}$"},
     // http(s) URLs of a host and an unescaped path: RFC 3986 URIs.
     {"uri", std::string("^https?://") + kHost + kUriPath + "$"},
-    {"uri-reference",
-     std::string("^(https?://") + kHost + kUriPath +
-         "|/?[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+){0,8})$"},
+    {"uri-reference", std::string("^(https?://") + kHost + kUriPath +
+                          "|/?[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+){0,8})$"},
 };
 
 // The formats of the JSON Schema specification: one llmc does not
 // generate is an error; any other format name is a vendor's and, as the
 // specification says, asserts nothing.
 const std::set<std::string> kStandardFormats = {
-    "date-time", "date", "time", "duration", "email", "idn-email",
-    "hostname", "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference",
-    "iri", "iri-reference", "uuid", "uri-template", "json-pointer",
-    "relative-json-pointer", "regex"};
+    "date-time",    "date",          "time",
+    "duration",     "email",         "idn-email",
+    "hostname",     "idn-hostname",  "ipv4",
+    "ipv6",         "uri",           "uri-reference",
+    "iri",          "iri-reference", "uuid",
+    "uri-template", "json-pointer",  "relative-json-pointer",
+    "regex"};
 
 /// "/properties/a~1b": a JSON pointer token escaped.
 std::string pointerToken(const std::string &s) {
@@ -268,8 +280,8 @@ private:
       for (const auto *set : {&kObjectKeywords, &kArrayKeywords,
                               &kStringKeywords, &kNumberKeywords})
         k.insert(set->begin(), set->end());
-      for (const char *x : {"type", "enum", "const", "anyOf", "oneOf",
-                            "allOf", "$ref"})
+      for (const char *x :
+           {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref"})
         k.insert(x);
       return k;
     }();
@@ -520,10 +532,10 @@ private:
           Json rest = *x;
           rest.erase(k);
           std::optional<Json> inner =
-              k[0] == '$' ? merge(rest,
-                                  resolve(requireString((*x)[k], path), path),
-                                  path, depth + 1)
-                          : mergeAll(rest, (*x)[k], path, depth + 1);
+              k[0] == '$'
+                  ? merge(rest, resolve(requireString((*x)[k], path), path),
+                          path, depth + 1)
+                  : mergeAll(rest, (*x)[k], path, depth + 1);
           if (!inner)
             return std::nullopt;
           return merge(x == &a ? *inner : a, x == &a ? b : *inner, path,
@@ -598,12 +610,12 @@ private:
     for (const Json *x : {&a, &b}) {
       const Json *other = x == &a ? &b : &a;
       if (!x->contains("additionalProperties") ||
-          (*x)["additionalProperties"] == true || !other->contains("properties"))
+          (*x)["additionalProperties"] == true ||
+          !other->contains("properties"))
         continue;
       for (auto p = (*other)["properties"].begin();
            p != (*other)["properties"].end(); ++p)
-        if (!x->contains("properties") ||
-            !(*x)["properties"].contains(p.key()))
+        if (!x->contains("properties") || !(*x)["properties"].contains(p.key()))
           fail(path, "allOf: property '" + p.key() +
                          "' of one schema is an additional property of "
                          "another (not supported)");
@@ -623,8 +635,7 @@ private:
       bool overlap = false;
       for (const std::string &x : ta)
         for (const std::string &y : tb)
-          overlap = overlap || x == y ||
-                    (x == "number" && y == "integer") ||
+          overlap = overlap || x == y || (x == "number" && y == "integer") ||
                     (x == "integer" && y == "number");
       if (!overlap)
         return true;
@@ -650,9 +661,8 @@ private:
     for (const Json *x : {&a, &b}) {
       const Json *y = x == &a ? &b : &a;
       const Json &props = y->value("properties", none);
-      const bool strict =
-          !y->contains("additionalProperties") ||
-          (*y)["additionalProperties"] == false;
+      const bool strict = !y->contains("additionalProperties") ||
+                          (*y)["additionalProperties"] == false;
       for (const Json &k : x->value("required", Json::array())) {
         if (!k.is_string())
           continue;
@@ -722,8 +732,8 @@ private:
               if (!disjoint(kept[i], kept[j]))
                 fail(path, "'oneOf' with constraints beside it whose "
                            "branches may overlap (" +
-                               std::to_string(i) + " and " +
-                               std::to_string(j) + ") is not supported");
+                               std::to_string(i) + " and " + std::to_string(j) +
+                               ") is not supported");
         if (kept.empty())
           fail(path, "no branch of '" + std::string(k) +
                          "' fits the constraints beside it");
@@ -737,9 +747,9 @@ private:
     if (s.contains("$ref") && !constraintsBeside(s, {"$ref"}).empty()) {
       Json rest = s;
       rest.erase("$ref");
-      std::optional<Json> m = merge(
-          rest, resolve(requireString(s["$ref"], path + "/$ref"), path), path,
-          0);
+      std::optional<Json> m =
+          merge(rest, resolve(requireString(s["$ref"], path + "/$ref"), path),
+                path, 0);
       if (!m)
         fail(path, "nothing validates against '$ref' and the constraints "
                    "beside it");
@@ -799,7 +809,62 @@ private:
     return Grammar::ref(r);
   }
 
-  Element object(const Json &s, const std::string &path) {
+  /// Whether `name` matches `pattern` (a search, as JSON Schema's).
+  bool patternMatches(const std::string &pattern, const std::string &name,
+                      const std::string &path) const {
+    static const auto vocab = [] {
+      std::vector<std::string> b;
+      for (int i = 0; i < 256; ++i)
+        b.emplace_back(1, static_cast<char>(i));
+      b.emplace_back();
+      return std::make_shared<TokenVocabulary>(std::move(b));
+    }();
+    Grammar g;
+    const uint32_t root = g.rule("root");
+    g.root = root;
+    g.addAlternative(root, {addRegex(g, pattern, CharEncoding::JsonString,
+                                     origin_ + ": at " + path)});
+    Matcher m(std::make_shared<CompiledGrammar>(std::move(g), vocab, 0), {256});
+    const std::string escaped = Json(name).dump();
+    for (size_t i = 1; i + 1 < escaped.size(); ++i)
+      if (!m.accept(static_cast<unsigned char>(escaped[i])))
+        return false;
+    return m.canEnd();
+  }
+
+  Element object(const Json &schema, const std::string &path) {
+    // patternProperties: a listed property whose name matches a pattern
+    // takes that pattern's schema too; other members are written only
+    // from a single pattern no listed name matches (a subset: with several
+    // patterns a key could match two).
+    Json s = schema;
+    std::optional<std::pair<std::string, Json>> keyPattern;
+    if (s.contains("patternProperties")) {
+      const Json &pp = s["patternProperties"];
+      if (!pp.is_object())
+        fail(path + "/patternProperties", "must be an object of schemas");
+      bool listedMatch = false;
+      if (s.contains("properties") && s["properties"].is_object())
+        for (auto it = s["properties"].begin(); it != s["properties"].end();
+             ++it)
+          for (auto p = pp.begin(); p != pp.end(); ++p)
+            if (patternMatches(p.key(), it.key(),
+                               path + "/patternProperties")) {
+              listedMatch = true;
+              std::optional<Json> m = merge(it.value(), p.value(), path, 0);
+              it.value() = m ? *m : Json(false);
+            }
+      const Json *ap = s.contains("additionalProperties")
+                           ? &s["additionalProperties"]
+                           : nullptr;
+      const bool extras = ap ? !(ap->is_boolean() && !ap->get<bool>())
+                             : !s.contains("properties");
+      if (extras && pp.size() == 1 && !listedMatch)
+        keyPattern.emplace(pp.begin().key(), pp.begin().value());
+      s.erase("patternProperties");
+      if (extras)
+        s["additionalProperties"] = false; // only the pattern's members
+    }
     struct Prop {
       std::string name;
       Element kv;
@@ -866,6 +931,17 @@ private:
           kv, {names.empty() ? Grammar::ref(string_) : otherKey(names),
                Grammar::ref(ws_), g_.byte(':'), Grammar::ref(ws_), v,
                Grammar::ref(ws_)});
+      extra = Grammar::ref(kv);
+    } else if (keyPattern) {
+      const std::string at =
+          path + "/patternProperties/" + pointerToken(keyPattern->first);
+      const uint32_t kv = g_.freshRule(ruleName(path) + "-pattern-kv");
+      g_.addAlternative(
+          kv, {g_.byte('"'),
+               addRegex(g_, keyPattern->first, CharEncoding::JsonString,
+                        origin_ + ": at " + at),
+               g_.byte('"'), Grammar::ref(ws_), g_.byte(':'), Grammar::ref(ws_),
+               value(keyPattern->second, at), Grammar::ref(ws_)});
       extra = Grammar::ref(kv);
     }
     // rest(i, first): the members from property i on; `first` when none
@@ -1194,8 +1270,7 @@ private:
     // a magnitude below 1 (-0.5) is not written.
     if (lo < 0) {
       const int64_t top = -lo;
-      const int64_t from =
-          hi >= 0 ? 1 : (hiStrict ? -hi + 1 : -hi);
+      const int64_t from = hi >= 0 ? 1 : (hiStrict ? -hi + 1 : -hi);
       piece(true, from, top - 1, true);
       if (!loStrict)
         piece(true, std::max(from, top), top, false);

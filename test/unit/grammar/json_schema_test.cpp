@@ -58,8 +58,8 @@ TEST(JsonSchema, UnknownKeywordsAreIgnored) {
   EXPECT_TRUE(matches(g, R"({"n":3})"));
   EXPECT_FALSE(matches(g, R"({"n":"3"})"));
   EXPECT_FALSE(matches(g, R"({})"));
-  for (const char *k : {"patternProperties", "not", "multipleOf",
-                        "uniqueItems", "if", "minProperties"}) {
+  for (const char *k : {"propertyNames", "not", "multipleOf", "uniqueItems",
+                        "if", "minProperties"}) {
     const std::string schema =
         std::string(R"({"type": "object", "properties": {"a": {")") + k +
         R"(": {}}}})";
@@ -144,6 +144,22 @@ TEST(JsonSchema, Draft4Tuples) {
   g = schema(R"({"type": "array", "items": {"type": "integer"},
                  "additionalItems": false})");
   EXPECT_TRUE(matches(g, R"([1,2,3])"));
+}
+
+// patternProperties: listed properties take a matching pattern's schema;
+// other members come from a single pattern's keys.
+TEST(JsonSchema, PatternProperties) {
+  auto g = schema(R"({"type": "object",
+      "patternProperties": {"^x-[a-z]+$": {"type": "integer"}}})");
+  EXPECT_TRUE(matches(g, R"({})"));
+  EXPECT_TRUE(matches(g, R"({"x-a":1,"x-bc":2})"));
+  EXPECT_FALSE(matches(g, R"({"y":1})"));
+  EXPECT_FALSE(matches(g, R"({"x-a":"s"})"));
+  g = schema(R"({"type": "object", "properties": {"id": {}, "num": {}},
+      "patternProperties": {"^n": {"type": "number"}}})");
+  EXPECT_TRUE(matches(g, R"({"id":"a","num":2})"));
+  EXPECT_FALSE(matches(g, R"({"id":"a","num":"2"})"));
+  EXPECT_FALSE(matches(g, R"({"id":"a","nope":2})"));
 }
 
 TEST(JsonSchema, AdditionalProperties) {

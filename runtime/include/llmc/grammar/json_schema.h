@@ -2,12 +2,15 @@
 //
 // The grammar of JSON text that validates against a schema (the keywords
 // docs/structured-output.md lists: types and type lists, properties,
-// required, additionalProperties, items, prefixItems, minItems, maxItems,
-// enum, const, anyOf, oneOf, allOf of one schema, $ref into $defs /
-// definitions / any JSON pointer of the document, recursion included,
-// minLength, maxLength, pattern, format). Annotations (title, description,
-// default, examples, $schema, $id, $comment, ...) are ignored; every other
-// keyword is an error that names it and where it is.
+// required, additionalProperties, patternProperties, items, prefixItems,
+// draft 4 tuples, minItems, maxItems, enum, const, anyOf, oneOf, allOf
+// (merged), constraints beside $ref / anyOf / oneOf (merged into the
+// branches), $ref into $defs / definitions / any JSON pointer of the
+// document, recursion included, minLength, maxLength, pattern, format,
+// integer bounds and whole number bounds). Keywords that are not JSON
+// Schema validation keywords (annotations, draft 4's id, vendor keywords)
+// are ignored; a validation keyword llmc cannot generate is an error that
+// names it and where it is.
 //
 // What is generated is a subset of what validates, chosen so that a model
 // cannot wander off:
