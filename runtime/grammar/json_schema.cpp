@@ -32,8 +32,6 @@ const std::set<std::string> kUnsupportedValidation = {"multipleOf",
                                                       "contains",
                                                       "minContains",
                                                       "maxContains",
-                                                      "minProperties",
-                                                      "maxProperties",
                                                       "dependentRequired",
                                                       "dependencies",
                                                       "dependentSchemas",
@@ -48,7 +46,8 @@ const std::set<std::string> kUnsupportedValidation = {"multipleOf",
                                                       "$recursiveRef"};
 
 const std::set<std::string> kObjectKeywords = {
-    "properties", "required", "patternProperties", "additionalProperties"};
+    "properties",    "required",      "patternProperties",
+    "minProperties", "maxProperties", "additionalProperties"};
 const std::set<std::string> kArrayKeywords = {
     "items", "prefixItems", "additionalItems", "minItems", "maxItems"};
 const std::set<std::string> kNumberKeywords = {
@@ -579,12 +578,12 @@ private:
           if (std::find(mine.begin(), mine.end(), r) == mine.end())
             mine.push_back(r);
       } else if ((k == "minimum" || k == "minLength" || k == "minItems" ||
-                  k == "exclusiveMinimum") &&
+                  k == "exclusiveMinimum" || k == "minProperties") &&
                  mine.is_number() && v.is_number()) {
         if (v > mine)
           mine = v;
       } else if ((k == "maximum" || k == "maxLength" || k == "maxItems" ||
-                  k == "exclusiveMaximum") &&
+                  k == "exclusiveMaximum" || k == "maxProperties") &&
                  mine.is_number() && v.is_number()) {
         if (v < mine)
           mine = v;
@@ -944,46 +943,69 @@ private:
                value(keyPattern->second, at), Grammar::ref(ws_)});
       extra = Grammar::ref(kv);
     }
-    // rest(i, first): the members from property i on; `first` when none
-    // was written yet (no comma before the next one).
+    // rest(i, c): the members from property i on, c written so far (no
+    // comma before the first). minProperties / maxProperties bound c; a
+    // state that cannot reach the bounds is never referenced.
+    const int64_t minP = count(s, "minProperties", path, 0);
+    const int64_t maxP = count(s, "maxProperties", path, -1);
+    if (maxP >= 0 && maxP < minP)
+      fail(path, "maxProperties is below minProperties: nothing validates");
+    std::vector<int64_t> requiredFrom(props.size() + 1, 0);
+    for (size_t i = props.size(); i-- > 0;)
+      requiredFrom[i] = requiredFrom[i + 1] + (props[i].required ? 1 : 0);
+    auto viable = [&](size_t i, int64_t c) {
+      if (maxP >= 0 && c + requiredFrom[i] > maxP)
+        return false;
+      return extra || c + static_cast<int64_t>(props.size() - i) >= minP;
+    };
+    // Counts past the bounds behave alike (1 keeps "written" apart).
+    const int64_t cap = std::max<int64_t>(maxP >= 0 ? maxP : minP, 1);
     const std::string base = ruleName(path);
-    std::map<std::pair<size_t, bool>, uint32_t> rest;
-    std::function<Element(size_t, bool)> restFrom = [&](size_t i,
-                                                        bool first) -> Element {
-      auto key = std::make_pair(i, first);
+    std::map<std::pair<size_t, int64_t>, uint32_t> rest;
+    std::function<Element(size_t, int64_t)> restFrom =
+        [&](size_t i, int64_t c) -> Element {
+      c = std::min(c, cap);
+      auto key = std::make_pair(i, c);
       if (auto it = rest.find(key); it != rest.end())
         return Grammar::ref(it->second);
       const uint32_t r = g_.freshRule(base + "-rest");
       rest[key] = r;
       auto sep = [&](Sequence &q) {
-        if (!first) {
+        if (c > 0) {
           q.push_back(g_.byte(','));
           q.push_back(Grammar::ref(ws_));
         }
       };
+      const bool room = maxP < 0 || c < maxP;
       if (i == props.size()) {
-        if (extra) {
+        if (extra && room) {
           Sequence q;
           sep(q);
           q.push_back(*extra);
-          q.push_back(restFrom(i, false));
+          q.push_back(restFrom(i, c + 1));
           g_.addAlternative(r, std::move(q));
         }
-        g_.addAlternative(r, {});
+        if (c >= minP)
+          g_.addAlternative(r, {});
         return Grammar::ref(r);
       }
-      Sequence q;
-      sep(q);
-      q.push_back(props[i].kv);
-      q.push_back(restFrom(i + 1, false));
-      g_.addAlternative(r, std::move(q));
-      if (!props[i].required)
-        g_.addAlternative(r, {restFrom(i + 1, first)});
+      if (room && viable(i + 1, c + 1)) {
+        Sequence q;
+        sep(q);
+        q.push_back(props[i].kv);
+        q.push_back(restFrom(i + 1, c + 1));
+        g_.addAlternative(r, std::move(q));
+      }
+      if (!props[i].required && viable(i + 1, c))
+        g_.addAlternative(r, {restFrom(i + 1, c)});
       return Grammar::ref(r);
     };
+    if (!viable(0, 0))
+      fail(path, "no object with the required properties fits "
+                 "minProperties / maxProperties");
     const uint32_t r = g_.freshRule(base + "-object");
     g_.addAlternative(
-        r, {g_.byte('{'), Grammar::ref(ws_), restFrom(0, true), g_.byte('}')});
+        r, {g_.byte('{'), Grammar::ref(ws_), restFrom(0, 0), g_.byte('}')});
     return Grammar::ref(r);
   }
 

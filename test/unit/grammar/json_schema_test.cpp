@@ -59,7 +59,7 @@ TEST(JsonSchema, UnknownKeywordsAreIgnored) {
   EXPECT_FALSE(matches(g, R"({"n":"3"})"));
   EXPECT_FALSE(matches(g, R"({})"));
   for (const char *k : {"propertyNames", "not", "multipleOf", "uniqueItems",
-                        "if", "minProperties"}) {
+                        "if", "dependencies"}) {
     const std::string schema =
         std::string(R"({"type": "object", "properties": {"a": {")") + k +
         R"(": {}}}})";
@@ -160,6 +160,24 @@ TEST(JsonSchema, PatternProperties) {
   EXPECT_TRUE(matches(g, R"({"id":"a","num":2})"));
   EXPECT_FALSE(matches(g, R"({"id":"a","num":"2"})"));
   EXPECT_FALSE(matches(g, R"({"id":"a","nope":2})"));
+}
+
+TEST(JsonSchema, MinAndMaxProperties) {
+  auto g = schema(R"({"type": "object", "properties": {"a": {"type":
+      "integer"}, "b": {"type": "integer"}, "c": {"type": "integer"}},
+      "minProperties": 1, "maxProperties": 2})");
+  EXPECT_FALSE(matches(g, "{}"));
+  EXPECT_TRUE(matches(g, R"({"b":1})"));
+  EXPECT_TRUE(matches(g, R"({"a":1,"c":2})"));
+  EXPECT_FALSE(matches(g, R"({"a":1,"b":2,"c":3})"));
+  g = schema(R"({"type": "object", "additionalProperties": {"type":
+      "integer"}, "maxProperties": 2})");
+  EXPECT_TRUE(matches(g, R"({"x":1,"y":2})"));
+  EXPECT_FALSE(matches(g, R"({"x":1,"y":2,"z":3})"));
+  EXPECT_EQ(errorOf(R"({"type": "object", "properties": {"a": {}, "b": {}},
+                        "required": ["a", "b"], "maxProperties": 1})"),
+            "schema.json: at /: no object with the required properties fits "
+            "minProperties / maxProperties");
 }
 
 TEST(JsonSchema, AdditionalProperties) {

@@ -2,7 +2,8 @@
 //
 // The grammar of JSON text that validates against a schema (the keywords
 // docs/structured-output.md lists: types and type lists, properties,
-// required, additionalProperties, patternProperties, items, prefixItems,
+// required, additionalProperties, patternProperties, min/maxProperties,
+// items, prefixItems,
 // draft 4 tuples, minItems, maxItems, enum, const, anyOf, oneOf, allOf
 // (merged), constraints beside $ref / anyOf / oneOf (merged into the
 // branches), $ref into $defs / definitions / any JSON pointer of the
