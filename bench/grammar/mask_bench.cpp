@@ -13,6 +13,7 @@
 #include "llmc/support/error.h"
 #include "llmc/support/mapped_file.h"
 #include "llmc/tokenizer/tokenizer.h"
+#include "quantile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -32,12 +33,7 @@ double us(Clock::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
 }
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(q * v.size()))];
-}
+using bench::quantile;
 
 } // namespace
 

@@ -14,6 +14,7 @@
 #include "llmc/grammar/json_schema.h"
 #include "llmc/grammar/matcher.h"
 #include "llmc/support/error.h"
+#include "quantile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -62,12 +63,7 @@ std::string reason(std::string what) {
   return what.substr(0, 90);
 }
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(q * v.size()))];
-}
+using bench::quantile;
 
 } // namespace
 
@@ -133,14 +129,14 @@ int main(int argc, char **argv) {
       if (valid && !ok) {
         validRejected = true;
         if (showFailures)
-          std::printf("valid rejected: %s: %.200s\n",
-                      path.filename().c_str(), doc.c_str());
+          std::printf("valid rejected: %s: %.200s\n", path.filename().c_str(),
+                      doc.c_str());
       }
       if (!valid && ok) {
         invalidAccepted = true;
         if (showFailures)
-          std::printf("invalid accepted: %s: %.200s\n",
-                      path.filename().c_str(), doc.c_str());
+          std::printf("invalid accepted: %s: %.200s\n", path.filename().c_str(),
+                      doc.c_str());
       }
     }
     if (invalidAccepted)
