@@ -28,6 +28,7 @@ Action addServe(CLI::App &app);
 Action addBench(CLI::App &app);
 Action addChatTemplate(CLI::App &app);
 Action addPerplexity(CLI::App &app);
+Action addGrammar(CLI::App &app);
 
 /// Runs an action as the tool does: llmc::Error is the user's input at
 /// fault ("llmc: error: ...", exit 1), anything else an internal error.

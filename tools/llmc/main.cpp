@@ -39,6 +39,8 @@ int main(int argc, char **argv) {
   add("serve", "OpenAI-compatible HTTP server", addServe);
   add("bench", "Measure prefill and decode speed of a plan", addBench);
   add("perplexity", "Perplexity of a text file under a plan", addPerplexity);
+  add("grammar", "Check JSON Schemas and GBNF grammars: llmc grammar check",
+      addGrammar);
 
   try {
     app.parse(argc, argv);
