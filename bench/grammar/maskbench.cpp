@@ -34,17 +34,9 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-std::shared_ptr<const grammar::TokenVocabulary> bytes() {
-  std::vector<std::string> b;
-  for (int i = 0; i < 256; ++i)
-    b.emplace_back(1, static_cast<char>(i));
-  b.emplace_back(); // EOS
-  return std::make_shared<grammar::TokenVocabulary>(std::move(b));
-}
-
 bool accepts(const std::shared_ptr<const grammar::CompiledGrammar> &g,
              const std::string &text) {
-  grammar::Matcher m(g, {256});
+  grammar::Matcher m(g, {grammar::TokenVocabulary::kByteEos});
   for (unsigned char c : text)
     if (!m.accept(c))
       return false;
@@ -92,7 +84,7 @@ int main(int argc, char **argv) {
   if (files.size() > limit)
     files.resize(limit);
 
-  const auto vocab = bytes();
+  const auto &vocab = grammar::TokenVocabulary::ofBytes();
   size_t passing = 0, compileErrors = 0, validationErrors = 0,
          invalidationErrors = 0, unreadable = 0;
   std::map<std::string, size_t> reasons;

@@ -52,7 +52,8 @@ ChatSession::send(const std::string &user,
   ChatTurn turn;
   std::optional<text::ReplyParser> parser;
   try {
-    turn.promptIds = tokenizer_.encode(render(), /*addSpecial=*/false);
+    const std::string rendered = render();
+    turn.promptIds = tokenizer_.encode(rendered, /*addSpecial=*/false);
     if (turn.promptIds.empty())
       throw Error(template_.origin() +
                   ": the chat template rendered no tokens");
@@ -72,8 +73,7 @@ ChatSession::send(const std::string &user,
     engine_.truncate(seq_, static_cast<int64_t>(lcp));
     cached_.resize(lcp);
     // A reasoning block is split from the text as it streams.
-    const ReplyMarkup markup = replyMarkup(
-        template_.format(), tokenizer_.decode(turn.promptIds), false);
+    const ReplyMarkup markup = replyMarkup(template_.format(), rendered, false);
     if (markup.reasoning && !harmony_)
       parser.emplace(nullptr, markup.reasoning, markup.startsInReasoning,
                      nullptr);

@@ -808,22 +808,21 @@ private:
     return Grammar::ref(r);
   }
 
-  /// Whether `name` matches `pattern` (a search, as JSON Schema's).
+  /// Whether `name` matches `pattern` (a search, as JSON Schema's); each
+  /// pattern is compiled once per schema.
   bool patternMatches(const std::string &pattern, const std::string &name,
-                      const std::string &path) const {
-    static const auto vocab = [] {
-      std::vector<std::string> b;
-      for (int i = 0; i < 256; ++i)
-        b.emplace_back(1, static_cast<char>(i));
-      b.emplace_back();
-      return std::make_shared<TokenVocabulary>(std::move(b));
-    }();
-    Grammar g;
-    const uint32_t root = g.rule("root");
-    g.root = root;
-    g.addAlternative(root, {addRegex(g, pattern, CharEncoding::JsonString,
-                                     origin_ + ": at " + path)});
-    Matcher m(std::make_shared<CompiledGrammar>(std::move(g), vocab, 0), {256});
+                      const std::string &path) {
+    auto &compiled = patterns_[pattern];
+    if (!compiled) {
+      Grammar g;
+      const uint32_t root = g.rule("root");
+      g.root = root;
+      g.addAlternative(root, {addRegex(g, pattern, CharEncoding::JsonString,
+                                       origin_ + ": at " + path)});
+      compiled = std::make_shared<CompiledGrammar>(
+          std::move(g), TokenVocabulary::ofBytes(), 0);
+    }
+    Matcher m(compiled, {TokenVocabulary::kByteEos});
     const std::string escaped = Json(name).dump();
     for (size_t i = 1; i + 1 < escaped.size(); ++i)
       if (!m.accept(static_cast<unsigned char>(escaped[i])))
@@ -1300,7 +1299,6 @@ private:
     if (g_.rules[r].alternatives.empty())
       fail(path, "no number this grammar writes lies within its minimum and "
                  "maximum");
-    (void)hasLo;
     return Grammar::ref(r);
   }
 
@@ -1369,6 +1367,7 @@ private:
   Grammar g_;
   const Json *root_ = nullptr;
   int distributionDepth_ = 0;
+  std::map<std::string, std::shared_ptr<const CompiledGrammar>> patterns_;
   std::map<std::string, uint32_t> refs_;
   uint32_t fraction_ = 0;
   uint32_t ws_ = 0, char_ = 0, string_ = 0, number_ = 0, integer_ = 0,

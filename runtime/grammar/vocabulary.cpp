@@ -29,6 +29,17 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> tokenBytes)
   buildTrie();
 }
 
+const std::shared_ptr<const TokenVocabulary> &TokenVocabulary::ofBytes() {
+  static const std::shared_ptr<const TokenVocabulary> v = [] {
+    std::vector<std::string> bytes;
+    for (int b = 0; b < 256; ++b)
+      bytes.emplace_back(1, static_cast<char>(b));
+    bytes.emplace_back(); // kByteEos
+    return std::make_shared<const TokenVocabulary>(std::move(bytes));
+  }();
+  return v;
+}
+
 void TokenVocabulary::buildTrie() {
   std::vector<int32_t> order;
   for (int32_t id = 0; id < size(); ++id)

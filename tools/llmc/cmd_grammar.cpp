@@ -31,15 +31,6 @@ std::string readAll(const std::string &path) {
   return ss.str();
 }
 
-/// Bytes as tokens, EOS last.
-std::shared_ptr<const grammar::TokenVocabulary> byteVocabulary() {
-  std::vector<std::string> bytes;
-  for (int b = 0; b < 256; ++b)
-    bytes.emplace_back(1, static_cast<char>(b));
-  bytes.emplace_back();
-  return std::make_shared<grammar::TokenVocabulary>(std::move(bytes));
-}
-
 } // namespace
 
 Action addGrammar(CLI::App &app) {
@@ -63,7 +54,7 @@ Action addGrammar(CLI::App &app) {
         o->gbnf ? grammar::parseGbnf(source, o->grammar)
                 : grammar::grammarFromJsonSchema(source, o->grammar);
     auto compiled = std::make_shared<grammar::CompiledGrammar>(
-        std::move(g), byteVocabulary(), /*warmStates=*/0);
+        std::move(g), grammar::TokenVocabulary::ofBytes(), /*warmStates=*/0);
     std::printf("%s: compiles (%zu rules)\n", o->grammar.c_str(),
                 compiled->grammar().rules.size());
     int rc = 0;
@@ -79,7 +70,7 @@ Action addGrammar(CLI::App &app) {
         text = doc.dump(-1, ' ', false,
                         nlohmann::ordered_json::error_handler_t::replace);
       }
-      grammar::Matcher m(compiled, {256});
+      grammar::Matcher m(compiled, {grammar::TokenVocabulary::kByteEos});
       size_t at = 0;
       while (at < text.size() && m.accept(static_cast<unsigned char>(text[at])))
         ++at;

@@ -6,6 +6,7 @@
 #include "llmc/runtime/tool_grammar.h"
 #include "llmc/text/harmony.h"
 
+#include "../grammar/grammar_test_util.h"
 #include "../serve/byte_tokenizer.h"
 
 #include "llmc/grammar/matcher.h"
@@ -390,17 +391,7 @@ TEST(ReplyParser, ReasoningOnly) {
 
 /// Whether `g` accepts exactly `text`, byte by byte.
 bool accepts(const grammar::Grammar &g, const std::string &text) {
-  std::vector<std::string> bytes;
-  for (int b = 0; b < 256; ++b)
-    bytes.emplace_back(1, static_cast<char>(b));
-  bytes.emplace_back();
-  auto compiled = std::make_shared<grammar::CompiledGrammar>(
-      g, std::make_shared<grammar::TokenVocabulary>(std::move(bytes)), 16);
-  grammar::Matcher m(compiled, {256});
-  for (unsigned char c : text)
-    if (!m.accept(c))
-      return false;
-  return m.canEnd();
+  return grammar::test::matches(grammar::test::compileForBytes(g, 16), text);
 }
 
 TEST(ToolGrammar, AcceptsTheTemplatesCallsAndNothingElse) {

@@ -15,13 +15,9 @@ namespace llmc::grammar::test {
 
 /// Ids 0..255: one byte each; id 256: EOS (no bytes).
 inline std::shared_ptr<const TokenVocabulary> byteVocabulary() {
-  std::vector<std::string> bytes;
-  for (int b = 0; b < 256; ++b)
-    bytes.emplace_back(1, static_cast<char>(b));
-  bytes.emplace_back();
-  return std::make_shared<TokenVocabulary>(std::move(bytes));
+  return TokenVocabulary::ofBytes();
 }
-inline constexpr int32_t kByteEos = 256;
+inline constexpr int32_t kByteEos = TokenVocabulary::kByteEos;
 
 inline std::shared_ptr<const CompiledGrammar>
 compileForBytes(Grammar g, int64_t warm = 64) {

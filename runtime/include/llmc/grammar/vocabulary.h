@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,11 @@ public:
                   const std::vector<std::string> &markers = {});
   /// Straight from byte strings; "" marks an id a grammar never allows.
   explicit TokenVocabulary(std::vector<std::string> tokenBytes);
+  /// Ids 0..255 one byte each and kByteEos without bytes: text checked
+  /// against a grammar byte by byte (llmc grammar check, patternProperties'
+  /// names, tests). One shared instance.
+  static const std::shared_ptr<const TokenVocabulary> &ofBytes();
+  static constexpr int32_t kByteEos = 256;
 
   int32_t size() const { return static_cast<int32_t>(bytes_.size()); }
   const std::string &bytes(int32_t id) const {
