@@ -8,6 +8,7 @@
 // common reasons a schema is refused. It measures; it asserts nothing.
 //
 //   llmc_maskbench DATA_DIR [--limit N] [--failures] [--fail-on-invalid]
+//                  [--disable-additional-properties]
 //
 // --fail-on-invalid exits 1 when an invalid instance was accepted (the
 // soundness check ctest runs on test/data/maskbench-sample).
@@ -67,6 +68,7 @@ int main(int argc, char **argv) {
   }
   size_t limit = SIZE_MAX;
   bool showFailures = false, failOnInvalid = false;
+  grammar::JsonSchemaOptions options;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--limit" && i + 1 < argc)
@@ -75,6 +77,8 @@ int main(int argc, char **argv) {
       showFailures = true;
     else if (a == "--fail-on-invalid")
       failOnInvalid = true;
+    else if (a == "--disable-additional-properties")
+      options.strictObjects = true;
   }
   std::vector<std::filesystem::path> files;
   for (const auto &e : std::filesystem::directory_iterator(argv[1]))
@@ -103,7 +107,8 @@ int main(int argc, char **argv) {
     try {
       g = std::make_shared<grammar::CompiledGrammar>(
           grammar::grammarFromJsonSchema(file["schema"].dump(),
-                                         path.filename().string()),
+                                         path.filename().string(),
+                                         options),
           vocab, /*warmStates=*/0);
     } catch (const Error &e) {
       ++compileErrors;

@@ -64,8 +64,10 @@ Element callTail(Grammar &g, const text::ToolCallFormat &f,
             g.embed(tool.parameters.empty()
                         ? grammar::grammarForJson(/*objectOnly=*/true)
                         : grammar::grammarFromJsonSchema(
-                              tool.parameters, "tools[" + std::to_string(t) +
-                                                   "].function.parameters")));
+                              tool.parameters,
+                              "tools[" + std::to_string(t) +
+                                  "].function.parameters",
+                              req.schemaOptions)));
         break;
       }
       g.appendLiteral(s, f.literals[k + 1]);

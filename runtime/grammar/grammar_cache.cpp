@@ -9,10 +9,10 @@
 namespace llmc::grammar {
 
 Grammar grammarOf(SourceKind kind, const std::string &source,
-                  const std::string &origin) {
+                  const std::string &origin, const JsonSchemaOptions &options) {
   switch (kind) {
   case SourceKind::JsonSchema:
-    return grammarFromJsonSchema(source, origin);
+    return grammarFromJsonSchema(source, origin, options);
   case SourceKind::Gbnf:
     return parseGbnf(source, origin);
   case SourceKind::AnyJson:
@@ -25,9 +25,10 @@ Grammar grammarOf(SourceKind kind, const std::string &source,
 std::shared_ptr<const CompiledGrammar>
 compileGrammar(SourceKind kind, const std::string &source,
                const std::string &origin,
-               std::shared_ptr<const TokenVocabulary> vocabulary) {
-  return std::make_shared<CompiledGrammar>(grammarOf(kind, source, origin),
-                                           std::move(vocabulary));
+               std::shared_ptr<const TokenVocabulary> vocabulary,
+               const JsonSchemaOptions &options) {
+  return std::make_shared<CompiledGrammar>(
+      grammarOf(kind, source, origin, options), std::move(vocabulary));
 }
 
 GrammarCache::GrammarCache(std::shared_ptr<const TokenVocabulary> vocabulary,
@@ -55,15 +56,17 @@ void GrammarCache::insert(const std::string &key,
 
 std::shared_ptr<const CompiledGrammar>
 GrammarCache::get(SourceKind kind, const std::string &source,
-                  const std::string &origin) {
+                  const std::string &origin,
+                  const JsonSchemaOptions &options) {
   const std::string key =
-      std::to_string(static_cast<int>(kind)) + ":" +
+      std::to_string(static_cast<int>(kind)) +
+      (kind == SourceKind::JsonSchema && options.strictObjects ? "s:" : ":") +
       (kind == SourceKind::JsonSchema || kind == SourceKind::Gbnf ? source
                                                                   : "");
   if (auto hit = find(key))
     return hit;
   // Compiled outside the lock: other requests go on meanwhile.
-  auto compiled = compileGrammar(kind, source, origin, vocab_);
+  auto compiled = compileGrammar(kind, source, origin, vocab_, options);
   insert(key, compiled);
   return compiled;
 }

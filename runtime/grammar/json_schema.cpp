@@ -118,7 +118,8 @@ std::string ruleName(const std::string &path) {
 
 class Converter {
 public:
-  explicit Converter(const std::string &origin) : origin_(origin) {
+  Converter(const std::string &origin, const JsonSchemaOptions &options)
+      : origin_(origin), options_(options) {
     buildShared();
   }
 
@@ -325,9 +326,10 @@ private:
       return ref(s["$ref"], path + "/$ref");
     for (const char *k : {"anyOf", "oneOf"})
       if (s.contains(k)) {
-        const Json &branches = s[k];
-        if (!branches.is_array() || branches.empty())
+        if (!s[k].is_array() || s[k].empty())
           fail(path + "/" + k, "must be a non-empty array of schemas");
+        const Json branches =
+            k[0] == 'o' ? exclusiveBranches(s[k], path) : s[k];
         const uint32_t r = g_.freshRule(ruleName(path) + "-" + k);
         for (size_t i = 0; i < branches.size(); ++i)
           g_.addAlternative(r, {value(branches[i], path + "/" + k + "/" +
@@ -622,64 +624,160 @@ private:
     return out;
   }
 
-  /// Whether no document llmc generates for `a` also fits `b` (a proof
-  /// from types, constants and the keys a strict object may write; false
-  /// when unsure).
-  static bool disjoint(const Json &a, const Json &b) {
-    if (!a.is_object() || !b.is_object())
-      return false;
-    const auto ta = typesOf(a.value("type", Json())),
-               tb = typesOf(b.value("type", Json()));
-    if (!ta.empty() && !tb.empty()) {
-      bool overlap = false;
-      for (const std::string &x : ta)
-        for (const std::string &y : tb)
-          overlap = overlap || x == y || (x == "number" && y == "integer") ||
-                    (x == "integer" && y == "number");
-      if (!overlap)
-        return true;
+  /// `b` with top-level $ref and allOf merged in, for reasoning about
+  /// which documents it takes (false: none; unchanged when unmergeable).
+  Json shape(const Json &b, const std::string &path) const {
+    if (!b.is_object() || (!b.contains("$ref") && !b.contains("allOf")))
+      return b;
+    try {
+      std::optional<Json> m = merge(Json::object(), b, path, 0);
+      return m ? *m : Json(false);
+    } catch (const Error &) {
+      return b;
     }
+  }
+
+  /// The types of the values `s` lets through (validating, or, when
+  /// `generated`, as llmc writes them: keywords imply their type); empty:
+  /// any type.
+  static std::vector<std::string> typesTaken(const Json &s, bool generated) {
+    if (s.contains("type"))
+      return typesOf(s["type"]);
+    std::vector<std::string> out;
+    if (s.contains("const") || s.contains("enum")) {
+      const Json values =
+          s.contains("const") ? Json::array({s["const"]}) : s["enum"];
+      for (const Json &v : values)
+        for (const char *t : {"object", "array", "string", "integer",
+                              "number", "boolean", "null"})
+          if (hasType(v, t)) {
+            out.push_back(t);
+            break;
+          }
+      return out;
+    }
+    if (!generated)
+      return out;
+    for (const auto &[keys, type] :
+         {std::pair{&kObjectKeywords, "object"}, {&kArrayKeywords, "array"},
+          {&kStringKeywords, "string"}, {&kNumberKeywords, "number"}})
+      for (const std::string &k : *keys)
+        if (s.contains(k)) {
+          out.push_back(type);
+          break;
+        }
+    return out;
+  }
+
+  static bool typesMeet(const std::vector<std::string> &a,
+                        const std::vector<std::string> &b) {
+    if (a.empty() || b.empty())
+      return true;
+    for (const std::string &x : a)
+      for (const std::string &y : b)
+        if (x == y || (x == "number" && y == "integer") ||
+            (x == "integer" && y == "number"))
+          return true;
+    return false;
+  }
+
+  /// Whether no document llmc writes for `a` validates against `b` (a
+  /// proof from types, constants and object keys; false when unsure).
+  bool excludes(const Json &a, const Json &b, const std::string &path,
+                int depth = 0) const {
+    if (a.is_boolean() || b.is_boolean())
+      return (a.is_boolean() && !a.get<bool>()) ||
+             (b.is_boolean() && !b.get<bool>());
+    if (!a.is_object() || !b.is_object() || depth > 8)
+      return false;
+    const std::vector<std::string> ta = typesTaken(a, true);
+    if (!typesMeet(ta, typesTaken(b, false)))
+      return true;
     auto values = [](const Json &s) -> std::optional<Json> {
-      if (s.is_object() && s.contains("const"))
+      if (s.contains("const"))
         return Json::array({s["const"]});
-      if (s.is_object() && s.contains("enum") && s["enum"].is_array())
+      if (s.contains("enum") && s["enum"].is_array())
         return s["enum"];
       return std::nullopt;
     };
-    auto apart = [](const Json &x, const Json &y) {
-      for (const Json &v : x)
-        if (std::find(y.begin(), y.end(), v) != y.end())
-          return false;
-      return true;
-    };
-    if (auto va = values(a), vb = values(b); va && vb && apart(*va, *vb))
-      return true;
-    // A key one requires that the other, a strict object, cannot write;
-    // or a required key whose constants differ.
+    if (auto va = values(a), vb = values(b); va && vb) {
+      bool apart = true;
+      for (const Json &v : *va)
+        apart = apart && std::find(vb->begin(), vb->end(), v) == vb->end();
+      if (apart)
+        return true;
+    }
+    // Keys: only when everything `a` writes is an object.
+    for (const char *k : {"anyOf", "oneOf", "$ref", "allOf"})
+      if (a.contains(k))
+        return false;
+    if (ta != std::vector<std::string>{"object"})
+      return false;
     const Json none = Json::object();
-    for (const Json *x : {&a, &b}) {
-      const Json *y = x == &a ? &b : &a;
-      const Json &props = y->value("properties", none);
-      const bool strict = !y->contains("additionalProperties") ||
-                          (*y)["additionalProperties"] == false;
-      for (const Json &k : x->value("required", Json::array())) {
-        if (!k.is_string())
-          continue;
-        const std::string key = k.get<std::string>();
-        if (strict && !props.contains(key))
+    const Json &pa = a.value("properties", none), &pb = b.value("properties", none);
+    auto writes = [&](const std::string &k) {
+      if (pa.contains(k))
+        return !(pa[k].is_boolean() && !pa[k].get<bool>());
+      return allowsOtherKeys(a) || a.contains("patternProperties");
+    };
+    for (const Json &k : b.value("required", Json::array()))
+      if (k.is_string() && !writes(k.get<std::string>()))
+        return true;
+    for (const Json &k : a.value("required", Json::array())) {
+      if (!k.is_string() || !pa.contains(k.get<std::string>()))
+        continue;
+      const std::string key = k.get<std::string>();
+      if (pb.contains(key)) {
+        if (excludes(shape(pa[key], path), shape(pb[key], path), path,
+                     depth + 1))
           return true;
-        const Json &px = x->value("properties", none);
-        const Json yRequired = y->value("required", Json::array());
-        if (px.contains(key) && props.contains(key) &&
-            std::find(yRequired.begin(), yRequired.end(), k) !=
-                yRequired.end()) {
-          auto va = values(px[key]), vb = values(props[key]);
-          if (va && vb && apart(*va, *vb))
-            return true;
-        }
+      } else if (!allowsOtherKeys(b) && !b.contains("patternProperties")) {
+        return true;
       }
     }
     return false;
+  }
+
+  /// oneOf's branches made exclusive: a document llmc writes for one
+  /// validates against no other. Where no proof is found, a branch is
+  /// kept from writing a key another requires; else refused.
+  Json exclusiveBranches(const Json &branches, const std::string &path) {
+    // What each branch validates, and what llmc writes for it (narrowed).
+    std::vector<Json> valid, shapes;
+    std::vector<bool> changed(branches.size(), false);
+    for (const Json &b : branches)
+      valid.push_back(shape(b, path));
+    shapes = valid;
+    for (size_t i = 0; i < shapes.size(); ++i)
+      for (size_t j = 0; j < shapes.size(); ++j) {
+        if (i == j || excludes(shapes[i], valid[j], path))
+          continue;
+        Json &a = shapes[i];
+        bool separated = false;
+        if (a.is_object() &&
+            typesTaken(a, true) == std::vector<std::string>{"object"} &&
+            !a.contains("patternProperties") && valid[j].is_object())
+          for (const Json &k : valid[j].value("required", Json::array())) {
+            const Json mine = a.value("required", Json::array());
+            if (k.is_string() &&
+                std::find(mine.begin(), mine.end(), k) == mine.end()) {
+              a["properties"][k.get<std::string>()] = false;
+              changed[i] = separated = true;
+              break;
+            }
+          }
+        if (!separated || !excludes(shapes[i], valid[j], path))
+          fail(path + "/oneOf",
+               "branches " + std::to_string(i) + " and " + std::to_string(j) +
+                   " may both match one document (oneOf is generated only "
+                   "when its branches are disjoint: different types or "
+                   "constants, or keys one requires that the other cannot "
+                   "write)");
+      }
+    Json out = Json::array();
+    for (size_t i = 0; i < shapes.size(); ++i)
+      out.push_back(changed[i] ? shapes[i] : branches[i]);
+    return out;
   }
 
   std::optional<Json> mergeAll(Json acc, const Json &members,
@@ -724,15 +822,6 @@ private:
         for (const Json &b : branches)
           if (std::optional<Json> m = merge(rest, b, path + "/" + k, 0))
             kept.push_back(std::move(*m));
-        // oneOf is generated as anyOf: right only for disjoint branches.
-        if (k[0] == 'o')
-          for (size_t i = 0; i < kept.size(); ++i)
-            for (size_t j = i + 1; j < kept.size(); ++j)
-              if (!disjoint(kept[i], kept[j]))
-                fail(path, "'oneOf' with constraints beside it whose "
-                           "branches may overlap (" +
-                               std::to_string(i) + " and " + std::to_string(j) +
-                               ") is not supported");
         if (kept.empty())
           fail(path, "no branch of '" + std::string(k) +
                          "' fits the constraints beside it");
@@ -755,6 +844,16 @@ private:
       return *m;
     }
     return s;
+  }
+
+  /// Whether an object schema lets keys other than its listed ones be
+  /// written: additionalProperties absent allows them unless the schema
+  /// lists properties and the options ask for strict objects.
+  bool allowsOtherKeys(const Json &s) const {
+    if (!s.contains("additionalProperties"))
+      return !(options_.strictObjects && s.contains("properties"));
+    const Json &ap = s["additionalProperties"];
+    return !(ap.is_boolean() && !ap.get<bool>());
   }
 
   /// "name": a string other than any of `names` (additional properties).
@@ -852,11 +951,7 @@ private:
               std::optional<Json> m = merge(it.value(), p.value(), path, 0);
               it.value() = m ? *m : Json(false);
             }
-      const Json *ap = s.contains("additionalProperties")
-                           ? &s["additionalProperties"]
-                           : nullptr;
-      const bool extras = ap ? !(ap->is_boolean() && !ap->get<bool>())
-                             : !s.contains("properties");
+      const bool extras = allowsOtherKeys(s);
       if (extras && pp.size() == 1 && !listedMatch)
         keyPattern.emplace(pp.begin().key(), pp.begin().value());
       s.erase("patternProperties");
@@ -895,32 +990,29 @@ private:
             fail(at, "a required property whose schema is false");
           continue; // may never appear
         }
-        const uint32_t kv = g_.freshRule(ruleName(at) + "-kv");
-        Sequence seq;
-        appendLit(seq, Json(name).dump());
-        seq.push_back(Grammar::ref(ws_));
-        seq.push_back(g_.byte(':'));
-        seq.push_back(Grammar::ref(ws_));
-        seq.push_back(value(it.value(), at));
-        seq.push_back(Grammar::ref(ws_));
-        g_.addAlternative(kv, std::move(seq));
-        props.push_back({name, Grammar::ref(kv), req});
+        props.push_back({name, member(name, it.value(), at, false), req});
       }
     }
-    for (const std::string &r : required)
-      if (std::find(names.begin(), names.end(), r) == names.end())
-        fail(path + "/required",
-             "the required property '" + r +
-                 "' is not in 'properties' (not supported)");
-    // Additional members: absent means none when properties are listed
-    // (strict), any when they are not.
+    // A required key that is not listed is an other key, written last with
+    // additionalProperties' schema.
+    for (const std::string &r : required) {
+      if (std::find(names.begin(), names.end(), r) != names.end())
+        continue;
+      if (!allowsOtherKeys(s))
+        fail(path + "/required", "the required property '" + r +
+                                     "' may not be written: it is not in "
+                                     "'properties' and other keys are not "
+                                     "allowed");
+      const Json &ap = s.value("additionalProperties", Json(true));
+      const std::string at = path + "/required";
+      names.push_back(r);
+      props.push_back({r, member(r, ap, at, ap.is_boolean()), true});
+    }
     std::optional<Element> extra;
     const Json *ap = s.contains("additionalProperties")
                          ? &s["additionalProperties"]
                          : nullptr;
-    const bool extras =
-        ap ? !(ap->is_boolean() && !ap->get<bool>()) : !hasProperties;
-    if (extras) {
+    if (allowsOtherKeys(s)) {
       const Element v = ap && !ap->is_boolean()
                             ? value(*ap, path + "/additionalProperties")
                             : Grammar::ref(anyValue_);
@@ -995,6 +1087,15 @@ private:
         q.push_back(restFrom(i + 1, c + 1));
         g_.addAlternative(r, std::move(q));
       }
+      // Other keys may come before the next listed one (they never equal
+      // a listed name, so each member has one reading).
+      if (extra && room && viable(i, c + 1)) {
+        Sequence q;
+        sep(q);
+        q.push_back(*extra);
+        q.push_back(restFrom(i, c + 1));
+        g_.addAlternative(r, std::move(q));
+      }
       if (!props[i].required && viable(i + 1, c))
         g_.addAlternative(r, {restFrom(i + 1, c)});
       return Grammar::ref(r);
@@ -1006,6 +1107,22 @@ private:
     g_.addAlternative(
         r, {g_.byte('{'), Grammar::ref(ws_), restFrom(0, 0), g_.byte('}')});
     return Grammar::ref(r);
+  }
+
+  /// `"name": value` (then whitespace); anyValue: any value, whatever
+  /// `schema` says.
+  Element member(const std::string &name, const Json &schema,
+                 const std::string &at, bool anyValue) {
+    const uint32_t kv = g_.freshRule(ruleName(at) + "-kv");
+    Sequence seq;
+    appendLit(seq, Json(name).dump());
+    seq.push_back(Grammar::ref(ws_));
+    seq.push_back(g_.byte(':'));
+    seq.push_back(Grammar::ref(ws_));
+    seq.push_back(anyValue ? Grammar::ref(anyValue_) : value(schema, at));
+    seq.push_back(Grammar::ref(ws_));
+    g_.addAlternative(kv, std::move(seq));
+    return Grammar::ref(kv);
   }
 
   int64_t count(const Json &s, const char *key, const std::string &path,
@@ -1364,6 +1481,7 @@ private:
   }
 
   std::string origin_;
+  JsonSchemaOptions options_;
   Grammar g_;
   const Json *root_ = nullptr;
   int distributionDepth_ = 0;
@@ -1378,7 +1496,8 @@ private:
 } // namespace
 
 Grammar grammarFromJsonSchema(std::string_view schemaJson,
-                              const std::string &origin) {
+                              const std::string &origin,
+                              const JsonSchemaOptions &options) {
   Json schema;
   try {
     schema = Json::parse(schemaJson);
@@ -1387,14 +1506,14 @@ Grammar grammarFromJsonSchema(std::string_view schemaJson,
   }
   checkNesting(schema, origin);
   try {
-    return Converter(origin).schema(schema);
+    return Converter(origin, options).schema(schema);
   } catch (const Json::exception &e) { // e.g. a string that is not UTF-8
     throw Error(origin + ": " + e.what());
   }
 }
 
 Grammar grammarForJson(bool objectOnly) {
-  return Converter(objectOnly ? "json_object" : "json").any(objectOnly);
+  return Converter(objectOnly ? "json_object" : "json", {}).any(objectOnly);
 }
 
 } // namespace llmc::grammar

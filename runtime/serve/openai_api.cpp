@@ -249,6 +249,13 @@ std::vector<int32_t> completionPrompt(const json &body, const ModelInfo &m,
   badField("prompt", "a string or a list of token ids", p);
 }
 
+/// How schemas are read: `disable_additional_properties` (vLLM's name), else
+/// the server's default.
+grammar::JsonSchemaOptions schemaOptions(const json &body, const ModelInfo &m) {
+  return {.strictObjects = boolean(body, "disable_additional_properties",
+                                   m.strictObjects)};
+}
+
 /// The grammar of response_format or grammar; null for free text. With
 /// `reasoning` (the template has a reasoning block) the constraint applies
 /// after it.
@@ -280,14 +287,17 @@ structuredOutput(const json &body, const ModelInfo &m,
                      std::string("'") + field +
                          "' needs a tokenizer, and this model has none",
                      field);
+    const grammar::JsonSchemaOptions options = schemaOptions(body, m);
     if (!reasoning)
-      return m.grammars->get(source->kind, source->text, source->origin);
+      return m.grammars->get(source->kind, source->text, source->origin,
+                             options);
     const std::string key =
         "answer:" + std::to_string(reasoning->startsInReasoning) +
+        std::to_string(options.strictObjects) +
         std::to_string(static_cast<int>(source->kind)) + ":" + source->text;
     return m.grammars->get(key, [&] {
-      grammar::Grammar answer =
-          grammar::grammarOf(source->kind, source->text, source->origin);
+      grammar::Grammar answer = grammar::grammarOf(
+          source->kind, source->text, source->origin, options);
       return replyGrammar(*reasoning, nullptr, &answer);
     });
   } catch (const Error &e) {
@@ -656,6 +666,8 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
     json key = {constrained.startsInReasoning,
                 constrained.reasoning.has_value(),
                 tools->choice == ToolRequest::Choice::Auto, tools->parallel};
+    tools->schemaOptions = schemaOptions(body, m);
+    key.push_back(tools->schemaOptions.strictObjects);
     for (const ToolSpec &t : tools->tools)
       key.push_back({t.name, t.parameters});
     try {

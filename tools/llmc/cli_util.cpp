@@ -217,6 +217,10 @@ void addGrammarFlags(CLI::App &app, GrammarFlags &flags) {
                               "(OpenAI's {\"type\": \"json_object\"})");
   schema->excludes(gbnf)->excludes(object);
   gbnf->excludes(object);
+  app.add_flag("--disable-additional-properties", flags.strictObjects,
+               "JSON Schema: an object schema that lists properties but has no "
+      "additionalProperties takes only the listed keys (OpenAI's strict "
+      "mode); by default other keys are allowed, as JSON Schema says");
 }
 
 std::shared_ptr<const grammar::CompiledGrammar>
@@ -237,7 +241,8 @@ makeGrammar(const GrammarFlags &flags, const OpenedPlan &opened) {
     throw Error(flag + ": " + e.what());
   }
   return opened.grammars(flag).get(
-      schema ? SourceKind::JsonSchema : SourceKind::Gbnf, text, file);
+      schema ? SourceKind::JsonSchema : SourceKind::Gbnf, text, file,
+      {.strictObjects = flags.strictObjects});
 }
 
 std::string grammarStatsText(const grammar::CompiledGrammar &g) {

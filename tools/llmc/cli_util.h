@@ -94,6 +94,7 @@ OpenedPlan openPlan(const std::string &path);
 struct GrammarFlags {
   std::string jsonSchema, grammar;
   bool jsonObject = false;
+  bool strictObjects = false; // --disable-additional-properties
 };
 void addGrammarFlags(CLI::App &app, GrammarFlags &flags);
 /// The grammar the flags ask for (null: none). Errors name the file.

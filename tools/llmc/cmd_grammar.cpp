@@ -38,6 +38,7 @@ Action addGrammar(CLI::App &app) {
     std::string grammar;
     std::vector<std::string> documents;
     bool gbnf = false;
+    bool strictObjects = false;
   };
   auto o = std::make_shared<Options>();
   app.require_subcommand(1);
@@ -48,11 +49,16 @@ Action addGrammar(CLI::App &app) {
   check->add_option("DOCUMENT", o->documents,
                     "JSON documents to check (text files with --gbnf)");
   check->add_flag("--gbnf", o->gbnf, "GRAMMAR is GBNF, as llama.cpp's");
+  check->add_flag("--disable-additional-properties", o->strictObjects,
+                  "JSON Schema: an object schema that lists properties but has no "
+                  "additionalProperties takes only the listed keys (OpenAI's strict "
+                  "mode); by default other keys are allowed, as JSON Schema says");
   return [o]() -> int {
     const std::string source = readAll(o->grammar);
     grammar::Grammar g =
         o->gbnf ? grammar::parseGbnf(source, o->grammar)
-                : grammar::grammarFromJsonSchema(source, o->grammar);
+                : grammar::grammarFromJsonSchema(
+                      source, o->grammar, {.strictObjects = o->strictObjects});
     auto compiled = std::make_shared<grammar::CompiledGrammar>(
         std::move(g), grammar::TokenVocabulary::ofBytes(), /*warmStates=*/0);
     std::printf("%s: compiles (%zu rules)\n", o->grammar.c_str(),

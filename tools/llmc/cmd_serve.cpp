@@ -28,6 +28,7 @@ Action addServe(CLI::App &app) {
     std::string plan, modelName, chatTemplate,
         logLevel = "info", maxBodySize = "4MiB",
         reasoningField = "reasoning_content";
+    bool strictObjects = false;
     ServerOptions server;
     EngineFlags engine;
     ServingFlags serving;
@@ -58,6 +59,12 @@ Action addServe(CLI::App &app) {
                  "Where a reply's reasoning goes: reasoning_content "
                  "(default), reasoning (vLLM's newer name) or both")
       ->check(CLI::IsMember({"reasoning_content", "reasoning", "both"}));
+  app.add_flag("--disable-additional-properties", o->strictObjects,
+               "JSON Schema objects that list properties but have no "
+               "additionalProperties take only the listed keys (OpenAI's "
+               "strict mode); a request's disable_additional_properties "
+               "overrides it. Default: other keys allowed, as JSON Schema "
+               "says");
   app.add_option("--log-level", o->logLevel,
                  "info (default: one line per request), warn, error")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
@@ -149,6 +156,7 @@ Action addServe(CLI::App &app) {
       markers = chat->format().markers();
     if (opened.tokenizer)
       model.grammars = &opened.grammars("response_format", markers);
+    model.strictObjects = o->strictObjects;
     model.reasoningField = o->reasoningField == "reasoning"
                                ? api::ModelInfo::ReasoningField::Reasoning
                            : o->reasoningField == "both"

@@ -100,6 +100,7 @@ ScheduledRequest parseLine(const std::string &text, const OpenedPlan &opened,
                                 "stop",
                                 "ignore_eos",
                                 "response_format",
+                                "disable_additional_properties",
                                 "grammar"};
   for (const auto &[key, value] : line.items())
     if (std::find_if(std::begin(known), std::end(known), [&](const char *k) {
@@ -170,8 +171,16 @@ ScheduledRequest parseLine(const std::string &text, const OpenedPlan &opened,
     throw Error("give \"response_format\" or \"grammar\", not both");
   if (line.contains("response_format")) {
     auto source = grammar::parseResponseFormat(line["response_format"]);
+    grammar::JsonSchemaOptions options;
+    if (line.contains("disable_additional_properties")) {
+      if (!line["disable_additional_properties"].is_boolean())
+        bad("disable_additional_properties", "true or false",
+            line["disable_additional_properties"]);
+      options.strictObjects = line["disable_additional_properties"].get<bool>();
+    }
     o.grammar = source ? opened.grammars("\"response_format\"")
-                             .get(source->kind, source->text, source->origin)
+                             .get(source->kind, source->text, source->origin,
+                                  options)
                        : nullptr;
   }
   if (line.contains("grammar")) {

@@ -23,10 +23,9 @@ struct BatchDefaults {
 /// "prompt" (text) or "prompt_ids" (ids) and optionally max_new_tokens,
 /// temperature, top_k, top_p, min_p, repetition_penalty, presence_penalty,
 /// frequency_penalty, seed, stop (a list), ignore_eos, response_format
-/// (OpenAI's json_object / json_schema) and grammar (GBNF text). A
-/// malformed line is
-/// an error naming its line number and the field; the other requests still
-/// run. Returns the exit code (1 if any line failed).
+/// (OpenAI's json_object / json_schema; disable_additional_properties as the
+/// server's) and grammar (GBNF text). A malformed line is an error naming
+/// its line number and the field; the other requests still run. Returns the exit code (1 if any line failed).
 int runPromptsFile(const std::string &file, const OpenedPlan &opened,
                    const EngineFlags &engineFlags, const ServingFlags &serving,
                    const SpeculativeFlags &spec, const BatchDefaults &defaults,

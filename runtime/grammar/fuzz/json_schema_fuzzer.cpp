@@ -25,8 +25,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
   }();
   const std::string text(reinterpret_cast<const char *>(data), size);
   try {
+    // Both readings of objects without additionalProperties.
+    const llmc::grammar::JsonSchemaOptions options{.strictObjects =
+                                                       size % 2 == 1};
     auto g = std::make_shared<llmc::grammar::CompiledGrammar>(
-        llmc::grammar::grammarFromJsonSchema(text, "fuzz.json"), vocab, 16);
+        llmc::grammar::grammarFromJsonSchema(text, "fuzz.json", options), vocab,
+        16);
     llmc::grammar::Matcher m(g, {vocab->size() - 1});
     llmc::grammar::TokenMask mask(vocab->size());
     for (int i = 0; i < 32; ++i) {

@@ -17,13 +17,16 @@ namespace {
 using test::compileForBytes;
 using test::matches;
 
-std::shared_ptr<const CompiledGrammar> schema(const std::string &s) {
-  return compileForBytes(grammarFromJsonSchema(s, "schema.json"));
+std::shared_ptr<const CompiledGrammar> schema(const std::string &s,
+                                              JsonSchemaOptions options = {}) {
+  return compileForBytes(grammarFromJsonSchema(s, "schema.json", options));
 }
 
-std::string errorOf(const std::string &s) {
+const JsonSchemaOptions kStrict{.strictObjects = true};
+
+std::string errorOf(const std::string &s, JsonSchemaOptions options = {}) {
   try {
-    grammarFromJsonSchema(s, "schema.json");
+    grammarFromJsonSchema(s, "schema.json", options);
   } catch (const Error &e) {
     return e.what();
   }
@@ -34,7 +37,8 @@ TEST(JsonSchema, ObjectsInOrderWithOptionalProperties) {
   auto g = schema(R"({"type": "object",
       "properties": {"a": {"type": "integer"}, "b": {"type": "string"},
                      "c": {"type": "boolean"}},
-      "required": ["b"]})");
+      "required": ["b"]})",
+                  kStrict);
   for (const char *ok :
        {R"({"b": "x"})", R"({"a": 1, "b": "x"})", R"({"b": "x", "c": true})",
         R"({"a":-3,"b":"","c":false})", R"({ "b" : "x" })"})
@@ -44,6 +48,58 @@ TEST(JsonSchema, ObjectsInOrderWithOptionalProperties) {
         R"({"b": "x", "d": 1})", R"({"a": 1.5, "b": "x"})", R"( {"b": "x"})",
         R"({"b": "x"} )", "{  \"b\": \"x\"}", "{\n\"b\": \"x\"}"})
     EXPECT_FALSE(matches(g, bad)) << bad;
+}
+
+// Without additionalProperties, other keys are allowed (JSON Schema), before,
+// between and after the listed ones; strictObjects forbids them.
+TEST(JsonSchema, OtherKeysFollowJsonSchema) {
+  const char *s = R"({"type": "object",
+      "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+      "required": ["b", "id"]})";
+  auto g = schema(s);
+  for (const char *ok :
+       {R"({"b": "x", "id": 1})", R"({"x": [], "a": 1, "y": null, "b": "x", "id": 2})",
+        R"({"a": 1, "b": "x", "ab": 2, "id": 0})"})
+    EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char *bad :
+       {R"({"b": "x"})", R"({"b": "x", "id": 1, "a": 2})",
+        R"({"b": "x", "id": 1, "b": "y"})", R"({"a": "1", "b": "x", "id": 1})"})
+    EXPECT_FALSE(matches(g, bad)) << bad;
+  EXPECT_EQ(errorOf(s, kStrict),
+            "schema.json: at /required: the required property 'id' may not "
+            "be written: it is not in 'properties' and other keys are not "
+            "allowed");
+  auto strict = schema(R"({"properties": {"a": {}}})", kStrict);
+  EXPECT_TRUE(matches(strict, R"({"a": 1})"));
+  EXPECT_FALSE(matches(strict, R"({"a": 1, "b": 2})"));
+}
+
+// oneOf is generated only where a document cannot match two branches:
+// proven from types, constants or keys, or made so by keeping a branch from
+// writing a key another requires.
+TEST(JsonSchema, OneOfBranchesAreMadeExclusive) {
+  auto g = schema(R"({"type": "object", "properties": {"a": {}, "b": {}},
+                      "oneOf": [{"required": ["a"]}, {"required": ["b"]}]})");
+  for (const char *ok : {R"({"a": 1})", R"({"b": 1})", R"({"b": 1, "c": 2})"})
+    EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char *bad : {R"({"a": 1, "b": 2})", R"({"b": 2, "a": 1})",
+                          R"({"c": 1, "a": 2, "b": 3})", R"({})"})
+    EXPECT_FALSE(matches(g, bad)) << bad;
+  auto kinds = schema(R"({"oneOf": [
+      {"type": "object", "properties": {"kind": {"const": "circle"},
+                                        "r": {"type": "number"}},
+       "required": ["kind"]},
+      {"type": "object", "properties": {"kind": {"const": "square"}},
+       "required": ["kind"]}, {"type": "string"}]})");
+  EXPECT_TRUE(matches(kinds, R"({"kind": "circle", "r": 1, "x": 2})"));
+  EXPECT_TRUE(matches(kinds, R"({"kind": "square", "r": 1})"));
+  EXPECT_TRUE(matches(kinds, R"("s")"));
+  EXPECT_EQ(errorOf(R"({"oneOf": [{"type": "string"},
+                                   {"type": "string", "maxLength": 3}]})"),
+            "schema.json: at /oneOf: branches 0 and 1 may both match one "
+            "document (oneOf is generated only when its branches are "
+            "disjoint: different types or constants, or keys one requires "
+            "that the other cannot write)");
 }
 
 // Keywords llmc does not know are ignored at any depth, as the
@@ -335,7 +391,8 @@ TEST(JsonSchema, RandomWalksAreJsonOfTheSchemasShape) {
       "age": {"type": "integer"},
       "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 3},
       "kind": {"anyOf": [{"const": "x"}, {"type": "null"}]}},
-      "required": ["name", "tags"]})");
+      "required": ["name", "tags"]})",
+                  kStrict);
   sample::Rng rng(7);
   int finished = 0;
   for (int walk = 0; walk < 200; ++walk) {
@@ -398,10 +455,6 @@ TEST(JsonSchema, BadSchemasAreNamedErrors) {
   EXPECT_EQ(errorOf(R"j({"type": "string", "pattern": "(a)\\1"})j"),
             "schema.json: at /pattern: pattern /(a)\\1/ at offset 5: "
             "backreferences are not supported");
-  EXPECT_EQ(errorOf(R"({"type": "object", "properties": {"a": {}, "b": {}},
-                        "oneOf": [{"required": ["a"]}, {"required": ["b"]}]})"),
-            "schema.json: at /: 'oneOf' with constraints beside it whose "
-            "branches may overlap (0 and 1) is not supported");
   EXPECT_EQ(errorOf(R"({"allOf": [{"pattern": "a"}, {"pattern": "b"}]})"),
             "schema.json: at /allOf: allOf: 'pattern' differs between the "
             "schemas and cannot be merged");

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "llmc/grammar/json_schema.h"
 #include "llmc/grammar/matcher.h"
 
 #include <functional>
@@ -27,10 +28,11 @@ public:
                         size_t capacity = 32);
 
   /// The grammar of `source` (schema text, GBNF text; ignored for AnyJson
-  /// and JsonObject). Throws llmc::Error from the front end, its messages
-  /// starting with `origin`.
+  /// and JsonObject; `options` for schemas). Throws llmc::Error from the
+  /// front end, its messages starting with `origin`.
   std::shared_ptr<const CompiledGrammar>
-  get(SourceKind kind, const std::string &source, const std::string &origin);
+  get(SourceKind kind, const std::string &source, const std::string &origin,
+      const JsonSchemaOptions &options = {});
 
   /// A grammar built by `build` (a tool call's), cached under `key`.
   std::shared_ptr<const CompiledGrammar>
@@ -56,12 +58,14 @@ private:
 
 /// The grammar a source asks for (throws as get() does).
 Grammar grammarOf(SourceKind kind, const std::string &source,
-                  const std::string &origin);
+                  const std::string &origin,
+                  const JsonSchemaOptions &options = {});
 
 /// The grammar a source asks for, compiled over `vocabulary` (no cache).
 std::shared_ptr<const CompiledGrammar>
 compileGrammar(SourceKind kind, const std::string &source,
                const std::string &origin,
-               std::shared_ptr<const TokenVocabulary> vocabulary);
+               std::shared_ptr<const TokenVocabulary> vocabulary,
+               const JsonSchemaOptions &options = {});
 
 } // namespace llmc::grammar

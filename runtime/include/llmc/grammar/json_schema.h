@@ -15,14 +15,14 @@
 //
 // What is generated is a subset of what validates, chosen so that a model
 // cannot wander off:
-//  - properties come in the schema's order; optional ones may be left out;
-//    without additionalProperties no other key is written (OpenAI's strict
-//    mode); an object schema without properties allows any members;
+//  - properties come in the schema's order, optional ones may be left out;
+//    other keys (where the schema allows them) may come between them;
 //  - whitespace: between JSON tokens nothing or one space, never before
 //    the value or after it (compact: a model cannot stall in whitespace);
 //  - numbers: at most 16 integer digits, 16 fraction digits and a 2-digit
 //    exponent; integers have neither fraction nor exponent;
-//  - oneOf is generated as anyOf: right when its branches are disjoint.
+//  - oneOf: its branches proven disjoint, or made so (a branch may not
+//    write a key another branch requires), else refused.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -34,12 +34,21 @@
 
 namespace llmc::grammar {
 
+struct JsonSchemaOptions {
+  /// An object schema with properties but without additionalProperties
+  /// accepts only its listed keys (OpenAI's strict mode, XGrammar's
+  /// default). Off by default: JSON Schema allows other keys there, and a
+  /// document the user's validator accepts should be one llmc can write.
+  bool strictObjects = false;
+};
+
 /// `schemaJson` is the schema's text. Throws llmc::Error beginning with
 /// `origin` (a file name, or "response_format.json_schema.schema") and
 /// naming the keyword and its JSON pointer, e.g. "ORIGIN: at
 /// /properties/age: the keyword 'multipleOf' is not supported".
 Grammar grammarFromJsonSchema(std::string_view schemaJson,
-                              const std::string &origin);
+                              const std::string &origin,
+                              const JsonSchemaOptions &options = {});
 
 /// Any JSON value (objectOnly: any JSON object), with the whitespace rule
 /// above: the `--json` flag and {"type": "json_object"}.

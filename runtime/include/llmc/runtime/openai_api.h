@@ -57,6 +57,9 @@ struct ModelInfo {
   /// Compiles response_format / grammar (null: structured output is
   /// refused with a 400).
   grammar::GrammarCache *grammars = nullptr;
+  /// Schemas' objects without additionalProperties take only their listed
+  /// keys (--disable-additional-properties; a request may say otherwise).
+  bool strictObjects = false;
   /// gpt-oss's harmony format (the tokenizer has its markers and the chat
   /// template writes channels): chat replies are split into
   /// `reasoning_content` (the analysis channel) and `content`.

@@ -15,7 +15,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "llmc/grammar/grammar.h"
+#include "llmc/grammar/json_schema.h"
 #include "llmc/runtime/chat_format.h"
 
 #include <string>
@@ -33,6 +33,7 @@ struct ToolRequest {
   Choice choice = Choice::Auto;
   std::vector<ToolSpec> tools; // a named choice: only that one
   bool parallel = true;        // more than one call allowed
+  grammar::JsonSchemaOptions schemaOptions; // for the parameters
 };
 
 /// Throws llmc::Error naming `origin` + the tool's parameters for a schema
