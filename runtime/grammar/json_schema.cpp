@@ -931,11 +931,12 @@ private:
 
   Element object(const Json &schema, const std::string &path) {
     // patternProperties: a listed property whose name matches a pattern
-    // takes that pattern's schema too; other members are written only
-    // from a single pattern no listed name matches (a subset: with several
-    // patterns a key could match two).
+    // takes that pattern's schema too. Other members are written only when
+    // no listed name matches a pattern: a key matching any pattern, its
+    // value valid under every pattern's schema (a key may match several).
     Json s = schema;
-    std::optional<std::pair<std::string, Json>> keyPattern;
+    std::vector<std::string> keyPatterns;
+    Json keyValue;
     if (s.contains("patternProperties")) {
       const Json &pp = s["patternProperties"];
       if (!pp.is_object())
@@ -951,12 +952,22 @@ private:
               std::optional<Json> m = merge(it.value(), p.value(), path, 0);
               it.value() = m ? *m : Json(false);
             }
-      const bool extras = allowsOtherKeys(s);
-      if (extras && pp.size() == 1 && !listedMatch)
-        keyPattern.emplace(pp.begin().key(), pp.begin().value());
+      if (!listedMatch && !pp.empty()) {
+        std::optional<Json> all = pp.begin().value();
+        try {
+          for (auto p = std::next(pp.begin()); p != pp.end() && all; ++p)
+            all = merge(*all, p.value(), path + "/patternProperties", 0);
+        } catch (const Error &) {
+          all.reset(); // schemas that do not merge: no pattern members
+        }
+        if (all) {
+          for (auto p = pp.begin(); p != pp.end(); ++p)
+            keyPatterns.push_back(p.key());
+          keyValue = std::move(*all);
+        }
+      }
       s.erase("patternProperties");
-      if (extras)
-        s["additionalProperties"] = false; // only the pattern's members
+      s["additionalProperties"] = false; // only the pattern's members
     }
     struct Prop {
       std::string name;
@@ -965,13 +976,15 @@ private:
     };
     std::vector<Prop> props;
     std::set<std::string> required;
+    std::vector<std::string> requiredInOrder;
     if (s.contains("required")) {
       if (!s["required"].is_array())
         fail(path + "/required", "must be an array of property names");
       for (const Json &r : s["required"]) {
         if (!r.is_string())
           fail(path + "/required", "must be an array of property names");
-        required.insert(r.get<std::string>());
+        if (required.insert(r.get<std::string>()).second)
+          requiredInOrder.push_back(r.get<std::string>());
       }
     }
     std::vector<std::string> names;
@@ -995,7 +1008,7 @@ private:
     }
     // A required key that is not listed is an other key, written last with
     // additionalProperties' schema.
-    for (const std::string &r : required) {
+    for (const std::string &r : requiredInOrder) {
       if (std::find(names.begin(), names.end(), r) != names.end())
         continue;
       if (!allowsOtherKeys(s))
@@ -1022,16 +1035,17 @@ private:
                Grammar::ref(ws_), g_.byte(':'), Grammar::ref(ws_), v,
                Grammar::ref(ws_)});
       extra = Grammar::ref(kv);
-    } else if (keyPattern) {
-      const std::string at =
-          path + "/patternProperties/" + pointerToken(keyPattern->first);
+    } else if (!keyPatterns.empty()) {
+      const std::string at = path + "/patternProperties";
+      const uint32_t key = g_.freshRule(ruleName(at) + "-key");
+      for (const std::string &p : keyPatterns)
+        g_.addAlternative(key, {addRegex(g_, p, CharEncoding::JsonString,
+                                         origin_ + ": at " + at + "/" +
+                                             pointerToken(p))});
       const uint32_t kv = g_.freshRule(ruleName(path) + "-pattern-kv");
-      g_.addAlternative(
-          kv, {g_.byte('"'),
-               addRegex(g_, keyPattern->first, CharEncoding::JsonString,
-                        origin_ + ": at " + at),
-               g_.byte('"'), Grammar::ref(ws_), g_.byte(':'), Grammar::ref(ws_),
-               value(keyPattern->second, at), Grammar::ref(ws_)});
+      g_.addAlternative(kv, {g_.byte('"'), Grammar::ref(key), g_.byte('"'),
+                             Grammar::ref(ws_), g_.byte(':'), Grammar::ref(ws_),
+                             value(keyValue, at), Grammar::ref(ws_)});
       extra = Grammar::ref(kv);
     }
     // rest(i, c): the members from property i on, c written so far (no
