@@ -969,11 +969,6 @@ private:
       s.erase("patternProperties");
       s["additionalProperties"] = false; // only the pattern's members
     }
-    struct Prop {
-      std::string name;
-      Element kv;
-      bool required;
-    };
     std::vector<Prop> props;
     std::set<std::string> required;
     std::vector<std::string> requiredInOrder;
@@ -1055,6 +1050,10 @@ private:
     const int64_t maxP = count(s, "maxProperties", path, -1);
     if (maxP >= 0 && maxP < minP)
       fail(path, "maxProperties is below minProperties: nothing validates");
+    const std::string base = ruleName(path);
+    if (props.size() >= 2 && props.size() <= kAnyOrderProperties &&
+        minP == 0 && maxP < 0)
+      return anyOrder(props, extra, base);
     std::vector<int64_t> requiredFrom(props.size() + 1, 0);
     for (size_t i = props.size(); i-- > 0;)
       requiredFrom[i] = requiredFrom[i + 1] + (props[i].required ? 1 : 0);
@@ -1065,7 +1064,6 @@ private:
     };
     // Counts past the bounds behave alike (1 keeps "written" apart).
     const int64_t cap = std::max<int64_t>(maxP >= 0 ? maxP : minP, 1);
-    const std::string base = ruleName(path);
     std::map<std::pair<size_t, int64_t>, uint32_t> rest;
     std::function<Element(size_t, int64_t)> restFrom =
         [&](size_t i, int64_t c) -> Element {
@@ -1120,6 +1118,58 @@ private:
     const uint32_t r = g_.freshRule(base + "-object");
     g_.addAlternative(
         r, {g_.byte('{'), Grammar::ref(ws_), restFrom(0, 0), g_.byte('}')});
+    return Grammar::ref(r);
+  }
+
+  struct Prop {
+    std::string name;
+    Element kv; // "name": value
+    bool required;
+  };
+
+  /// Objects with at most this many listed properties take them in any
+  /// order (one rule per set of members written: 2^n rules); larger ones in
+  /// the schema's order.
+  static constexpr size_t kAnyOrderProperties = 8;
+
+  /// The members of an object in any order: each listed one at most once,
+  /// every required one, other keys (`extra`) anywhere.
+  Element anyOrder(const std::vector<Prop> &props,
+                   const std::optional<Element> &extra,
+                   const std::string &base) {
+    uint32_t requiredMask = 0;
+    for (size_t p = 0; p < props.size(); ++p)
+      if (props[p].required)
+        requiredMask |= 1u << p;
+    std::map<std::pair<uint32_t, bool>, uint32_t> rules;
+    std::function<Element(uint32_t, bool)> rest = [&](uint32_t written,
+                                                      bool any) -> Element {
+      if (auto it = rules.find({written, any}); it != rules.end())
+        return Grammar::ref(it->second);
+      const uint32_t r = g_.freshRule(base + "-members");
+      rules[{written, any}] = r;
+      auto member = [&](Element kv, uint32_t next) {
+        Sequence q;
+        if (any) {
+          q.push_back(g_.byte(','));
+          q.push_back(Grammar::ref(ws_));
+        }
+        q.push_back(kv);
+        q.push_back(rest(next, true));
+        g_.addAlternative(r, std::move(q));
+      };
+      for (size_t p = 0; p < props.size(); ++p)
+        if (!(written & (1u << p)))
+          member(props[p].kv, written | (1u << p));
+      if (extra)
+        member(*extra, written);
+      if ((written & requiredMask) == requiredMask)
+        g_.addAlternative(r, {});
+      return Grammar::ref(r);
+    };
+    const uint32_t r = g_.freshRule(base + "-object");
+    g_.addAlternative(
+        r, {g_.byte('{'), Grammar::ref(ws_), rest(0, false), g_.byte('}')});
     return Grammar::ref(r);
   }
 
