@@ -45,6 +45,11 @@ const std::set<std::string> kUnsupportedValidation = {"multipleOf",
                                                       "$dynamicRef",
                                                       "$recursiveRef"};
 
+// patternProperties every key matches (a search: ".*" matches the empty
+// prefix; keys llmc writes hold no line breaks).
+const std::set<std::string> kMatchAll = {"",     ".*",   "^.*",  ".*$",
+                                         "^.*$", "(.*)", "^(.*)$"};
+
 const std::set<std::string> kObjectKeywords = {
     "properties",    "required",      "patternProperties",
     "minProperties", "maxProperties", "additionalProperties"};
@@ -62,10 +67,31 @@ const char *const kDate =
     "(0[469]|11)-(0[1-9]|[12]\\d|30)|02-(0[1-9]|1\\d|2[0-8]))";
 const char *const kTime = "([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d{1,6})?"
                           "(Z|[+-]([01]\\d|2[0-3]):[0-5]\\d)";
-const char *const kHost =
-    "[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?)"
-    "{0,2}";
-const char *const kUriPath = "(/[A-Za-z0-9._~-]{0,24}){0,8}";
+// Up to four labels of up to 61 characters: always under 253.
+const char *const kHost = "[a-zA-Z0-9]([a-zA-Z0-9-]{0,59}[a-zA-Z0-9])?"
+                          "(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,59}[a-zA-Z0-9])?){0,3}";
+// RFC 3986's pieces (IPv6 literals left out).
+#define LLMC_PCT "%[0-9A-Fa-f]{2}"
+#define LLMC_PCHAR "([A-Za-z0-9._~!$&'()*+,;=:@-]|" LLMC_PCT ")"
+#define LLMC_AUTHORITY                                                         \
+  "//(([A-Za-z0-9._~!$&'()*+,;=:-]|" LLMC_PCT ")*@)?"                          \
+  "([A-Za-z0-9._~!$&'()*+,;=-]|" LLMC_PCT ")*(:[0-9]*)?(/" LLMC_PCHAR "*)*"
+#define LLMC_QUERY_FRAGMENT                                                    \
+  "(\\?([A-Za-z0-9._~!$&'()*+,;=:@/?-]|" LLMC_PCT ")*)?"                       \
+  "(#([A-Za-z0-9._~!$&'()*+,;=:@/?-]|" LLMC_PCT ")*)?"
+const char *const kUri =
+    "[A-Za-z][A-Za-z0-9+.-]*:(" LLMC_AUTHORITY "|/(" LLMC_PCHAR
+    "+(/" LLMC_PCHAR "*)*)?|" LLMC_PCHAR "+(/" LLMC_PCHAR
+    "*)*)?" LLMC_QUERY_FRAGMENT;
+// A relative reference's first segment holds no ':'.
+const char *const kRelativeRef =
+    "(" LLMC_AUTHORITY "|/(" LLMC_PCHAR "+(/" LLMC_PCHAR
+    "*)*)?|([A-Za-z0-9._~!$&'()*+,;=@-]|" LLMC_PCT ")+(/" LLMC_PCHAR
+    "*)*)?" LLMC_QUERY_FRAGMENT;
+#undef LLMC_PCT
+#undef LLMC_PCHAR
+#undef LLMC_AUTHORITY
+#undef LLMC_QUERY_FRAGMENT
 const std::map<std::string, std::string> kFormats = {
     {"date", std::string("^") + kDate + "$"},
     {"time", std::string("^") + kTime + "$"},
@@ -75,13 +101,10 @@ const std::map<std::string, std::string> kFormats = {
              "(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)$"},
     {"email", "^[a-zA-Z0-9_%+-]+(\\.[a-zA-Z0-9_%+-]+)*@"
               "([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?\\.)+[a-zA-Z]{2,}$"},
-    // Up to three labels of up to 22 characters: always under 253.
     {"hostname", std::string("^") + kHost + "$"},
     {"ipv6", "^([0-9a-f]{1,4}:){7}[0-9a-f]{1,4}$"},
-    // http(s) URLs of a host and an unescaped path: RFC 3986 URIs.
-    {"uri", std::string("^https?://") + kHost + kUriPath + "$"},
-    {"uri-reference", std::string("^(https?://") + kHost + kUriPath +
-                          "|/?[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+){0,8})$"},
+    {"uri", std::string("^") + kUri + "$"},
+    {"uri-reference", std::string("^(") + kUri + "|" + kRelativeRef + ")$"},
 };
 
 // The formats of the JSON Schema specification: one llmc does not
@@ -936,6 +959,7 @@ private:
     // value valid under every pattern's schema (a key may match several).
     Json s = schema;
     std::vector<std::string> keyPatterns;
+    bool matchAllKeys = false;
     Json keyValue;
     if (s.contains("patternProperties")) {
       const Json &pp = s["patternProperties"];
@@ -952,7 +976,12 @@ private:
               std::optional<Json> m = merge(it.value(), p.value(), path, 0);
               it.value() = m ? *m : Json(false);
             }
-      if (!listedMatch && !pp.empty()) {
+      // Patterns every key matches (".*") leave the listed names to their
+      // properties and take any other key.
+      matchAllKeys = true;
+      for (auto p = pp.begin(); p != pp.end(); ++p)
+        matchAllKeys = matchAllKeys && kMatchAll.count(p.key());
+      if ((!listedMatch || matchAllKeys) && !pp.empty()) {
         std::optional<Json> all = pp.begin().value();
         try {
           for (auto p = std::next(pp.begin()); p != pp.end() && all; ++p)
@@ -1032,15 +1061,21 @@ private:
       extra = Grammar::ref(kv);
     } else if (!keyPatterns.empty()) {
       const std::string at = path + "/patternProperties";
-      const uint32_t key = g_.freshRule(ruleName(at) + "-key");
-      for (const std::string &p : keyPatterns)
-        g_.addAlternative(key, {addRegex(g_, p, CharEncoding::JsonString,
+      Element key = names.empty() ? Grammar::ref(string_) : otherKey(names);
+      if (!matchAllKeys) {
+        const uint32_t k = g_.freshRule(ruleName(at) + "-key");
+        for (const std::string &p : keyPatterns)
+          g_.addAlternative(k, {g_.byte('"'),
+                                addRegex(g_, p, CharEncoding::JsonString,
                                          origin_ + ": at " + at + "/" +
-                                             pointerToken(p))});
+                                             pointerToken(p)),
+                                g_.byte('"')});
+        key = Grammar::ref(k);
+      }
       const uint32_t kv = g_.freshRule(ruleName(path) + "-pattern-kv");
-      g_.addAlternative(kv, {g_.byte('"'), Grammar::ref(key), g_.byte('"'),
-                             Grammar::ref(ws_), g_.byte(':'), Grammar::ref(ws_),
-                             value(keyValue, at), Grammar::ref(ws_)});
+      g_.addAlternative(kv, {key, Grammar::ref(ws_), g_.byte(':'),
+                             Grammar::ref(ws_), value(keyValue, at),
+                             Grammar::ref(ws_)});
       extra = Grammar::ref(kv);
     }
     // rest(i, c): the members from property i on, c written so far (no
@@ -1352,10 +1387,9 @@ private:
   }
 
   /// A number, or an integer within the schema's bounds. A number's bounds
-  /// must be whole (0, 100, -90, ...): then they bound its integer part,
-  /// and the numbers written are those without an exponent whose integer
-  /// part lies in range (a subset of what validates: 5.5 for maximum 5 is
-  /// never written, nor -0.5 when the bounds are -1 and 1).
+  /// must be whole (0, 100, -90, ...): the numbers written are those
+  /// without an exponent that lie in range (a subset of what validates:
+  /// 5.0 for maximum 5 is never written, nor 1e2 for minimum 0).
   Element number(const Json &schema, bool integer, const std::string &path) {
     // Draft 4's boolean exclusiveMinimum / exclusiveMaximum modify the
     // bound beside them.
@@ -1449,34 +1483,41 @@ private:
       hasHi = hiStrict = true, hi = bound("exclusiveMaximum");
     const uint32_t r = g_.freshRule(ruleName(path) + "-real");
     const Element frac = g_.repeat(Grammar::ref(fraction_), 0, 1);
-    auto piece = [&](bool negative, int64_t a, int64_t b, bool fraction) {
+    // "." then up to 16 digits, the last not 0: a fraction above zero.
+    const uint32_t positive = g_.freshRule("fraction-positive");
+    g_.addAlternative(positive,
+                      {g_.byte('.'), g_.repeat(g_.bytes(digits('0', '9')), 0, 15),
+                       g_.bytes(digits('1', '9'))});
+    auto piece = [&](bool negative, int64_t a, int64_t b, Element tail,
+                     bool hasTail) {
       if (a > b)
         return;
       Sequence seq;
       if (negative)
         seq.push_back(g_.byte('-'));
       seq.push_back(integerPart(a, std::min(b, kMax), ruleName(path) + "-int"));
-      if (fraction)
-        seq.push_back(frac);
+      if (hasTail)
+        seq.push_back(tail);
       g_.addAlternative(r, std::move(seq));
     };
-    // x >= 0: integer part I from the lower bound; x <= hi is I < hi with
-    // a fraction, or I == hi without one.
-    if (hi > 0 || (hi == 0 && !hiStrict)) {
-      const int64_t from = lo < 0 ? 0 : (loStrict ? lo + 1 : lo);
-      piece(false, from, hi - 1, true);
+    // Magnitudes u = I.F with lo <= u <= hi (0 <= lo; either bound strict):
+    // integer parts strictly inside with any fraction, I = lo with a
+    // fraction above zero when lo is strict, I = hi exactly.
+    auto magnitudes = [&](bool negative, int64_t lo, bool loStrict, int64_t hi,
+                          bool hiStrict) {
+      const int64_t from = loStrict ? lo + 1 : lo;
+      piece(negative, from, hi - 1, frac, true);
+      if (loStrict && lo < hi)
+        piece(negative, lo, lo, Grammar::ref(positive), true);
       if (!hiStrict)
-        piece(false, std::max(from, hi), hi, false);
-    }
-    // x < 0, written as -I.F: I.F <= -lo (or <), and I.F >= -hi (or >);
-    // a magnitude below 1 (-0.5) is not written.
-    if (lo < 0) {
-      const int64_t top = -lo;
-      const int64_t from = hi >= 0 ? 1 : (hiStrict ? -hi + 1 : -hi);
-      piece(true, from, top - 1, true);
-      if (!loStrict)
-        piece(true, std::max(from, top), top, false);
-    }
+        piece(negative, std::max(from, hi), hi, frac, false);
+    };
+    if (hi > 0 || (hi == 0 && !hiStrict))
+      magnitudes(false, std::max<int64_t>(lo, 0), lo >= 0 && loStrict, hi,
+                 hiStrict);
+    // x < 0, written as -u: u within -hi..-lo, and above zero.
+    if (lo < 0)
+      magnitudes(true, hi >= 0 ? 0 : -hi, hi >= 0 || hiStrict, -lo, loStrict);
     if (g_.rules[r].alternatives.empty())
       fail(path, "no number this grammar writes lies within its minimum and "
                  "maximum");

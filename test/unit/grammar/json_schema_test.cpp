@@ -191,6 +191,18 @@ TEST(JsonSchema, NumberBounds) {
   EXPECT_TRUE(matches(g, "0"));
   EXPECT_TRUE(matches(g, "-7.25"));
   EXPECT_FALSE(matches(g, "1"));
+  // Magnitudes below one, and strict bounds next to them.
+  g = schema(R"({"type": "array", "prefixItems": [
+      {"type": "number", "exclusiveMinimum": 0},
+      {"type": "number", "minimum": -1, "maximum": 1},
+      {"type": "number", "exclusiveMaximum": 0},
+      {"type": "number", "minimum": -10, "exclusiveMaximum": -2}]})");
+  for (const char *ok : {"[0.5,-0.5,-0.001,-2.5]", "[7,-0.25,-7,-2.0001]",
+                         "[0.01,1,-1,-10]"})
+    EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char *bad : {"[0,0,-1,-3]", "[0.0,0,-1,-3]", "[1,1.5,-1,-3]",
+                          "[1,0,0,-3]", "[1,0,-0.5,-2]", "[1,0,-1,-10.5]"})
+    EXPECT_FALSE(matches(g, bad)) << bad;
 }
 
 // Draft 4's tuples: items as a list, additionalItems for the rest.
@@ -224,6 +236,20 @@ TEST(JsonSchema, PatternProperties) {
   EXPECT_TRUE(matches(g, R"({"id":"a","num":2})"));
   EXPECT_FALSE(matches(g, R"({"id":"a","num":"2"})"));
   EXPECT_FALSE(matches(g, R"({"id":"a","nope":2})"));
+  // Pattern members whatever additionalProperties says; a key matching two
+  // patterns is valid under both schemas.
+  g = schema(R"({"type": "object", "additionalProperties": false,
+      "patternProperties": {"^[a-z]+$": {"type": "integer"},
+                            "^[a-z0-9]+$": {"minimum": 0}}})");
+  EXPECT_TRUE(matches(g, R"({"ab":1,"c9":2})"));
+  EXPECT_FALSE(matches(g, R"({"ab":-1})"));
+  EXPECT_FALSE(matches(g, R"({"A":1})"));
+  // ".*" takes every key but the listed ones.
+  g = schema(R"({"properties": {"n": {"type": "string"}},
+      "patternProperties": {".*": {"type": ["string", "boolean"]}}})");
+  EXPECT_TRUE(matches(g, R"({"a":true,"n":"x","b":"y"})"));
+  EXPECT_FALSE(matches(g, R"({"n":true})"));
+  EXPECT_FALSE(matches(g, R"({"a":1})"));
 }
 
 TEST(JsonSchema, MinAndMaxProperties) {
@@ -366,11 +392,18 @@ TEST(JsonSchema, StringsEscapesLengthsPatternsAndFormats) {
   EXPECT_TRUE(matches(email, R"("a.b+c@example.co")"));
   EXPECT_FALSE(matches(email, R"("a..b@example.co")"));
   auto uri = schema(R"({"type": "string", "format": "uri"})");
-  EXPECT_TRUE(matches(uri, R"("https://example.com/a/b.json")"));
+  for (const char *ok :
+       {R"("https://example.com/a/b.json")", R"("http://localhost:8086/x?q=1")",
+        R"("urn:isbn:0451450523")", R"("file:///etc/hosts")",
+        R"("https://en.wikipedia.org/wiki/A%E2%80%93B#top")"})
+    EXPECT_TRUE(matches(uri, ok)) << ok;
   EXPECT_FALSE(matches(uri, R"("example.com")"));
   EXPECT_FALSE(matches(uri, R"("https://exa mple.com")"));
+  EXPECT_FALSE(matches(uri, R"("http://x/%zz")"));
   auto ref = schema(R"({"type": "string", "format": "uri-reference"})");
   EXPECT_TRUE(matches(ref, R"("/docs/x.md")"));
+  EXPECT_TRUE(matches(ref, R"("../a/b?c#d")"));
+  EXPECT_FALSE(matches(ref, R"("a b")"));
   EXPECT_TRUE(matches(ref, R"("http://h/p")"));
   auto host = schema(R"({"type": "string", "format": "hostname"})");
   EXPECT_TRUE(matches(host, R"("api.example.org")"));
