@@ -7,14 +7,22 @@
 // (schema -> grammar -> ready matcher over a byte vocabulary) and the most
 // common reasons a schema is refused. It measures; it asserts nothing.
 //
+// With --tokenizer DIR it measures as MaskBench does: the grammar compiled
+// over that vocabulary (lazily: --warm-states 0 unless given), every test
+// instance tokenized, a mask computed before each token (timed), the token
+// checked against the mask and accepted; the table adds compile and mask
+// quantiles. One thread.
+//
 //   llmc_maskbench DATA_DIR [--limit N] [--failures] [--fail-on-invalid]
-//                  [--disable-additional-properties]
+//                  [--disable-additional-properties] [--tokenizer DIR]
+//                  [--warm-states N]
 //
 // --fail-on-invalid exits 1 when an invalid instance was accepted (the
 // soundness check ctest runs on test/data/maskbench-sample).
 #include "llmc/grammar/json_schema.h"
 #include "llmc/grammar/matcher.h"
 #include "llmc/support/error.h"
+#include "llmc/tokenizer/tokenizer.h"
 #include "quantile.h"
 
 #include <nlohmann/json.hpp>
@@ -44,6 +52,32 @@ bool accepts(const std::shared_ptr<const grammar::CompiledGrammar> &g,
   return m.canEnd();
 }
 
+double us(Clock::duration d) {
+  return std::chrono::duration<double, std::micro>(d).count();
+}
+
+/// MaskBench's walk: a mask before each token of `text` (timed into
+/// `maskUs`), the token checked against it, then accepted. Throws when
+/// the mask and accept() disagree (an engine bug, never a verdict).
+bool acceptsTokens(const std::shared_ptr<const grammar::CompiledGrammar> &g,
+                   const tok::Tokenizer &tokenizer, int32_t eos,
+                   const std::string &text, std::vector<double> &maskUs) {
+  grammar::Matcher m(g, {eos});
+  grammar::TokenMask mask(g->vocabulary().size());
+  for (int32_t t : tokenizer.encode(text, /*addSpecial=*/false)) {
+    const auto t0 = Clock::now();
+    m.fillMask(mask);
+    maskUs.push_back(us(Clock::now() - t0));
+    const bool allowed = mask.test(t);
+    if (m.accept(t) != allowed)
+      throw Error("the mask and accept() disagree on token " +
+                  std::to_string(t) + " of " + text);
+    if (!allowed)
+      return false;
+  }
+  return m.canEnd();
+}
+
 /// The refusal without the schema-specific part: "at /x/y: the keyword 'k'
 /// ..." -> "the keyword 'k' ...".
 std::string reason(std::string what) {
@@ -68,6 +102,8 @@ int main(int argc, char **argv) {
   }
   size_t limit = SIZE_MAX;
   bool showFailures = false, failOnInvalid = false;
+  std::string tokenizerDir;
+  int64_t warmStates = 0;
   grammar::JsonSchemaOptions options;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -79,6 +115,10 @@ int main(int argc, char **argv) {
       failOnInvalid = true;
     else if (a == "--disable-additional-properties")
       options.strictObjects = true;
+    else if (a == "--tokenizer" && i + 1 < argc)
+      tokenizerDir = argv[++i];
+    else if (a == "--warm-states" && i + 1 < argc)
+      warmStates = std::stol(argv[++i]);
   }
   std::vector<std::filesystem::path> files;
   for (const auto &e : std::filesystem::directory_iterator(argv[1]))
@@ -88,7 +128,19 @@ int main(int argc, char **argv) {
   if (files.size() > limit)
     files.resize(limit);
 
-  const auto &vocab = grammar::TokenVocabulary::ofBytes();
+  std::unique_ptr<tok::Tokenizer> tokenizer;
+  std::shared_ptr<const grammar::TokenVocabulary> vocab =
+      grammar::TokenVocabulary::ofBytes();
+  int32_t eos = grammar::TokenVocabulary::kByteEos;
+  if (!tokenizerDir.empty()) {
+    tokenizer = tok::loadTokenizer(tokenizerDir);
+    vocab = std::make_shared<grammar::TokenVocabulary>(*tokenizer,
+                                                       tokenizer->vocabSize());
+    eos = tokenizer->eos.value_or(-1);
+  }
+  std::vector<double> maskUs;
+  double slowest = 0;
+  std::string slowestFile;
   size_t passing = 0, compileErrors = 0, validationErrors = 0,
          invalidationErrors = 0, unreadable = 0;
   std::map<std::string, size_t> reasons;
@@ -109,7 +161,7 @@ int main(int argc, char **argv) {
           grammar::grammarFromJsonSchema(file["schema"].dump(),
                                          path.filename().string(),
                                          options),
-          vocab, /*warmStates=*/0);
+          vocab, warmStates);
     } catch (const Error &e) {
       ++compileErrors;
       ++reasons[reason(e.what())];
@@ -121,7 +173,14 @@ int main(int argc, char **argv) {
     for (const Json &t : file.value("tests", Json::array())) {
       const std::string doc =
           t["data"].dump(-1, ' ', false, Json::error_handler_t::replace);
-      const bool ok = accepts(g, doc);
+      const size_t before = maskUs.size();
+      const bool ok = tokenizer ? acceptsTokens(g, *tokenizer, eos, doc, maskUs)
+                                : accepts(g, doc);
+      for (size_t i = before; i < maskUs.size(); ++i)
+        if (maskUs[i] > slowest) {
+          slowest = maskUs[i];
+          slowestFile = path.filename().string();
+        }
       const bool valid = t.value("valid", false);
       if (valid && !ok) {
         validRejected = true;
@@ -145,11 +204,24 @@ int main(int argc, char **argv) {
   }
   std::printf("| schemas | passing | compile error | validation error (valid "
               "rejected) | invalidation error (invalid accepted) | compile "
-              "p50 / p99 us (byte vocabulary, no warm-up) |\n|---|---|---|---|"
-              "---|---|\n| %zu | %zu | %zu | %zu | %zu | %.0f / %.0f |\n",
+              "p50 / p99 us | mask p50 / p99 / p99.9 / max us |\n"
+              "|---|---|---|---|---|---|---|\n"
+              "| %zu | %zu | %zu | %zu | %zu | %.0f / %.0f | ",
               files.size() - unreadable, passing, compileErrors,
               validationErrors, invalidationErrors, quantile(compileUs, 0.5),
               quantile(compileUs, 0.99));
+  if (tokenizer)
+    std::printf("%.1f / %.0f / %.0f / %.0f |\n", quantile(maskUs, 0.5),
+                quantile(maskUs, 0.99), quantile(maskUs, 0.999),
+                quantile(maskUs, 1.0));
+  else
+    std::printf("- |\n");
+  std::printf("\nvocabulary: %s (%d tokens), warm-up %lld states, %zu masks\n",
+              tokenizer ? tokenizerDir.c_str() : "bytes", vocab->size(),
+              static_cast<long long>(warmStates), maskUs.size());
+  if (!slowestFile.empty())
+    std::printf("slowest mask: %.0f us, in %s\n", slowest,
+                slowestFile.c_str());
   std::vector<std::pair<size_t, std::string>> top;
   for (const auto &[r, n] : reasons)
     top.emplace_back(n, r);

@@ -67,7 +67,7 @@ Element callTail(Grammar &g, const text::ToolCallFormat &f,
                               tool.parameters,
                               "tools[" + std::to_string(t) +
                                   "].function.parameters",
-                              req.schemaOptions)));
+                              {.strictObjects = tool.strict})));
         break;
       }
       g.appendLiteral(s, f.literals[k + 1]);

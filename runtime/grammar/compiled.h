@@ -7,6 +7,7 @@
 
 #include <map>
 #include <mutex>
+#include <unordered_map>
 
 namespace llmc::grammar {
 
@@ -24,6 +25,22 @@ struct KeyMasks {
 using Key = std::vector<uint32_t>;
 inline constexpr uint32_t kEndsAtRoot = UINT32_MAX;
 
+/// What a key's masks depend on, whatever the grammar: the rest of each
+/// frame's sequence and every rule reachable from them within `horizon`
+/// bytes (the longest token), rules numbered in the order met, byte sets
+/// written out. False when that is too large to be worth sharing (the key
+/// is then computed per grammar).
+bool canonicalKey(const Program &program, const Key &key, uint32_t horizon,
+                  std::string &out);
+
+struct TokenVocabulary::SharedKeyMasks {
+  /// Entries stop being added past this many bytes of masks.
+  static constexpr size_t kMaxBytes = size_t(64) << 20;
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<const KeyMasks>> masks;
+  size_t bytes = 0;
+};
+
 /// The key of node `n` of `pda` and the node below it (kRoot when the
 /// stack ends within the key).
 Key keyOf(const Pda &pda, NodeId n, NodeId &outer);
@@ -36,11 +53,21 @@ struct CompiledGrammar::Impl {
   Program program;
   const TokenVocabulary &vocab;
   std::mutex mutex;
-  std::map<Key, std::unique_ptr<KeyMasks>> keys;
+  std::map<Key, std::shared_ptr<const KeyMasks>> keys;
   CompileStats stats;
 
 private:
-  std::unique_ptr<KeyMasks> compute(const Key &key) const;
+  /// Tokens leaving a key's top frames beyond which extend() is not worth
+  /// it (a frame most tokens leave: computed whole instead).
+  static constexpr size_t kMaxExtended = 8192;
+  /// The key's masks walking the vocabulary's trie.
+  std::shared_ptr<const KeyMasks> compute(const Key &key) const;
+  /// From the vocabulary's shared masks, computing them when absent.
+  std::shared_ptr<const KeyMasks>
+  shared(const Key &key, const std::string &canonical, bool &computed) const;
+  /// The masks of `key` from those of its top `depth` frames.
+  std::shared_ptr<const KeyMasks> extend(const KeyMasks &top, const Key &key,
+                                         size_t depth) const;
 };
 
 } // namespace llmc::grammar

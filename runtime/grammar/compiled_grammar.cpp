@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <set>
 
 namespace llmc::grammar {
 
@@ -41,7 +42,87 @@ Key keyOf(const Pda &pda, NodeId n, NodeId &outer) {
   }
 }
 
-std::unique_ptr<KeyMasks> CompiledGrammar::Impl::compute(const Key &key) const {
+bool canonicalKey(const Program &program, const Key &key, uint32_t horizon,
+                  std::string &out) {
+  // Beyond these the key is one grammar's own (a whole object's members):
+  // walking it per grammar costs less than writing it out.
+  constexpr size_t kMaxRules = 512, kMaxBytes = 8192;
+  out.clear();
+  // Rules by the fewest bytes before them, numbered in the order met: what
+  // lies past `horizon` bytes no token reaches, and is left out (a string
+  // of at most 200 characters reads the same as one of 300).
+  std::vector<uint32_t> order;
+  std::unordered_map<uint32_t, uint32_t> index;    // rule -> its number
+  std::vector<uint32_t> distance;                  // by number
+  std::set<std::pair<uint32_t, uint32_t>> pending; // (distance, number)
+  std::unordered_map<uint32_t, uint32_t> setIndex; // set -> its number
+  auto put32 = [&](uint32_t v) { out.append(reinterpret_cast<char *>(&v), 4); };
+  auto sequence = [&](uint32_t p, uint64_t at) {
+    for (;; ++p) {
+      const Program::Pos &pos = program.pos[p];
+      if (pos.kind == Program::End || out.size() > kMaxBytes) {
+        out += 'E';
+        return;
+      }
+      if (at > horizon) {
+        out += 'X';
+        return;
+      }
+      if (pos.kind == Program::Bytes) {
+        // A set's bits at its first use, its number after.
+        auto [it, fresh] = setIndex.try_emplace(
+            pos.arg, static_cast<uint32_t>(setIndex.size()));
+        out += fresh ? 'b' : 's';
+        if (fresh)
+          out.append(reinterpret_cast<const char *>(&program.sets[pos.arg]),
+                     sizeof(ByteSet)); // compared within this process only
+        else
+          put32(it->second);
+        ++at;
+        continue;
+      }
+      auto [it, fresh] =
+          index.try_emplace(pos.arg, static_cast<uint32_t>(order.size()));
+      const uint32_t d = static_cast<uint32_t>(at);
+      if (fresh) {
+        order.push_back(pos.arg);
+        distance.push_back(d);
+        pending.emplace(d, it->second);
+      } else if (d < distance[it->second] &&
+                 pending.erase({distance[it->second], it->second})) {
+        distance[it->second] = d;
+        pending.emplace(d, it->second);
+      }
+      out += 'r';
+      put32(it->second);
+      at += program.minBytes[pos.arg];
+    }
+  };
+  uint64_t at = 0;
+  for (uint32_t p : key) {
+    if (p == kEndsAtRoot) {
+      out += 'R';
+      continue;
+    }
+    out += 'F';
+    sequence(p, at);
+    at = std::min<uint64_t>(at + program.minBytesFrom(p), UINT32_MAX);
+  }
+  while (!pending.empty()) {
+    if (order.size() > kMaxRules || out.size() > kMaxBytes)
+      return false;
+    const auto [d, number] = *pending.begin();
+    pending.erase(pending.begin());
+    out += 'A';
+    put32(number);
+    for (uint32_t start : program.ruleStarts[order[number]])
+      sequence(start, d);
+  }
+  return out.size() <= kMaxBytes;
+}
+
+std::shared_ptr<const KeyMasks>
+CompiledGrammar::Impl::compute(const Key &key) const {
   Pda pda(program);
   const bool atRoot = key.back() == kEndsAtRoot;
   const size_t frames = key.size() - (atRoot ? 1 : 0);
@@ -54,6 +135,31 @@ std::unique_ptr<KeyMasks> CompiledGrammar::Impl::compute(const Key &key) const {
   at[0] = pda.stateOfTerminals({n});
   std::vector<int32_t> accepted;
   std::vector<std::pair<int32_t, uint32_t>> uncertain;
+  const auto &below = vocab.bytesBelow();
+  // Per state, the bytes that lead back to it (computed for states with
+  // large subtrees under them only: 256 transitions each).
+  std::vector<TokenVocabulary::ByteBits> loops;
+  std::vector<char> looped;
+  auto loopsOf = [&](StateId s) -> const TokenVocabulary::ByteBits & {
+    if (looped.size() <= s) {
+      looped.resize(s + 1, 0);
+      loops.resize(s + 1);
+    }
+    if (!looped[s]) {
+      TokenVocabulary::ByteBits bits{};
+      for (unsigned b = 0; b < 256; ++b)
+        if (pda.next(s, static_cast<uint8_t>(b)) == s)
+          bits[b >> 6] |= uint64_t(1) << (b & 63);
+      if (looped.size() <= s) {
+        looped.resize(s + 1, 0);
+        loops.resize(s + 1);
+      }
+      loops[s] = bits;
+      looped[s] = 1;
+    }
+    return loops[s];
+  };
+  constexpr uint32_t kLoopCheckNodes = 32;
   for (size_t i = 0; i < trie.size();) {
     const TokenVocabulary::TrieNode &t = trie[i];
     const StateId s = pda.next(at[t.depth - 1], t.byte);
@@ -62,6 +168,19 @@ std::unique_ptr<KeyMasks> CompiledGrammar::Impl::compute(const Key &key) const {
       continue;
     }
     at[t.depth] = s;
+    // Every byte below loops back to s: all those tokens end in s.
+    if (t.subtreeEnd - i >= kLoopCheckNodes && !pda.state(s).exited) {
+      const TokenVocabulary::ByteBits &l = loopsOf(s);
+      const TokenVocabulary::ByteBits &b = below[i];
+      if (!(b[0] & ~l[0]) && !(b[1] & ~l[1]) && !(b[2] & ~l[2]) &&
+          !(b[3] & ~l[3])) {
+        for (uint32_t k = t.tokenBegin; k < trie[t.subtreeEnd - 1].tokenEnd;
+             ++k)
+          accepted.push_back(trieTokens[k]);
+        i = t.subtreeEnd;
+        continue;
+      }
+    }
     for (uint32_t k = t.tokenBegin; k < t.tokenEnd; ++k)
       accepted.push_back(trieTokens[k]);
     const Pda::State &st = pda.state(s);
@@ -70,13 +189,86 @@ std::unique_ptr<KeyMasks> CompiledGrammar::Impl::compute(const Key &key) const {
         uncertain.emplace_back(trieTokens[k], t.depth);
     i = st.nodes.empty() ? t.subtreeEnd : i + 1;
   }
-  auto m = std::make_unique<KeyMasks>();
+  auto m = std::make_shared<KeyMasks>();
   const int32_t V = vocab.size();
   TokenMask bits(V);
   for (int32_t id : accepted)
     bits.set(id);
   std::erase_if(uncertain, [&](const auto &u) { return bits.test(u.first); });
   m->uncertain = std::move(uncertain);
+  if (static_cast<int64_t>(accepted.size()) * 32 > V)
+    m->acceptedBits = std::move(bits.words());
+  else
+    m->acceptedList = std::move(accepted);
+  return m;
+}
+
+std::shared_ptr<const KeyMasks>
+CompiledGrammar::Impl::shared(const Key &key, const std::string &canonical,
+                              bool &computed) const {
+  TokenVocabulary::SharedKeyMasks &cache = vocab.sharedKeyMasks();
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    auto it = cache.masks.find(canonical);
+    if (it != cache.masks.end())
+      return it->second;
+  }
+  // Computed outside the locks: another thread may do the same key at
+  // once; the first to insert wins and both answers are equal.
+  std::shared_ptr<const KeyMasks> m = compute(key);
+  computed = true;
+  const size_t bytes = canonical.size() +
+                       m->acceptedBits.size() * sizeof(uint64_t) +
+                       m->acceptedList.size() * sizeof(int32_t) +
+                       m->uncertain.size() * 8;
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  if (cache.bytes + bytes <= TokenVocabulary::SharedKeyMasks::kMaxBytes &&
+      cache.masks.emplace(canonical, m).second)
+    cache.bytes += bytes;
+  return m;
+}
+
+std::shared_ptr<const KeyMasks>
+CompiledGrammar::Impl::extend(const KeyMasks &top, const Key &key,
+                              size_t depth) const {
+  Pda pda(program);
+  const bool atRoot = key.back() == kEndsAtRoot;
+  const size_t frames = key.size() - (atRoot ? 1 : 0);
+  NodeId n = atRoot ? Pda::kRoot : Pda::kOut;
+  for (size_t j = frames; j-- > depth;)
+    n = pda.node(key[j], n);
+  const StateId from = pda.stateOf(n);
+  auto m = std::make_shared<KeyMasks>();
+  const int32_t V = vocab.size();
+  TokenMask bits(V);
+  std::vector<int32_t> accepted;
+  auto accept = [&](int32_t id) {
+    if (!bits.test(id)) {
+      bits.set(id);
+      accepted.push_back(id);
+    }
+  };
+  if (!top.acceptedBits.empty()) {
+    bits.words() = top.acceptedBits;
+    for (int32_t id = 0; id < V; ++id)
+      if (bits.test(id))
+        accepted.push_back(id);
+  }
+  for (int32_t id : top.acceptedList)
+    accept(id);
+  // A token that left the top frames goes on in the frames below them.
+  for (const auto &[id, offset] : top.uncertain) {
+    const std::string &b = vocab.bytes(id);
+    StateId s = from;
+    for (size_t i = offset; i < b.size() && s != Pda::kDead; ++i) {
+      if (pda.state(s).exited)
+        m->uncertain.emplace_back(id, static_cast<uint32_t>(i));
+      s = pda.next(s, static_cast<uint8_t>(b[i]));
+    }
+    if (s != Pda::kDead)
+      accept(id);
+  }
+  std::erase_if(m->uncertain, [&](const auto &u) { return bits.test(u.first); });
   if (static_cast<int64_t>(accepted.size()) * 32 > V)
     m->acceptedBits = std::move(bits.words());
   else
@@ -91,13 +283,39 @@ const KeyMasks &CompiledGrammar::Impl::masksFor(const Key &key) {
     if (it != keys.end())
       return *it->second;
   }
-  // Computed outside the lock: another thread may do the same key at once;
-  // the first to insert wins and both answers are equal.
-  std::unique_ptr<KeyMasks> m = compute(key);
+  // Another grammar over this vocabulary may have met the same key, or
+  // its top frames (a string's content inside a schema's own object): then
+  // only the tokens leaving those frames are walked here.
+  std::shared_ptr<const KeyMasks> m;
+  bool computed = false;
+  std::string canonical;
+  const bool atRoot = key.back() == kEndsAtRoot;
+  const size_t frames = key.size() - (atRoot ? 1 : 0);
+  // The top frames up to the first below the top that needs another byte
+  // to end (a string's closing quote): what most keys share.
+  size_t depth = 2;
+  while (depth < frames && program.minBytesFrom(key[depth - 1]) == 0)
+    ++depth;
+  const Key top = depth >= frames
+                      ? key
+                      : Key(key.begin(),
+                            key.begin() + static_cast<std::ptrdiff_t>(depth));
+  const uint32_t horizon = static_cast<uint32_t>(vocab.maxTokenBytes());
+  if (canonicalKey(program, top, horizon, canonical)) {
+    std::shared_ptr<const KeyMasks> t = shared(top, canonical, computed);
+    if (top.size() == key.size())
+      m = std::move(t);
+    else if (t->uncertain.size() <= kMaxExtended)
+      m = extend(*t, key, depth);
+  }
+  if (!m) {
+    m = compute(key);
+    computed = true;
+  }
   std::lock_guard<std::mutex> lock(mutex);
   auto [it, fresh] = keys.try_emplace(key, std::move(m));
   if (fresh) {
-    ++stats.keys;
+    ++(computed ? stats.keys : stats.sharedKeys);
     stats.uncertainTokens += static_cast<int64_t>(it->second->uncertain.size());
   }
   return *it->second;

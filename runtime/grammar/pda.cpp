@@ -14,6 +14,34 @@ Program::Program(const Grammar &g)
         pos.push_back({e.kind == Element::Bytes ? Bytes : Rule, e.index, r});
       pos.push_back({End, 0, r});
     }
+  // Shortest derivations, to a fixed point; passes alternate direction
+  // (a rule mostly refers to rules made just before or after it).
+  minBytes.assign(g.rules.size(), kUnbounded);
+  const uint32_t n = static_cast<uint32_t>(g.rules.size());
+  for (bool changed = true, forward = true; changed; forward = !forward) {
+    changed = false;
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t r = forward ? i : n - 1 - i;
+      for (uint32_t start : ruleStarts[r]) {
+        const uint32_t m = minBytesFrom(start);
+        if (m < minBytes[r]) {
+          minBytes[r] = m;
+          changed = true;
+        }
+      }
+    }
+  }
+}
+
+uint32_t Program::minBytesFrom(uint32_t p) const {
+  uint64_t n = 0;
+  for (; pos[p].kind != End; ++p) {
+    const uint32_t e = pos[p].kind == Bytes ? 1 : minBytes[pos[p].arg];
+    if (e == kUnbounded)
+      return kUnbounded;
+    n += e;
+  }
+  return static_cast<uint32_t>(std::min<uint64_t>(n, kUnbounded - 1));
 }
 
 Pda::Pda(const Program &program) : p_(program) {

@@ -44,6 +44,11 @@ public:
   std::vector<std::vector<uint32_t>> ruleStarts; // first position of each alt
   std::vector<ByteSet> sets;
   uint32_t root;
+  /// The fewest bytes each rule derives (kUnbounded: none).
+  static constexpr uint32_t kUnbounded = UINT32_MAX;
+  std::vector<uint32_t> minBytes;
+  /// The fewest bytes from position p to the end of its sequence.
+  uint32_t minBytesFrom(uint32_t p) const;
 };
 
 using NodeId = uint32_t;

@@ -1,6 +1,8 @@
 //===- vocabulary.cpp - Token bytes and their trie ------------------------===//
 #include "llmc/grammar/vocabulary.h"
 
+#include "compiled.h"
+
 #include "llmc/tokenizer/tokenizer.h"
 
 #include <algorithm>
@@ -22,11 +24,13 @@ TokenVocabulary::TokenVocabulary(const tok::Tokenizer &tokenizer,
     if (!tokenizer.isSpecial(id) || inMarkers(tokenizer.tokenBytes(id)))
       bytes_[static_cast<size_t>(id)] = tokenizer.tokenBytes(id);
   buildTrie();
+  shared_ = std::make_shared<SharedKeyMasks>();
 }
 
 TokenVocabulary::TokenVocabulary(std::vector<std::string> tokenBytes)
     : bytes_(std::move(tokenBytes)) {
   buildTrie();
+  shared_ = std::make_shared<SharedKeyMasks>();
 }
 
 const std::shared_ptr<const TokenVocabulary> &TokenVocabulary::ofBytes() {
@@ -83,6 +87,13 @@ void TokenVocabulary::buildTrie() {
     prev = &b;
   }
   close(0);
+  below_.assign(trie_.size(), ByteBits{});
+  for (size_t i = trie_.size(); i-- > 0;)
+    for (size_t j = i + 1; j < trie_[i].subtreeEnd; j = trie_[j].subtreeEnd) {
+      for (size_t w = 0; w < 4; ++w)
+        below_[i][w] |= below_[j][w];
+      below_[i][trie_[j].byte >> 6] |= uint64_t(1) << (trie_[j].byte & 63);
+    }
 }
 
 } // namespace llmc::grammar

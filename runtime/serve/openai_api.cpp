@@ -250,10 +250,11 @@ std::vector<int32_t> completionPrompt(const json &body, const ModelInfo &m,
 }
 
 /// How schemas are read: `disable_additional_properties` (vLLM's name), else
-/// the server's default.
-grammar::JsonSchemaOptions schemaOptions(const json &body, const ModelInfo &m) {
+/// strict objects under OpenAI's `strict: true` or the server's default.
+grammar::JsonSchemaOptions schemaOptions(const json &body, const ModelInfo &m,
+                                         bool strict) {
   return {.strictObjects = boolean(body, "disable_additional_properties",
-                                   m.strictObjects)};
+                                   strict || m.strictObjects)};
 }
 
 /// The grammar of response_format or grammar; null for free text. With
@@ -287,7 +288,8 @@ structuredOutput(const json &body, const ModelInfo &m,
                      std::string("'") + field +
                          "' needs a tokenizer, and this model has none",
                      field);
-    const grammar::JsonSchemaOptions options = schemaOptions(body, m);
+    const grammar::JsonSchemaOptions options =
+        schemaOptions(body, m, source->strict);
     if (!reasoning)
       return m.grammars->get(source->kind, source->text, source->origin,
                              options);
@@ -386,6 +388,11 @@ std::optional<ToolRequest> checkTools(const json &body) {
                    fn["parameters"]);
         grammar::checkNesting(fn["parameters"], where + ".function.parameters");
         spec.parameters = fn["parameters"].dump();
+      }
+      if (has(fn, "strict")) {
+        if (!fn["strict"].is_boolean())
+          badField(where + ".function.strict", "true or false", fn["strict"]);
+        spec.strict = fn["strict"].get<bool>();
       }
       req.tools.push_back(std::move(spec));
     }
@@ -666,10 +673,10 @@ ParsedRequest parseRequest(Endpoint endpoint, const std::string &text,
     json key = {constrained.startsInReasoning,
                 constrained.reasoning.has_value(),
                 tools->choice == ToolRequest::Choice::Auto, tools->parallel};
-    tools->schemaOptions = schemaOptions(body, m);
-    key.push_back(tools->schemaOptions.strictObjects);
-    for (const ToolSpec &t : tools->tools)
-      key.push_back({t.name, t.parameters});
+    for (ToolSpec &t : tools->tools) {
+      t.strict = schemaOptions(body, m, t.strict).strictObjects;
+      key.push_back({t.name, t.parameters, t.strict});
+    }
     try {
       o.grammar = m.grammars->get("tools:" + key.dump(), [&] {
         return replyGrammar(constrained, &*tools, nullptr);

@@ -171,7 +171,8 @@ ScheduledRequest parseLine(const std::string &text, const OpenedPlan &opened,
     throw Error("give \"response_format\" or \"grammar\", not both");
   if (line.contains("response_format")) {
     auto source = grammar::parseResponseFormat(line["response_format"]);
-    grammar::JsonSchemaOptions options;
+    grammar::JsonSchemaOptions options{.strictObjects =
+                                           source && source->strict};
     if (line.contains("disable_additional_properties")) {
       if (!line["disable_additional_properties"].is_boolean())
         bad("disable_additional_properties", "true or false",

@@ -383,6 +383,50 @@ TEST_F(OpenAiApiTools, CallsParsedWholeAndStreamed) {
   EXPECT_EQ(finish, "tool_calls");
 }
 
+// Other keys: allowed where the schema says nothing (JSON Schema); strict
+// objects under OpenAI's strict mode, disable_additional_properties or the
+// server's default.
+TEST_F(OpenAiApiTools, StrictObjectsByRequestAndServer) {
+  auto accepts = [&](const std::string &body, const ModelInfo &m,
+                     const std::string &text) {
+    ParsedRequest r = parseRequest(Endpoint::Completions, body, m);
+    EXPECT_TRUE(r.options.grammar);
+    grammar::Matcher matcher(r.options.grammar, {});
+    for (unsigned char c : text)
+      if (!matcher.accept(c))
+        return false;
+    return matcher.canEnd();
+  };
+  auto ask = [](const std::string &jsonSchemaExtra,
+                const std::string &bodyExtra) {
+    return R"({"prompt": "x", "response_format": {"type": "json_schema",
+        "json_schema": {"name": "p", "schema": {"type": "object",
+        "properties": {"a": {"type": "integer"}}})" +
+           jsonSchemaExtra + "}}" + bodyExtra + "}";
+  };
+  const std::string extra = R"({"a":1,"b":2})", listed = R"({"a":1})";
+  EXPECT_TRUE(accepts(ask("", ""), toolModel, extra));
+  EXPECT_FALSE(accepts(ask(R"(, "strict": true)", ""), toolModel, extra));
+  EXPECT_TRUE(accepts(ask(R"(, "strict": true)", ""), toolModel, listed));
+  EXPECT_FALSE(accepts(ask("", R"(, "disable_additional_properties": true)"),
+                       toolModel, extra));
+  EXPECT_TRUE(accepts(ask(R"(, "strict": true)",
+                          R"(, "disable_additional_properties": false)"),
+                      toolModel, extra));
+  ModelInfo strict = toolModel;
+  strict.strictObjects = true;
+  EXPECT_FALSE(accepts(ask("", ""), strict, extra));
+  EXPECT_TRUE(accepts(ask("", R"(, "disable_additional_properties": false)"),
+                      strict, extra));
+  try {
+    parseRequest(Endpoint::Completions,
+                 ask("", R"(, "disable_additional_properties": 1)"), toolModel);
+    ADD_FAILURE() << "a number accepted as disable_additional_properties";
+  } catch (const ApiError &e) {
+    EXPECT_EQ(e.param, "disable_additional_properties");
+  }
+}
+
 TEST_F(OpenAiApiTools, WhatCannotBeHonouredIsA400) {
   auto err = [&](const std::string &body) {
     try {

@@ -62,6 +62,7 @@ private:
 struct CompileStats {
   double seconds = 0;          // grammar -> ready to mask, warm-up included
   int64_t keys = 0;            // stack tops precomputed
+  int64_t sharedKeys = 0;      // found computed by another grammar
   int64_t uncertainTokens = 0; // summed over keys
 };
 

@@ -22,6 +22,9 @@ struct GrammarSource {
   SourceKind kind;
   std::string text;   // the schema's JSON or the GBNF
   std::string origin; // what errors name: "response_format.json_schema.schema"
+  /// json_schema.strict: OpenAI's strict mode, whose objects take only
+  /// their listed keys (JsonSchemaOptions::strictObjects).
+  bool strict = false;
 };
 
 /// Schemas nest at most this deep (a deeper one is an error, not a stack

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -56,17 +57,30 @@ public:
     uint32_t tokenBegin, tokenEnd;
   };
   const std::vector<TrieNode> &trie() const { return trie_; }
+  /// The bytes of the nodes strictly below each trie node (bit b of word
+  /// b / 64): a mask walk skips a subtree whose bytes all loop back to the
+  /// state it is in (a string's content).
+  using ByteBits = std::array<uint64_t, 4>;
+  const std::vector<ByteBits> &bytesBelow() const { return below_; }
   const std::vector<int32_t> &trieTokens() const { return trieTokens_; }
   /// The longest token, in bytes.
   size_t maxTokenBytes() const { return maxBytes_; }
+
+  /// Key masks every grammar over this vocabulary shares, by what the key
+  /// reaches (compiled.h): a JSON string's content is computed once per
+  /// process, not once per schema. Thread-safe; bounded in memory.
+  struct SharedKeyMasks;
+  SharedKeyMasks &sharedKeyMasks() const { return *shared_; }
 
 private:
   void buildTrie();
 
   std::vector<std::string> bytes_;
   std::vector<TrieNode> trie_;
+  std::vector<ByteBits> below_;
   std::vector<int32_t> trieTokens_;
   size_t maxBytes_ = 0;
+  std::shared_ptr<SharedKeyMasks> shared_;
 };
 
 } // namespace llmc::grammar

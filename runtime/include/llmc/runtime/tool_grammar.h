@@ -26,6 +26,9 @@ namespace llmc {
 struct ToolSpec {
   std::string name;
   std::string parameters; // a JSON Schema's text; "" = any object
+  /// The parameters' objects take only their listed keys
+  /// (JsonSchemaOptions::strictObjects): the function's `strict`.
+  bool strict = false;
 };
 
 struct ToolRequest {
@@ -33,7 +36,6 @@ struct ToolRequest {
   Choice choice = Choice::Auto;
   std::vector<ToolSpec> tools; // a named choice: only that one
   bool parallel = true;        // more than one call allowed
-  grammar::JsonSchemaOptions schemaOptions; // for the parameters
 };
 
 /// Throws llmc::Error naming `origin` + the tool's parameters for a schema
