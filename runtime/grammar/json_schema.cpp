@@ -375,23 +375,11 @@ private:
       else
         fail(path + "/type", "must be a type name or a list of them");
     } else {
-      // No type: what the keywords imply, else any value.
-      auto has = [&](const std::set<std::string> &keys) {
-        for (const std::string &k : keys)
-          if (s.contains(k))
-            return true;
-        return false;
-      };
-      if (has(kObjectKeywords))
-        types.push_back("object");
-      if (has(kArrayKeywords))
-        types.push_back("array");
-      if (has(kStringKeywords))
-        types.push_back("string");
-      if (has(kNumberKeywords))
-        types.push_back("number");
-      if (types.empty())
+      // No type: any value, each type under its own keywords (`format` on
+      // a number asserts nothing, as JSON Schema says).
+      if (impliedTypes(s).empty())
         return Grammar::ref(anyValue_);
+      types = {"object", "array", "string", "number", "boolean", "null"};
     }
     if (types.size() == 1)
       return typed(s, types[0], path);
@@ -660,10 +648,23 @@ private:
     }
   }
 
-  /// The types of the values `s` lets through (validating, or, when
-  /// `generated`, as llmc writes them: keywords imply their type); empty:
-  /// any type.
-  static std::vector<std::string> typesTaken(const Json &s, bool generated) {
+  /// The types whose keywords `s` has (properties: object, ...).
+  static std::vector<std::string> impliedTypes(const Json &s) {
+    std::vector<std::string> out;
+    for (const auto &[keys, type] :
+         {std::pair{&kObjectKeywords, "object"}, {&kArrayKeywords, "array"},
+          {&kStringKeywords, "string"}, {&kNumberKeywords, "number"}})
+      for (const std::string &k : *keys)
+        if (s.contains(k)) {
+          out.push_back(type);
+          break;
+        }
+    return out;
+  }
+
+  /// The types of the values `s` lets through (those of its constants, or
+  /// its type); empty: any type.
+  static std::vector<std::string> typesTaken(const Json &s) {
     if (s.contains("type"))
       return typesOf(s["type"]);
     std::vector<std::string> out;
@@ -679,16 +680,6 @@ private:
           }
       return out;
     }
-    if (!generated)
-      return out;
-    for (const auto &[keys, type] :
-         {std::pair{&kObjectKeywords, "object"}, {&kArrayKeywords, "array"},
-          {&kStringKeywords, "string"}, {&kNumberKeywords, "number"}})
-      for (const std::string &k : *keys)
-        if (s.contains(k)) {
-          out.push_back(type);
-          break;
-        }
     return out;
   }
 
@@ -713,8 +704,8 @@ private:
              (b.is_boolean() && !b.get<bool>());
     if (!a.is_object() || !b.is_object() || depth > 8)
       return false;
-    const std::vector<std::string> ta = typesTaken(a, true);
-    if (!typesMeet(ta, typesTaken(b, false)))
+    const std::vector<std::string> ta = typesTaken(a);
+    if (!typesMeet(ta, typesTaken(b)))
       return true;
     auto values = [](const Json &s) -> std::optional<Json> {
       if (s.contains("const"))
@@ -771,6 +762,17 @@ private:
     for (const Json &b : branches)
       valid.push_back(shape(b, path));
     shapes = valid;
+    // A branch without a type is written as the types its keywords imply
+    // (a string fits {"required": ["a"]} and {"required": ["b"]} alike).
+    for (size_t i = 0; i < shapes.size(); ++i)
+      if (shapes[i].is_object() && !shapes[i].contains("type") &&
+          !shapes[i].contains("enum") && !shapes[i].contains("const") &&
+          !impliedTypes(shapes[i]).empty()) {
+        const auto implied = impliedTypes(shapes[i]);
+        shapes[i]["type"] =
+            implied.size() == 1 ? Json(implied[0]) : Json(implied);
+        changed[i] = true;
+      }
     for (size_t i = 0; i < shapes.size(); ++i)
       for (size_t j = 0; j < shapes.size(); ++j) {
         if (i == j || excludes(shapes[i], valid[j], path))
@@ -778,7 +780,7 @@ private:
         Json &a = shapes[i];
         bool separated = false;
         if (a.is_object() &&
-            typesTaken(a, true) == std::vector<std::string>{"object"} &&
+            typesTaken(a) == std::vector<std::string>{"object"} &&
             !a.contains("patternProperties") && valid[j].is_object())
           for (const Json &k : valid[j].value("required", Json::array())) {
             const Json mine = a.value("required", Json::array());
@@ -952,6 +954,12 @@ private:
     return m.canEnd();
   }
 
+  struct Prop {
+    std::string name;
+    Element kv; // "name": value
+    bool required;
+  };
+
   Element object(const Json &schema, const std::string &path) {
     // patternProperties: a listed property whose name matches a pattern
     // takes that pattern's schema too. Other members are written only when
@@ -1078,9 +1086,6 @@ private:
                              Grammar::ref(ws_)});
       extra = Grammar::ref(kv);
     }
-    // rest(i, c): the members from property i on, c written so far (no
-    // comma before the first). minProperties / maxProperties bound c; a
-    // state that cannot reach the bounds is never referenced.
     const int64_t minP = count(s, "minProperties", path, 0);
     const int64_t maxP = count(s, "maxProperties", path, -1);
     if (maxP >= 0 && maxP < minP)
@@ -1089,6 +1094,34 @@ private:
     if (props.size() >= 2 && props.size() <= kAnyOrderProperties &&
         minP == 0 && maxP < 0)
       return anyOrder(props, extra, base);
+    // Larger objects: the schema's order, or the required properties first
+    // (in `required`'s order) and then the others (the order LLGuidance
+    // writes, which documents written for it follow).
+    std::vector<Prop> requiredFirst;
+    for (bool req : {true, false})
+      for (const Prop &p : props)
+        if (p.required == req)
+          requiredFirst.push_back(p);
+    const uint32_t r = g_.freshRule(base + "-object");
+    bool same = true;
+    for (size_t i = 0; i < props.size(); ++i)
+      same = same && requiredFirst[i].name == props[i].name;
+    for (const std::vector<Prop> *order : {&props, &requiredFirst}) {
+      if (order == &requiredFirst && same)
+        break;
+      g_.addAlternative(r, {g_.byte('{'), Grammar::ref(ws_),
+                            members(*order, extra, minP, maxP, base, path),
+                            g_.byte('}')});
+    }
+    return Grammar::ref(r);
+  }
+
+  /// The members of an object in the order of `props` (optional ones may
+  /// be left out; other keys anywhere), their count within minP..maxP.
+  Element members(const std::vector<Prop> &props,
+                  const std::optional<Element> &extra, int64_t minP,
+                  int64_t maxP, const std::string &base,
+                  const std::string &path) {
     std::vector<int64_t> requiredFrom(props.size() + 1, 0);
     for (size_t i = props.size(); i-- > 0;)
       requiredFrom[i] = requiredFrom[i + 1] + (props[i].required ? 1 : 0);
@@ -1097,6 +1130,9 @@ private:
         return false;
       return extra || c + static_cast<int64_t>(props.size() - i) >= minP;
     };
+    // rest(i, c): the members from property i on, c written so far (no
+    // comma before the first). minProperties / maxProperties bound c; a
+    // state that cannot reach the bounds is never referenced.
     // Counts past the bounds behave alike (1 keeps "written" apart).
     const int64_t cap = std::max<int64_t>(maxP >= 0 ? maxP : minP, 1);
     std::map<std::pair<size_t, int64_t>, uint32_t> rest;
@@ -1150,17 +1186,8 @@ private:
     if (!viable(0, 0))
       fail(path, "no object with the required properties fits "
                  "minProperties / maxProperties");
-    const uint32_t r = g_.freshRule(base + "-object");
-    g_.addAlternative(
-        r, {g_.byte('{'), Grammar::ref(ws_), restFrom(0, 0), g_.byte('}')});
-    return Grammar::ref(r);
+    return restFrom(0, 0);
   }
-
-  struct Prop {
-    std::string name;
-    Element kv; // "name": value
-    bool required;
-  };
 
   /// Objects with at most this many listed properties take them in any
   /// order (one rule per set of members written: 2^n rules); larger ones in
