@@ -32,8 +32,6 @@ const std::set<std::string> kUnsupportedValidation = {"multipleOf",
                                                       "contains",
                                                       "minContains",
                                                       "maxContains",
-                                                      "dependentRequired",
-                                                      "dependencies",
                                                       "dependentSchemas",
                                                       "propertyNames",
                                                       "unevaluatedItems",
@@ -51,8 +49,8 @@ const std::set<std::string> kMatchAll = {"",     ".*",   "^.*",  ".*$",
                                          "^.*$", "(.*)", "^(.*)$"};
 
 const std::set<std::string> kObjectKeywords = {
-    "properties",    "required",      "patternProperties",
-    "minProperties", "maxProperties", "additionalProperties"};
+    "properties",    "required",      "patternProperties",   "minProperties",
+    "maxProperties", "dependencies",  "dependentRequired",   "additionalProperties"};
 const std::set<std::string> kArrayKeywords = {
     "items", "prefixItems", "additionalItems", "minItems", "maxItems"};
 const std::set<std::string> kNumberKeywords = {
@@ -168,6 +166,17 @@ private:
   [[noreturn]] void fail(const std::string &path,
                          const std::string &what) const {
     throw Error(origin_ + ": at " + (path.empty() ? "/" : path) + ": " + what);
+  }
+
+  /// A (sub)schema no value validates against: where it may be left out
+  /// (an optional property, a branch, a type of several) it is.
+  struct Unsatisfiable : Error {
+    using Error::Error;
+  };
+  [[noreturn]] void nothing(const std::string &path,
+                            const std::string &what) const {
+    throw Unsatisfiable(origin_ + ": at " + (path.empty() ? "/" : path) +
+                        ": " + what);
   }
 
   Element lit(const std::string &text) {
@@ -324,7 +333,7 @@ private:
   Element value(const Json &s, const std::string &path) {
     if (s.is_boolean()) {
       if (!s.get<bool>())
-        fail(path, "the schema false matches nothing");
+        nothing(path, "the schema false matches nothing");
       return Grammar::ref(anyValue_);
     }
     if (!s.is_object())
@@ -340,9 +349,11 @@ private:
           fail(path, "constraints beside a recursive reference or "
                      "combinator are not supported");
         ++distributionDepth_;
-        Element e = value(merged, path);
-        --distributionDepth_;
-        return e;
+        struct Restore {
+          int &depth;
+          ~Restore() { --depth; }
+        } restore{distributionDepth_};
+        return value(merged, path);
       }
     }
     if (s.contains("$ref"))
@@ -353,10 +364,19 @@ private:
           fail(path + "/" + k, "must be a non-empty array of schemas");
         const Json branches =
             k[0] == 'o' ? exclusiveBranches(s[k], path) : s[k];
-        const uint32_t r = g_.freshRule(ruleName(path) + "-" + k);
+        std::vector<Element> kept;
         for (size_t i = 0; i < branches.size(); ++i)
-          g_.addAlternative(r, {value(branches[i], path + "/" + k + "/" +
-                                                       std::to_string(i))});
+          try {
+            kept.push_back(value(branches[i], path + "/" + k + "/" +
+                                                  std::to_string(i)));
+          } catch (const Unsatisfiable &) {
+            // A branch nothing fits is no branch.
+          }
+        if (kept.empty())
+          nothing(path + "/" + k, "no branch has a value");
+        const uint32_t r = g_.freshRule(ruleName(path) + "-" + k);
+        for (Element e : kept)
+          g_.addAlternative(r, {e});
         return Grammar::ref(r);
       }
     if (s.contains("enum") || s.contains("const"))
@@ -383,9 +403,19 @@ private:
     }
     if (types.size() == 1)
       return typed(s, types[0], path);
-    const uint32_t r = g_.freshRule(ruleName(path) + "-types");
+    std::vector<Element> kept;
+    std::optional<Unsatisfiable> why;
     for (const std::string &t : types)
-      g_.addAlternative(r, {typed(s, t, path)});
+      try {
+        kept.push_back(typed(s, t, path));
+      } catch (const Unsatisfiable &e) {
+        why = e; // no value of this type: the others may have some
+      }
+    if (kept.empty())
+      throw *why;
+    const uint32_t r = g_.freshRule(ruleName(path) + "-types");
+    for (Element e : kept)
+      g_.addAlternative(r, {e});
     return Grammar::ref(r);
   }
 
@@ -457,7 +487,7 @@ private:
         return true;
       });
       if (values.empty())
-        fail(path, "no value of 'enum'/'const' has the schema's type");
+        nothing(path, "no value of 'enum'/'const' has the schema's type");
     }
     const uint32_t r = g_.freshRule(ruleName(path) + "-enum");
     for (const Json &v : values)
@@ -475,7 +505,12 @@ private:
     // The rule exists before its body: a recursive reference finds it.
     const uint32_t r = g_.freshRule(ruleName(p.substr(1)) + "-ref");
     refs_[p] = r;
-    g_.addAlternative(r, {value(*at, p.substr(1))});
+    try {
+      g_.addAlternative(r, {value(*at, p.substr(1))});
+    } catch (const Unsatisfiable &) {
+      refs_.erase(p);
+      throw;
+    }
     return Grammar::ref(r);
   }
 
@@ -833,7 +868,7 @@ private:
       rest.erase("allOf");
       std::optional<Json> m = mergeAll(rest, s["allOf"], path, 0);
       if (!m)
-        fail(path + "/allOf", "no value validates against every schema");
+        nothing(path + "/allOf", "no value validates against every schema");
       return *m;
     }
     for (const char *k : {"anyOf", "oneOf"})
@@ -848,7 +883,7 @@ private:
           if (std::optional<Json> m = merge(rest, b, path + "/" + k, 0))
             kept.push_back(std::move(*m));
         if (kept.empty())
-          fail(path, "no branch of '" + std::string(k) +
+          nothing(path, "no branch of '" + std::string(k) +
                          "' fits the constraints beside it");
         Json out = Json::object();
         for (auto it = s.begin(); it != s.end(); ++it)
@@ -864,7 +899,7 @@ private:
           merge(rest, resolve(requireString(s["$ref"], path + "/$ref"), path),
                 path, 0);
       if (!m)
-        fail(path, "nothing validates against '$ref' and the constraints "
+        nothing(path, "nothing validates against '$ref' and the constraints "
                    "beside it");
       return *m;
     }
@@ -1032,10 +1067,16 @@ private:
         const bool req = required.count(name) != 0;
         if (it.value().is_boolean() && !it.value().get<bool>()) {
           if (req)
-            fail(at, "a required property whose schema is false");
+            nothing(at, "a required property whose schema is false");
           continue; // may never appear
         }
-        props.push_back({name, member(name, it.value(), at, false), req});
+        try {
+          props.push_back({name, member(name, it.value(), at, false), req});
+        } catch (const Unsatisfiable &) {
+          if (req)
+            throw;
+          // An optional property no value fits is never written.
+        }
       }
     }
     // A required key that is not listed is an other key, written last with
@@ -1053,6 +1094,11 @@ private:
       names.push_back(r);
       props.push_back({r, member(r, ap, at, ap.is_boolean()), true});
     }
+    // A key that brings others is never written as an other key.
+    for (const auto &[a, needs] : dependencies(s, path))
+      if (!needs.empty() &&
+          std::find(names.begin(), names.end(), a) == names.end())
+        names.push_back(a);
     std::optional<Element> extra;
     const Json *ap = s.contains("additionalProperties")
                          ? &s["additionalProperties"]
@@ -1089,11 +1135,62 @@ private:
     const int64_t minP = count(s, "minProperties", path, 0);
     const int64_t maxP = count(s, "maxProperties", path, -1);
     if (maxP >= 0 && maxP < minP)
-      fail(path, "maxProperties is below minProperties: nothing validates");
+      nothing(path, "maxProperties is below minProperties: nothing validates");
     const std::string base = ruleName(path);
-    if (props.size() >= 2 && props.size() <= kAnyOrderProperties &&
-        minP == 0 && maxP < 0)
-      return anyOrder(props, extra, base);
+    const bool anyOrdered = props.size() >= 2 &&
+                            props.size() <= kAnyOrderProperties &&
+                            minP == 0 && maxP < 0;
+    // Dependencies: listed keys that bring others, checked where the object
+    // may end (any order) or as keys are passed by (fixed order, tracking
+    // up to 16 properties; beyond, a key that brings others is left out).
+    // A key 'properties' does not list is never written.
+    std::vector<std::pair<uint32_t, uint32_t>> masks; // (key, keys it needs)
+    Dependencies fixedDeps;
+    auto at = [&](const std::string &n) {
+      return static_cast<size_t>(
+          std::find_if(props.begin(), props.end(),
+                       [&](const Prop &p) { return p.name == n; }) -
+          props.begin());
+    };
+    Dependencies deps;
+    std::set<std::string> involved;
+    for (auto &[a, needs] : dependencies(s, path))
+      if (at(a) < props.size() && !needs.empty()) {
+        const bool listed =
+            std::all_of(needs.begin(), needs.end(),
+                        [&](auto &n) { return at(n) < props.size(); });
+        if (!listed && props[at(a)].required)
+          fail(path + "/dependencies", "the required property '" + a +
+                                           "' needs keys 'properties' does "
+                                           "not list (not supported)");
+        deps.emplace_back(a, listed ? needs : std::vector<std::string>{});
+        involved.insert(a);
+        involved.insert(needs.begin(), needs.end());
+      }
+    const bool track = anyOrdered || (involved.size() <= 16 && props.size() <= 64);
+    for (const auto &[a, needs] : deps) {
+      if (needs.empty() || (!track && !props[at(a)].required)) {
+        // Unlisted needs, or too many to track: never written.
+        props.erase(props.begin() + static_cast<std::ptrdiff_t>(at(a)));
+      } else if (!track) {
+        for (const std::string &n : needs) // always written: so are these
+          props[at(n)].required = true;
+      }
+    }
+    for (const auto &[a, needs] : deps) {
+      if (at(a) == props.size() || !track)
+        continue;
+      if (!anyOrdered) {
+        fixedDeps.emplace_back(a, needs);
+        continue;
+      }
+      uint32_t need = 0;
+      for (const std::string &n : needs)
+        need |= 1u << at(n);
+      masks.emplace_back(1u << at(a), need);
+    }
+    if (anyOrdered)
+      return anyOrder(props, extra, masks, base);
     // Larger objects: the schema's order, or the required properties first
     // (in `required`'s order) and then the others (the order LLGuidance
     // writes, which documents written for it follow).
@@ -1110,7 +1207,8 @@ private:
       if (order == &requiredFirst && same)
         break;
       g_.addAlternative(r, {g_.byte('{'), Grammar::ref(ws_),
-                            members(*order, extra, minP, maxP, base, path),
+                            members(*order, extra, fixedDeps, minP, maxP,
+                                    base, path),
                             g_.byte('}')});
     }
     return Grammar::ref(r);
@@ -1118,16 +1216,42 @@ private:
 
   /// The members of an object in the order of `props` (optional ones may
   /// be left out; other keys anywhere), their count within minP..maxP.
+  using Dependencies =
+      std::vector<std::pair<std::string, std::vector<std::string>>>;
+
   Element members(const std::vector<Prop> &props,
-                  const std::optional<Element> &extra, int64_t minP,
-                  int64_t maxP, const std::string &base,
+                  const std::optional<Element> &extra, const Dependencies &deps,
+                  int64_t minP, int64_t maxP, const std::string &base,
                   const std::string &path) {
     std::vector<int64_t> requiredFrom(props.size() + 1, 0);
     for (size_t i = props.size(); i-- > 0;)
       requiredFrom[i] = requiredFrom[i + 1] + (props[i].required ? 1 : 0);
-    auto viable = [&](size_t i, int64_t c) {
+    // Dependencies as (key, needs) positions in this order; `m` below has
+    // bit i set when property i was written.
+    std::vector<std::pair<size_t, std::vector<size_t>>> at;
+    auto index = [&](const std::string &n) {
+      return static_cast<size_t>(
+          std::find_if(props.begin(), props.end(),
+                       [&](const Prop &p) { return p.name == n; }) -
+          props.begin());
+    };
+    uint64_t tracked = 0; // the properties whose presence matters
+    for (const auto &[a, needs] : deps) {
+      at.emplace_back(index(a), std::vector<size_t>{});
+      tracked |= uint64_t(1) << at.back().first;
+      for (const std::string &n : needs) {
+        at.back().second.push_back(index(n));
+        tracked |= uint64_t(1) << index(n);
+      }
+    }
+    auto viable = [&](size_t i, int64_t c, uint64_t m) {
       if (maxP >= 0 && c + requiredFrom[i] > maxP)
         return false;
+      for (const auto &[a, needs] : at)
+        if (m >> a & 1)
+          for (size_t b : needs)
+            if (b < i && !(m >> b & 1))
+              return false; // a needed key was passed by
       return extra || c + static_cast<int64_t>(props.size() - i) >= minP;
     };
     // rest(i, c): the members from property i on, c written so far (no
@@ -1135,11 +1259,11 @@ private:
     // state that cannot reach the bounds is never referenced.
     // Counts past the bounds behave alike (1 keeps "written" apart).
     const int64_t cap = std::max<int64_t>(maxP >= 0 ? maxP : minP, 1);
-    std::map<std::pair<size_t, int64_t>, uint32_t> rest;
-    std::function<Element(size_t, int64_t)> restFrom =
-        [&](size_t i, int64_t c) -> Element {
+    std::map<std::tuple<size_t, int64_t, uint64_t>, uint32_t> rest;
+    std::function<Element(size_t, int64_t, uint64_t)> restFrom =
+        [&](size_t i, int64_t c, uint64_t m) -> Element {
       c = std::min(c, cap);
-      auto key = std::make_pair(i, c);
+      auto key = std::make_tuple(i, c, m);
       if (auto it = rest.find(key); it != rest.end())
         return Grammar::ref(it->second);
       const uint32_t r = g_.freshRule(base + "-rest");
@@ -1156,37 +1280,38 @@ private:
           Sequence q;
           sep(q);
           q.push_back(*extra);
-          q.push_back(restFrom(i, c + 1));
+          q.push_back(restFrom(i, c + 1, m));
           g_.addAlternative(r, std::move(q));
         }
         if (c >= minP)
           g_.addAlternative(r, {});
         return Grammar::ref(r);
       }
-      if (room && viable(i + 1, c + 1)) {
+      const uint64_t written = m | (tracked & (uint64_t(1) << i));
+      if (room && viable(i + 1, c + 1, written)) {
         Sequence q;
         sep(q);
         q.push_back(props[i].kv);
-        q.push_back(restFrom(i + 1, c + 1));
+        q.push_back(restFrom(i + 1, c + 1, written));
         g_.addAlternative(r, std::move(q));
       }
       // Other keys may come before the next listed one (they never equal
       // a listed name, so each member has one reading).
-      if (extra && room && viable(i, c + 1)) {
+      if (extra && room && viable(i, c + 1, m)) {
         Sequence q;
         sep(q);
         q.push_back(*extra);
-        q.push_back(restFrom(i, c + 1));
+        q.push_back(restFrom(i, c + 1, m));
         g_.addAlternative(r, std::move(q));
       }
-      if (!props[i].required && viable(i + 1, c))
-        g_.addAlternative(r, {restFrom(i + 1, c)});
+      if (!props[i].required && viable(i + 1, c, m))
+        g_.addAlternative(r, {restFrom(i + 1, c, m)});
       return Grammar::ref(r);
     };
-    if (!viable(0, 0))
-      fail(path, "no object with the required properties fits "
-                 "minProperties / maxProperties");
-    return restFrom(0, 0);
+    if (!viable(0, 0, 0))
+      nothing(path, "no object with the required properties fits "
+                    "minProperties / maxProperties");
+    return restFrom(0, 0, 0);
   }
 
   /// Objects with at most this many listed properties take them in any
@@ -1198,6 +1323,7 @@ private:
   /// every required one, other keys (`extra`) anywhere.
   Element anyOrder(const std::vector<Prop> &props,
                    const std::optional<Element> &extra,
+                   const std::vector<std::pair<uint32_t, uint32_t>> &needs,
                    const std::string &base) {
     uint32_t requiredMask = 0;
     for (size_t p = 0; p < props.size(); ++p)
@@ -1225,7 +1351,10 @@ private:
           member(props[p].kv, written | (1u << p));
       if (extra)
         member(*extra, written);
-      if ((written & requiredMask) == requiredMask)
+      bool complete = (written & requiredMask) == requiredMask;
+      for (const auto &[key, keys] : needs)
+        complete = complete && (!(written & key) || (written & keys) == keys);
+      if (complete)
         g_.addAlternative(r, {});
       return Grammar::ref(r);
     };
@@ -1233,6 +1362,42 @@ private:
     g_.addAlternative(
         r, {g_.byte('{'), Grammar::ref(ws_), rest(0, false), g_.byte('}')});
     return Grammar::ref(r);
+  }
+
+  /// `dependencies` (draft 4 to 7: a list of names, or a schema of
+  /// `required` only) and `dependentRequired`: each key with the keys it
+  /// brings.
+  std::vector<std::pair<std::string, std::vector<std::string>>>
+  dependencies(const Json &s, const std::string &path) const {
+    std::vector<std::pair<std::string, std::vector<std::string>>> out;
+    for (const char *k : {"dependencies", "dependentRequired"}) {
+      if (!s.contains(k))
+        continue;
+      const std::string at = path + "/" + k;
+      if (!s[k].is_object())
+        fail(at, "must be an object");
+      for (auto it = s[k].begin(); it != s[k].end(); ++it) {
+        Json names = it.value();
+        if (names.is_object()) {
+          if (!constraintsBeside(names, {"required"}).empty())
+            fail(at + "/" + pointerToken(it.key()),
+                 "a schema dependency is supported with 'required' only");
+          names = names.value("required", Json::array());
+        }
+        std::vector<std::string> needs;
+        if (!names.is_array())
+          fail(at + "/" + pointerToken(it.key()),
+               "must be a list of property names");
+        for (const Json &n : names) {
+          if (!n.is_string())
+            fail(at + "/" + pointerToken(it.key()),
+                 "must be a list of property names");
+          needs.push_back(n.get<std::string>());
+        }
+        out.emplace_back(it.key(), std::move(needs));
+      }
+    }
+    return out;
   }
 
   /// `"name": value` (then whitespace); anyValue: any value, whatever
@@ -1277,7 +1442,7 @@ private:
     const int64_t min = count(s, "minItems", path, 0);
     const int64_t max = count(s, "maxItems", path, -1);
     if (max >= 0 && max < min)
-      fail(path, "maxItems is below minItems: nothing validates");
+      nothing(path, "maxItems is below minItems: nothing validates");
     std::vector<Element> prefix;
     if (s.contains("prefixItems")) {
       const Json &p = s["prefixItems"];
@@ -1291,10 +1456,14 @@ private:
     if (!s.contains("items"))
       items = item(Grammar::ref(anyValue_));
     else if (!(s["items"].is_boolean() && !s["items"].get<bool>()))
-      items = item(value(s["items"], path + "/items"));
+      try {
+        items = item(value(s["items"], path + "/items"));
+      } catch (const Unsatisfiable &) {
+        // No item fits: the array ends after its prefix.
+      }
     const int64_t k = static_cast<int64_t>(prefix.size());
     if (!items && min > k)
-      fail(path, "minItems " + std::to_string(min) + " with " +
+      nothing(path, "minItems " + std::to_string(min) + " with " +
                      std::to_string(k) +
                      " prefixItems and items false: nothing validates");
     const std::string base = ruleName(path);
@@ -1405,7 +1574,7 @@ private:
     const int64_t min = count(s, "minLength", path, 0);
     const int64_t max = count(s, "maxLength", path, -1);
     if (max >= 0 && max < min)
-      fail(path, "maxLength is below minLength: nothing validates");
+      nothing(path, "maxLength is below minLength: nothing validates");
     const uint32_t r = g_.freshRule(ruleName(path) + "-string");
     g_.addAlternative(
         r,
@@ -1461,7 +1630,7 @@ private:
     if (s.contains("exclusiveMaximum"))
       hi = std::min(hi, std::ceil(at("exclusiveMaximum")) - 1);
     if (lo > hi)
-      fail(path, "no integer lies within its minimum and maximum");
+      nothing(path, "no integer lies within its minimum and maximum");
     const auto L = static_cast<int64_t>(std::max(lo, -kLimit)),
                H = static_cast<int64_t>(std::min(hi, kLimit));
     const uint32_t r = g_.freshRule(ruleName(path) + "-range");
@@ -1546,7 +1715,7 @@ private:
     if (lo < 0)
       magnitudes(true, hi >= 0 ? 0 : -hi, hi >= 0 || hiStrict, -lo, loStrict);
     if (g_.rules[r].alternatives.empty())
-      fail(path, "no number this grammar writes lies within its minimum and "
+      nothing(path, "no number this grammar writes lies within its minimum and "
                  "maximum");
     return Grammar::ref(r);
   }

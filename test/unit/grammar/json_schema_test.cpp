@@ -123,12 +123,65 @@ TEST(JsonSchema, UnknownKeywordsAreIgnored) {
   EXPECT_FALSE(matches(g, R"({"n":"3"})"));
   EXPECT_FALSE(matches(g, R"({})"));
   for (const char *k : {"propertyNames", "not", "multipleOf", "uniqueItems",
-                        "if", "dependencies"}) {
+                        "if", "dependentSchemas"}) {
     const std::string schema =
         std::string(R"({"type": "object", "properties": {"a": {")") + k +
         R"(": {}}}})";
     EXPECT_THROW(grammarFromJsonSchema(schema, "s.json"), Error) << k;
   }
+}
+
+// A subschema nothing validates against is left out where it may be: an
+// optional property, a branch, one of several types, the items after a
+// prefix.
+TEST(JsonSchema, UnsatisfiablePartsAreLeftOut) {
+  auto g = schema(R"({"type": "object", "properties": {
+      "mode": {"type": "object", "enum": ["a", "b"]},
+      "n": {"anyOf": [{"type": "integer", "minimum": 5, "maximum": 1},
+                      {"type": "string"}]},
+      "t": {"type": ["array", "string"], "minItems": 2, "maxItems": 1},
+      "p": {"type": "array", "prefixItems": [{"type": "integer"}],
+            "items": {"type": "string", "minLength": 3, "maxLength": 1}}}})");
+  EXPECT_TRUE(matches(g, R"({"n": "x", "t": "y", "p": [1]})"));
+  EXPECT_FALSE(matches(g, R"({"mode": "a"})"));
+  EXPECT_FALSE(matches(g, R"({"n": 3})"));
+  EXPECT_FALSE(matches(g, R"({"t": []})"));
+  EXPECT_FALSE(matches(g, R"({"p": [1, "abc"]})"));
+  EXPECT_EQ(errorOf(R"({"type": "object", "properties": {"m": {"type":
+      "object", "enum": ["a"]}}, "required": ["m"]})"),
+            "schema.json: at /properties/m: no value of 'enum'/'const' has "
+            "the schema's type");
+}
+
+// dependencies / dependentRequired: checked where the object may end (any
+// order) or as keys are passed by (fixed order); a key that needs keys
+// 'properties' does not list is left out.
+TEST(JsonSchema, Dependencies) {
+  auto g = schema(R"({"type": "object", "properties": {"card": {},
+      "billing": {}, "name": {}}, "dependencies": {"card": ["billing"]},
+      "dependentRequired": {"name": []}})");
+  for (const char *ok : {R"({})", R"({"billing": 1})",
+                         R"({"card": 1, "billing": 2})",
+                         R"({"billing": 2, "name": 0, "card": 1})"})
+    EXPECT_TRUE(matches(g, ok)) << ok;
+  EXPECT_FALSE(matches(g, R"({"card": 1})"));
+  EXPECT_FALSE(matches(g, R"({"card": 1, "name": 2})"));
+  g = schema(R"({"type": "object", "properties": {"a": {}, "b": {}},
+      "dependencies": {"a": {"required": ["b"]}, "x": ["a"]}})");
+  EXPECT_TRUE(matches(g, R"({"a": 1, "b": 2, "y": 3})"));
+  EXPECT_FALSE(matches(g, R"({"a": 1})"));
+  EXPECT_FALSE(matches(g, R"({"x": 1, "a": 2, "b": 3})")); // x is left out
+  g = schema(R"({"minProperties": 1, "properties": {"a": {}, "b": {},
+      "c": {}}, "required": ["a"], "dependencies": {"a": ["c"],
+      "b": ["a"]}})");
+  EXPECT_TRUE(matches(g, R"({"a": 1, "c": 2})"));
+  EXPECT_FALSE(matches(g, R"({"a": 1})"));
+  EXPECT_TRUE(matches(g, R"({"a": 1, "b": 2, "c": 3})"));
+  EXPECT_FALSE(matches(g, R"({"a": 1, "b": 2})"));
+  EXPECT_FALSE(matches(g, R"({"b": 1, "c": 2})"));
+  EXPECT_EQ(errorOf(R"({"dependencies": {"a": {"maxProperties": 2}}})"),
+            "schema.json: at /dependencies/a: a schema dependency is "
+            "supported with 'required' only");
 }
 
 // allOf is merged; constraints beside $ref, anyOf and oneOf (disjoint
