@@ -32,6 +32,9 @@ inline constexpr uint32_t kEndsAtRoot = UINT32_MAX;
 /// is then computed per grammar).
 bool canonicalKey(const Program &program, const Key &key, uint32_t horizon,
                   std::string &out);
+/// Whether the key's first byte set is wide enough to be left out of its
+/// canonical form (masks then filtered by first byte).
+bool wideFirstByte(const Program &program, const Key &key);
 
 struct TokenVocabulary::SharedKeyMasks {
   /// Entries stop being added past this many bytes of masks.
@@ -60,8 +63,13 @@ private:
   /// Tokens leaving a key's top frames beyond which extend() is not worth
   /// it (a frame most tokens leave: computed whole instead).
   static constexpr size_t kMaxExtended = 8192;
-  /// The key's masks walking the vocabulary's trie.
-  std::shared_ptr<const KeyMasks> compute(const Key &key) const;
+  /// The key's masks walking the vocabulary's trie; anyFirstByte: as if
+  /// the key's first byte set held every byte.
+  std::shared_ptr<const KeyMasks> compute(const Key &key,
+                                          bool anyFirstByte) const;
+  /// The tokens of `all` whose first byte is in `first`.
+  std::shared_ptr<const KeyMasks> firstByteIn(const KeyMasks &all,
+                                              const ByteSet &first) const;
   /// From the vocabulary's shared masks, computing them when absent.
   std::shared_ptr<const KeyMasks>
   shared(const Key &key, const std::string &canonical, bool &computed) const;

@@ -42,6 +42,10 @@ Key keyOf(const Pda &pda, NodeId n, NodeId &outer) {
   }
 }
 
+bool wideFirstByte(const Program &program, const Key &key) {
+  return program.sets[program.pos[key[0]].arg].count() >= 64;
+}
+
 bool canonicalKey(const Program &program, const Key &key, uint32_t horizon,
                   std::string &out) {
   // Beyond these the key is one grammar's own (a whole object's members):
@@ -57,6 +61,10 @@ bool canonicalKey(const Program &program, const Key &key, uint32_t horizon,
   std::set<std::pair<uint32_t, uint32_t>> pending; // (distance, number)
   std::unordered_map<uint32_t, uint32_t> setIndex; // set -> its number
   auto put32 = [&](uint32_t v) { out.append(reinterpret_cast<char *>(&v), 4); };
+  // A wide first byte set is left out: keys that differ only there (an
+  // other key's first character, never a listed name's) share one walk,
+  // its tokens then filtered by their first byte (firstByteIn()).
+  bool first = wideFirstByte(program, key);
   auto sequence = [&](uint32_t p, uint64_t at) {
     for (;; ++p) {
       const Program::Pos &pos = program.pos[p];
@@ -67,6 +75,12 @@ bool canonicalKey(const Program &program, const Key &key, uint32_t horizon,
       if (at > horizon) {
         out += 'X';
         return;
+      }
+      if (pos.kind == Program::Bytes && first) {
+        first = false;
+        out += 'W';
+        ++at;
+        continue;
       }
       if (pos.kind == Program::Bytes) {
         // A set's bits at its first use, its number after.
@@ -122,13 +136,17 @@ bool canonicalKey(const Program &program, const Key &key, uint32_t horizon,
 }
 
 std::shared_ptr<const KeyMasks>
-CompiledGrammar::Impl::compute(const Key &key) const {
+CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
   Pda pda(program);
   const bool atRoot = key.back() == kEndsAtRoot;
   const size_t frames = key.size() - (atRoot ? 1 : 0);
   NodeId n = atRoot ? Pda::kRoot : Pda::kOut;
-  for (size_t j = frames; j-- > 0;)
+  for (size_t j = frames; j-- > 1;)
     n = pda.node(key[j], n);
+  // With anyFirstByte, every first byte goes where the key's first set
+  // leads.
+  const StateId afterFirst = pda.stateOf(pda.node(key[0] + 1, n));
+  n = pda.node(key[0], n);
   const auto &trie = vocab.trie();
   const auto &trieTokens = vocab.trieTokens();
   std::vector<StateId> at(vocab.maxTokenBytes() + 1);
@@ -162,7 +180,9 @@ CompiledGrammar::Impl::compute(const Key &key) const {
   constexpr uint32_t kLoopCheckNodes = 32;
   for (size_t i = 0; i < trie.size();) {
     const TokenVocabulary::TrieNode &t = trie[i];
-    const StateId s = pda.next(at[t.depth - 1], t.byte);
+    const StateId s = anyFirstByte && t.depth == 1
+                          ? afterFirst
+                          : pda.next(at[t.depth - 1], t.byte);
     if (s == Pda::kDead) {
       i = t.subtreeEnd;
       continue;
@@ -215,7 +235,8 @@ CompiledGrammar::Impl::shared(const Key &key, const std::string &canonical,
   }
   // Computed outside the locks: another thread may do the same key at
   // once; the first to insert wins and both answers are equal.
-  std::shared_ptr<const KeyMasks> m = compute(key);
+  std::shared_ptr<const KeyMasks> m =
+      compute(key, /*anyFirstByte=*/wideFirstByte(program, key));
   computed = true;
   const size_t bytes = canonical.size() +
                        m->acceptedBits.size() * sizeof(uint64_t) +
@@ -225,6 +246,49 @@ CompiledGrammar::Impl::shared(const Key &key, const std::string &canonical,
   if (cache.bytes + bytes <= TokenVocabulary::SharedKeyMasks::kMaxBytes &&
       cache.masks.emplace(canonical, m).second)
     cache.bytes += bytes;
+  return m;
+}
+
+std::shared_ptr<const KeyMasks>
+CompiledGrammar::Impl::firstByteIn(const KeyMasks &all,
+                                   const ByteSet &first) const {
+  auto m = std::make_shared<KeyMasks>();
+  auto keep = [&](int32_t id) {
+    return first.test(static_cast<uint8_t>(vocab.bytes(id)[0]));
+  };
+  const auto &trie = vocab.trie();
+  const auto &trieTokens = vocab.trieTokens();
+  if (!all.acceptedBits.empty()) {
+    // Tokens by first byte are runs of the trie's order: only those runs.
+    TokenMask bits(vocab.size());
+    size_t count = 0;
+    for (size_t i = 0; i < trie.size(); i = trie[i].subtreeEnd) {
+      if (!first.test(trie[i].byte))
+        continue;
+      for (uint32_t k = trie[i].tokenBegin;
+           k < trie[trie[i].subtreeEnd - 1].tokenEnd; ++k) {
+        const int32_t id = trieTokens[k];
+        if ((all.acceptedBits[static_cast<size_t>(id) >> 6] >> (id & 63)) & 1) {
+          bits.set(id);
+          ++count;
+        }
+      }
+    }
+    if (static_cast<int64_t>(count) * 32 > vocab.size()) {
+      m->acceptedBits = std::move(bits.words());
+    } else {
+      for (size_t w = 0; w < bits.words().size(); ++w)
+        for (uint64_t b = bits.words()[w]; b; b &= b - 1)
+          m->acceptedList.push_back(static_cast<int32_t>(w * 64) +
+                                    __builtin_ctzll(b));
+    }
+  }
+  for (int32_t id : all.acceptedList)
+    if (keep(id))
+      m->acceptedList.push_back(id);
+  for (const auto &u : all.uncertain)
+    if (keep(u.first))
+      m->uncertain.push_back(u);
   return m;
 }
 
@@ -241,21 +305,11 @@ CompiledGrammar::Impl::extend(const KeyMasks &top, const Key &key,
   auto m = std::make_shared<KeyMasks>();
   const int32_t V = vocab.size();
   TokenMask bits(V);
-  std::vector<int32_t> accepted;
-  auto accept = [&](int32_t id) {
-    if (!bits.test(id)) {
-      bits.set(id);
-      accepted.push_back(id);
-    }
-  };
-  if (!top.acceptedBits.empty()) {
+  if (!top.acceptedBits.empty())
     bits.words() = top.acceptedBits;
-    for (int32_t id = 0; id < V; ++id)
-      if (bits.test(id))
-        accepted.push_back(id);
-  }
   for (int32_t id : top.acceptedList)
-    accept(id);
+    bits.set(id);
+  auto accept = [&](int32_t id) { bits.set(id); };
   // A token that left the top frames goes on in the frames below them.
   for (const auto &[id, offset] : top.uncertain) {
     const std::string &b = vocab.bytes(id);
@@ -269,10 +323,14 @@ CompiledGrammar::Impl::extend(const KeyMasks &top, const Key &key,
       accept(id);
   }
   std::erase_if(m->uncertain, [&](const auto &u) { return bits.test(u.first); });
-  if (static_cast<int64_t>(accepted.size()) * 32 > V)
+  if (static_cast<int64_t>(bits.count()) * 32 > V) {
     m->acceptedBits = std::move(bits.words());
-  else
-    m->acceptedList = std::move(accepted);
+  } else {
+    for (size_t w = 0; w < bits.words().size(); ++w)
+      for (uint64_t b = bits.words()[w]; b; b &= b - 1)
+        m->acceptedList.push_back(static_cast<int32_t>(w * 64) +
+                                  __builtin_ctzll(b));
+  }
   return m;
 }
 
@@ -303,13 +361,15 @@ const KeyMasks &CompiledGrammar::Impl::masksFor(const Key &key) {
   const uint32_t horizon = static_cast<uint32_t>(vocab.maxTokenBytes());
   if (canonicalKey(program, top, horizon, canonical)) {
     std::shared_ptr<const KeyMasks> t = shared(top, canonical, computed);
+    if (wideFirstByte(program, key))
+      t = firstByteIn(*t, program.sets[program.pos[key[0]].arg]);
     if (top.size() == key.size())
       m = std::move(t);
     else if (t->uncertain.size() <= kMaxExtended)
       m = extend(*t, key, depth);
   }
   if (!m) {
-    m = compute(key);
+    m = compute(key, /*anyFirstByte=*/false);
     computed = true;
   }
   std::lock_guard<std::mutex> lock(mutex);
