@@ -27,8 +27,7 @@ using Json = nlohmann::ordered_json;
 // documents validate and that llmc does not generate: refused, naming them.
 // Every other keyword llmc does not know (draft 4's `id`, vendor `x-...`,
 // `readonly`, `example`, ...) is ignored, as the specification says.
-const std::set<std::string> kUnsupportedValidation = {"multipleOf",
-                                                      "uniqueItems",
+const std::set<std::string> kUnsupportedValidation = {"uniqueItems",
                                                       "contains",
                                                       "minContains",
                                                       "maxContains",
@@ -54,7 +53,8 @@ const std::set<std::string> kObjectKeywords = {
 const std::set<std::string> kArrayKeywords = {
     "items", "prefixItems", "additionalItems", "minItems", "maxItems"};
 const std::set<std::string> kNumberKeywords = {
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    "multipleOf"};
 const std::set<std::string> kStringKeywords = {"minLength", "maxLength",
                                                "pattern", "format"};
 
@@ -1600,6 +1600,31 @@ private:
           s.erase(flag);
         }
       }
+    // multipleOf: 0.1, 0.01, ... keep a number to that many fraction
+    // digits; a whole k up to 100 makes an integer (k = 1) or, without
+    // bounds, the multiples of k; other steps are an error.
+    int fractionDigits = 16;
+    int64_t step = 1;
+    if (s.contains("multipleOf")) {
+      const Json &m = s["multipleOf"];
+      if (!m.is_number() || !(m.get<double>() > 0))
+        fail(path + "/multipleOf", "must be a number above 0");
+      const double k = m.get<double>();
+      int tenth = 0;
+      for (int d = 1; d <= 8 && !tenth; ++d)
+        if (std::fabs(k * std::pow(10.0, d) - 1) < 1e-9)
+          tenth = d;
+      if (std::floor(k) == k && k <= 100) {
+        integer = true;
+        step = static_cast<int64_t>(k);
+      } else if (tenth) {
+        fractionDigits = integer ? 0 : tenth;
+      } else {
+        fail(path + "/multipleOf", "only whole steps up to 100 and 0.1, "
+                                   "0.01, ... are supported");
+      }
+      s.erase("multipleOf");
+    }
     bool bounded = false;
     for (const std::string &k : kNumberKeywords)
       if (s.contains(k)) {
@@ -1613,10 +1638,16 @@ private:
                                    "only)");
         bounded = true;
       }
-    if (!bounded)
+    if (step > 1) {
+      if (bounded)
+        fail(path + "/multipleOf", "a whole step above 1 together with "
+                                   "minimum / maximum is not supported");
+      return multiples(step, path);
+    }
+    if (!bounded && (integer || fractionDigits == 16))
       return Grammar::ref(integer ? integer_ : number_);
     if (!integer)
-      return realRange(s, path);
+      return realRange(s, fractionDigits, path);
     // The integer grammar's own limit: 16 digits.
     constexpr double kLimit = 9999999999999999.0;
     double lo = -kLimit, hi = kLimit;
@@ -1647,6 +1678,48 @@ private:
     return Grammar::ref(r);
   }
 
+  /// The multiples of k (2..100) with at most 16 digits, as integers.
+  Element multiples(int64_t k, const std::string &path) {
+    // rest(r, left): digits after a prefix whose value is r modulo k, at
+    // most `left` more; it may end where r is 0. Only states that can end
+    // are referenced.
+    std::map<std::pair<int64_t, int>, std::optional<uint32_t>> rules;
+    std::function<std::optional<uint32_t>(int64_t, int)> rest =
+        [&](int64_t r, int left) -> std::optional<uint32_t> {
+      auto key = std::make_pair(r, left);
+      if (auto it = rules.find(key); it != rules.end())
+        return it->second;
+      // Digits grouped by the remainder they lead to.
+      std::map<int64_t, ByteSet> next;
+      if (left > 0)
+        for (int d = 0; d <= 9; ++d)
+          next[(10 * r + d) % k].set(static_cast<size_t>('0' + d));
+      std::vector<Sequence> alts;
+      if (r == 0)
+        alts.push_back({});
+      for (const auto &[to, set] : next)
+        if (auto t = rest(to, left - 1))
+          alts.push_back({g_.bytes(set), Grammar::ref(*t)});
+      std::optional<uint32_t> rule;
+      if (!alts.empty()) {
+        rule = g_.freshRule(ruleName(path) + "-multiple");
+        for (Sequence &a : alts)
+          g_.addAlternative(*rule, std::move(a));
+      }
+      rules[key] = rule;
+      return rule;
+    };
+    const uint32_t magnitude = g_.freshRule(ruleName(path) + "-multiples");
+    for (int d = 1; d <= 9; ++d)
+      if (auto t = rest(d % k, 15))
+        g_.addAlternative(magnitude, {g_.byte(static_cast<uint8_t>('0' + d)),
+                                      Grammar::ref(*t)});
+    const uint32_t r = g_.freshRule(ruleName(path) + "-multiple-of");
+    g_.addAlternative(r, {g_.byte('0')});
+    g_.addAlternative(r, {g_.repeat(g_.byte('-'), 0, 1), Grammar::ref(magnitude)});
+    return Grammar::ref(r);
+  }
+
   /// Integer parts lo..hi (0 <= lo <= hi) as alternatives of a new rule.
   Element integerPart(int64_t lo, int64_t hi, const std::string &name) {
     const uint32_t r = g_.freshRule(name);
@@ -1659,7 +1732,7 @@ private:
   }
 
   /// Numbers between whole bounds (number()).
-  Element realRange(const Json &s, const std::string &path) {
+  Element realRange(const Json &s, int fractionDigits, const std::string &path) {
     constexpr int64_t kMax = 9999999999999999; // 16 digits
     auto bound = [&](const char *k) {
       return static_cast<int64_t>(s[k].get<double>());
@@ -1678,12 +1751,21 @@ private:
         (!hasHi || bound("exclusiveMaximum") <= hi))
       hasHi = hiStrict = true, hi = bound("exclusiveMaximum");
     const uint32_t r = g_.freshRule(ruleName(path) + "-real");
-    const Element frac = g_.repeat(Grammar::ref(fraction_), 0, 1);
-    // "." then up to 16 digits, the last not 0: a fraction above zero.
+    // "." then up to fractionDigits digits; and a fraction above zero, its
+    // last digit not 0 (none without fraction digits).
+    const uint32_t fraction = g_.freshRule("fraction");
     const uint32_t positive = g_.freshRule("fraction-positive");
-    g_.addAlternative(positive,
-                      {g_.byte('.'), g_.repeat(g_.bytes(digits('0', '9')), 0, 15),
-                       g_.bytes(digits('1', '9'))});
+    g_.addAlternative(fraction, {});
+    if (fractionDigits > 0) {
+      g_.addAlternative(fraction, {g_.byte('.'),
+                                   g_.repeat(g_.bytes(digits('0', '9')), 1,
+                                             fractionDigits)});
+      g_.addAlternative(positive, {g_.byte('.'),
+                                   g_.repeat(g_.bytes(digits('0', '9')), 0,
+                                             fractionDigits - 1),
+                                   g_.bytes(digits('1', '9'))});
+    }
+    const Element frac = Grammar::ref(fraction);
     auto piece = [&](bool negative, int64_t a, int64_t b, Element tail,
                      bool hasTail) {
       if (a > b)
@@ -1703,7 +1785,7 @@ private:
                           bool hiStrict) {
       const int64_t from = loStrict ? lo + 1 : lo;
       piece(negative, from, hi - 1, frac, true);
-      if (loStrict && lo < hi)
+      if (loStrict && lo < hi && fractionDigits > 0)
         piece(negative, lo, lo, Grammar::ref(positive), true);
       if (!hiStrict)
         piece(negative, std::max(from, hi), hi, frac, false);

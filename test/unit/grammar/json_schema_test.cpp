@@ -122,8 +122,8 @@ TEST(JsonSchema, UnknownKeywordsAreIgnored) {
   EXPECT_TRUE(matches(g, R"({"n":3})"));
   EXPECT_FALSE(matches(g, R"({"n":"3"})"));
   EXPECT_FALSE(matches(g, R"({})"));
-  for (const char *k : {"propertyNames", "not", "multipleOf", "uniqueItems",
-                        "if", "dependentSchemas"}) {
+  for (const char *k : {"propertyNames", "not", "uniqueItems", "if",
+                        "dependentSchemas"}) {
     const std::string schema =
         std::string(R"({"type": "object", "properties": {"a": {")") + k +
         R"(": {}}}})";
@@ -256,6 +256,32 @@ TEST(JsonSchema, NumberBounds) {
   for (const char *bad : {"[0,0,-1,-3]", "[0.0,0,-1,-3]", "[1,1.5,-1,-3]",
                           "[1,0,0,-3]", "[1,0,-0.5,-2]", "[1,0,-1,-10.5]"})
     EXPECT_FALSE(matches(g, bad)) << bad;
+}
+
+// multipleOf: 0.1, 0.01, ... bound the fraction digits; a whole step the
+// multiples (without bounds); others are refused.
+TEST(JsonSchema, MultipleOf) {
+  auto g = schema(R"({"type": "number", "multipleOf": 0.01, "minimum": 0,
+                      "maximum": 100})");
+  for (const char *ok : {"0", "12.5", "99.99", "100", "0.01"})
+    EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char *bad : {"0.001", "100.5", "-1", "1e2"})
+    EXPECT_FALSE(matches(g, bad)) << bad;
+  g = schema(R"({"multipleOf": 7})");
+  for (const char *ok : {"0", "7", "-14", "700", "9999999999999996"})
+    EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char *bad : {"8", "-15", "7.0", "070"})
+    EXPECT_FALSE(matches(g, bad)) << bad;
+  EXPECT_TRUE(matches(g, R"("not a number")")); // no type: any value
+  g = schema(R"({"type": "number", "multipleOf": 1, "maximum": 3})");
+  EXPECT_TRUE(matches(g, "3"));
+  EXPECT_FALSE(matches(g, "2.5"));
+  EXPECT_EQ(errorOf(R"({"type": "number", "multipleOf": 2.5})"),
+            "schema.json: at /multipleOf: only whole steps up to 100 and 0.1, "
+            "0.01, ... are supported");
+  EXPECT_EQ(errorOf(R"({"type": "integer", "multipleOf": 5, "minimum": 1})"),
+            "schema.json: at /multipleOf: a whole step above 1 together with "
+            "minimum / maximum is not supported");
 }
 
 // Draft 4's tuples: items as a list, additionalItems for the rest.
@@ -521,8 +547,8 @@ TEST(JsonSchema, BadSchemasAreNamedErrors) {
   EXPECT_NE(errorOf("{\"type\": ").find("schema.json: not valid JSON"),
             std::string::npos);
   EXPECT_EQ(errorOf(R"({"properties": {"n": {"type": "number",
-                                                 "multipleOf": 2}}})"),
-            "schema.json: at /properties/n: the keyword 'multipleOf' is not "
+                                                 "propertyNames": {}}}})"),
+            "schema.json: at /properties/n: the keyword 'propertyNames' is not "
             "supported");
   EXPECT_EQ(errorOf(R"({"type": "strin"})"),
             "schema.json: at /type: unknown type 'strin'");
