@@ -1528,14 +1528,93 @@ private:
     return Grammar::ref(r);
   }
 
+  /// minLength / maxLength beside a pattern or format, where they can be
+  /// folded in: a format whose strings all have lengths within them, or a
+  /// pattern of one repeated character class ("^[a-z0-9_-]+$") whose
+  /// repetition takes the bounds. Otherwise they stay (and are refused).
+  void lengthsIntoPattern(Json &s, const std::string &path) {
+    if (!s.contains("minLength") && !s.contains("maxLength"))
+      return;
+    const int64_t min = count(s, "minLength", path, 0);
+    const int64_t max = count(s, "maxLength", path, -1);
+    // Characters in the formats' strings.
+    static const std::map<std::string, std::pair<int64_t, int64_t>> kLengths = {
+        {"date", {10, 10}},      {"time", {9, 21}},   {"date-time", {20, 32}},
+        {"uuid", {36, 36}},      {"ipv4", {7, 15}},   {"ipv6", {15, 39}},
+        {"hostname", {1, 247}}};
+    if (s.contains("format") && s["format"].is_string()) {
+      auto it = kLengths.find(s["format"].get<std::string>());
+      if (it != kLengths.end() && it->second.first >= min &&
+          (max < 0 || it->second.second <= max)) {
+        s.erase("minLength");
+        s.erase("maxLength");
+      }
+      return;
+    }
+    if (!s.contains("pattern") || !s["pattern"].is_string())
+      return;
+    // ^ATOM QUANT$ with ATOM a class or a class escape, QUANT + * {m,} {m,n}.
+    const std::string p = s["pattern"].get<std::string>();
+    if (p.size() < 4 || p.front() != '^' || p.back() != '$')
+      return;
+    size_t end = 1;
+    if (p[1] == '[') {
+      end = 2;
+      if (end < p.size() && p[end] == '^')
+        ++end;
+      if (end < p.size() && p[end] == ']')
+        ++end;
+      while (end < p.size() && p[end] != ']')
+        end += p[end] == '\\' ? 2 : 1;
+      if (end >= p.size())
+        return;
+      ++end;
+    } else if (p[1] == '\\' && p.size() > 3 &&
+               std::string("wdsWDS").find(p[2]) != std::string::npos) {
+      end = 3;
+    } else if (p[1] == '.') {
+      end = 2;
+    } else {
+      return;
+    }
+    const std::string atom = p.substr(1, end - 1);
+    const std::string quant = p.substr(end, p.size() - 1 - end);
+    int64_t qmin = 0, qmax = -1;
+    if (quant == "+")
+      qmin = 1;
+    else if (quant != "*") {
+      size_t comma = quant.find(',');
+      if (quant.size() < 3 || quant.front() != '{' || quant.back() != '}' ||
+          comma == std::string::npos ||
+          quant.find_first_not_of("0123456789,", 1) != quant.size() - 1)
+        return;
+      const std::string lo = quant.substr(1, comma - 1),
+                        hi = quant.substr(comma + 1, quant.size() - comma - 2);
+      if (lo.empty() || lo.size() > 6 || hi.size() > 6)
+        return;
+      qmin = std::stoll(lo);
+      qmax = hi.empty() ? -1 : std::stoll(hi);
+    }
+    const int64_t lo = std::max(qmin, min);
+    const int64_t hi = max < 0 ? qmax : qmax < 0 ? max : std::min(qmax, max);
+    if (hi >= 0 && hi < lo)
+      nothing(path, "no string of the pattern's lengths fits minLength / "
+                    "maxLength");
+    s["pattern"] = "^" + atom + "{" + std::to_string(lo) + "," +
+                   (hi < 0 ? "" : std::to_string(hi)) + "}$";
+    s.erase("minLength");
+    s.erase("maxLength");
+  }
+
   Element string(const Json &schema, const std::string &path) {
     Json s = schema;
     if (s.contains("format") && s["format"].is_string() &&
         !kStandardFormats.count(s["format"].get<std::string>()))
       s.erase("format"); // a vendor's format
-    const bool lengths = s.contains("minLength") || s.contains("maxLength");
     if (s.contains("pattern") && s.contains("format"))
       fail(path, "'pattern' together with 'format' is not supported");
+    lengthsIntoPattern(s, path);
+    const bool lengths = s.contains("minLength") || s.contains("maxLength");
     if (lengths && (s.contains("pattern") || s.contains("format")))
       fail(path, std::string("'minLength'/'maxLength' together with '") +
                      (s.contains("pattern") ? "pattern" : "format") +

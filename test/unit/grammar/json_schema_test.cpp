@@ -258,6 +258,28 @@ TEST(JsonSchema, NumberBounds) {
     EXPECT_FALSE(matches(g, bad)) << bad;
 }
 
+// Lengths fold into a pattern of one repeated class, and drop beside a
+// format whose strings all fit them; other combinations are refused.
+TEST(JsonSchema, LengthsWithPatternsAndFormats) {
+  auto g = schema(R"({"type": "string", "pattern": "^[A-Za-z0-9:_\\-]+$",
+                      "maxLength": 5})");
+  EXPECT_TRUE(matches(g, R"("ab:c-")"));
+  EXPECT_FALSE(matches(g, R"("abcdef")"));
+  EXPECT_FALSE(matches(g, R"("")"));
+  g = schema(R"({"type": "string", "pattern": "^\\w{2,}$", "minLength": 3,
+                 "maxLength": 4})");
+  EXPECT_TRUE(matches(g, R"("abc")"));
+  EXPECT_FALSE(matches(g, R"("ab")"));
+  g = schema(R"({"type": "string", "format": "date", "maxLength": 10})");
+  EXPECT_TRUE(matches(g, R"("2024-02-28")"));
+  EXPECT_NE(errorOf(R"({"type": "string", "format": "date", "maxLength": 9})")
+                .find("'minLength'/'maxLength' together with 'format'"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"type": "string", "pattern": "a+b", "maxLength": 9})")
+                .find("'minLength'/'maxLength' together with 'pattern'"),
+            std::string::npos);
+}
+
 // multipleOf: 0.1, 0.01, ... bound the fraction digits; a whole step the
 // multiples (without bounds); others are refused.
 TEST(JsonSchema, MultipleOf) {
