@@ -249,6 +249,22 @@ CompiledGrammar::Impl::shared(const Key &key, const std::string &canonical,
   return m;
 }
 
+namespace {
+
+/// `bits` (holding `count` tokens) into `m`, dense or as a list.
+void storeAccepted(KeyMasks &m, TokenMask bits, size_t count) {
+  if (count * 32 > static_cast<size_t>(bits.size())) {
+    m.acceptedBits = std::move(bits.words());
+    return;
+  }
+  for (size_t w = 0; w < bits.words().size(); ++w)
+    for (uint64_t b = bits.words()[w]; b; b &= b - 1)
+      m.acceptedList.push_back(static_cast<int32_t>(w * 64) +
+                               __builtin_ctzll(b));
+}
+
+} // namespace
+
 std::shared_ptr<const KeyMasks>
 CompiledGrammar::Impl::firstByteIn(const KeyMasks &all,
                                    const ByteSet &first) const {
@@ -274,14 +290,7 @@ CompiledGrammar::Impl::firstByteIn(const KeyMasks &all,
         }
       }
     }
-    if (static_cast<int64_t>(count) * 32 > vocab.size()) {
-      m->acceptedBits = std::move(bits.words());
-    } else {
-      for (size_t w = 0; w < bits.words().size(); ++w)
-        for (uint64_t b = bits.words()[w]; b; b &= b - 1)
-          m->acceptedList.push_back(static_cast<int32_t>(w * 64) +
-                                    __builtin_ctzll(b));
-    }
+    storeAccepted(*m, std::move(bits), count);
   }
   for (int32_t id : all.acceptedList)
     if (keep(id))
@@ -323,14 +332,8 @@ CompiledGrammar::Impl::extend(const KeyMasks &top, const Key &key,
       accept(id);
   }
   std::erase_if(m->uncertain, [&](const auto &u) { return bits.test(u.first); });
-  if (static_cast<int64_t>(bits.count()) * 32 > V) {
-    m->acceptedBits = std::move(bits.words());
-  } else {
-    for (size_t w = 0; w < bits.words().size(); ++w)
-      for (uint64_t b = bits.words()[w]; b; b &= b - 1)
-        m->acceptedList.push_back(static_cast<int32_t>(w * 64) +
-                                  __builtin_ctzll(b));
-  }
+  const size_t count = static_cast<size_t>(bits.count());
+  storeAccepted(*m, std::move(bits), count);
   return m;
 }
 

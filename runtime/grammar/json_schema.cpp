@@ -68,26 +68,31 @@ const char *const kTime = "([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d{1,6})?"
 // Up to four labels of up to 61 characters: always under 253.
 const char *const kHost = "[a-zA-Z0-9]([a-zA-Z0-9-]{0,59}[a-zA-Z0-9])?"
                           "(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,59}[a-zA-Z0-9])?){0,3}";
-// RFC 3986's pieces (IPv6 literals left out).
+// RFC 3986's pieces (IPv6 literals left out), each of bounded length as the
+// other formats: a model cannot wander off in a URI (at most ~290
+// characters).
 #define LLMC_PCT "%[0-9A-Fa-f]{2}"
 #define LLMC_PCHAR "([A-Za-z0-9._~!$&'()*+,;=:@-]|" LLMC_PCT ")"
+#define LLMC_SEGMENTS "(/" LLMC_PCHAR "{0,32}){0,4}"
 #define LLMC_AUTHORITY                                                         \
-  "//(([A-Za-z0-9._~!$&'()*+,;=:-]|" LLMC_PCT ")*@)?"                          \
-  "([A-Za-z0-9._~!$&'()*+,;=-]|" LLMC_PCT ")*(:[0-9]*)?(/" LLMC_PCHAR "*)*"
+  "//(([A-Za-z0-9._~!$&'()*+,;=:-]|" LLMC_PCT "){0,16}@)?"                     \
+  "([A-Za-z0-9._~!$&'()*+,;=-]|" LLMC_PCT "){0,48}(:[0-9]{0,5})?" LLMC_SEGMENTS
 #define LLMC_QUERY_FRAGMENT                                                    \
-  "(\\?([A-Za-z0-9._~!$&'()*+,;=:@/?-]|" LLMC_PCT ")*)?"                       \
-  "(#([A-Za-z0-9._~!$&'()*+,;=:@/?-]|" LLMC_PCT ")*)?"
+  "(\\?([A-Za-z0-9._~!$&'()*+,;=:@/?-]|" LLMC_PCT "){0,32})?"                  \
+  "(#([A-Za-z0-9._~!$&'()*+,;=:@/?-]|" LLMC_PCT "){0,32})?"
+// ajv-formats wants something after the scheme's colon.
 const char *const kUri =
-    "[A-Za-z][A-Za-z0-9+.-]*:(" LLMC_AUTHORITY "|/(" LLMC_PCHAR
-    "+(/" LLMC_PCHAR "*)*)?|" LLMC_PCHAR "+(/" LLMC_PCHAR
-    "*)*)?" LLMC_QUERY_FRAGMENT;
+    "[A-Za-z][A-Za-z0-9+.-]{0,15}:(" LLMC_AUTHORITY "|/(" LLMC_PCHAR
+    "{1,32}" LLMC_SEGMENTS ")?|" LLMC_PCHAR "{1,32}" LLMC_SEGMENTS
+    ")" LLMC_QUERY_FRAGMENT;
 // A relative reference's first segment holds no ':'.
 const char *const kRelativeRef =
-    "(" LLMC_AUTHORITY "|/(" LLMC_PCHAR "+(/" LLMC_PCHAR
-    "*)*)?|([A-Za-z0-9._~!$&'()*+,;=@-]|" LLMC_PCT ")+(/" LLMC_PCHAR
-    "*)*)?" LLMC_QUERY_FRAGMENT;
+    "(" LLMC_AUTHORITY "|/(" LLMC_PCHAR "{1,32}" LLMC_SEGMENTS
+    ")?|([A-Za-z0-9._~!$&'()*+,;=@-]|" LLMC_PCT "){1,32}" LLMC_SEGMENTS
+    ")?" LLMC_QUERY_FRAGMENT;
 #undef LLMC_PCT
 #undef LLMC_PCHAR
+#undef LLMC_SEGMENTS
 #undef LLMC_AUTHORITY
 #undef LLMC_QUERY_FRAGMENT
 const std::map<std::string, std::string> kFormats = {
@@ -1137,7 +1142,9 @@ private:
     if (maxP >= 0 && maxP < minP)
       nothing(path, "maxProperties is below minProperties: nothing validates");
     const std::string base = ruleName(path);
-    const bool anyOrdered = props.size() >= 2 &&
+    // Strict objects keep the schema's order, as OpenAI's strict mode
+    // promises (a "reasoning" property before the "answer").
+    const bool anyOrdered = !options_.strictObjects && props.size() >= 2 &&
                             props.size() <= kAnyOrderProperties &&
                             minP == 0 && maxP < 0;
     // Dependencies: listed keys that bring others, checked where the object
@@ -1204,7 +1211,7 @@ private:
     for (size_t i = 0; i < props.size(); ++i)
       same = same && requiredFirst[i].name == props[i].name;
     for (const std::vector<Prop> *order : {&props, &requiredFirst}) {
-      if (order == &requiredFirst && same)
+      if (order == &requiredFirst && (same || options_.strictObjects))
         break;
       g_.addAlternative(r, {g_.byte('{'), Grammar::ref(ws_),
                             members(*order, extra, fixedDeps, minP, maxP,
@@ -1757,7 +1764,8 @@ private:
     return Grammar::ref(r);
   }
 
-  /// The multiples of k (2..100) with at most 16 digits, as integers.
+  /// The multiples of k (2..100) with at most 15 digits, as integers (below
+  /// 2^53: validators that divide in doubles agree).
   Element multiples(int64_t k, const std::string &path) {
     // rest(r, left): digits after a prefix whose value is r modulo k, at
     // most `left` more; it may end where r is 0. Only states that can end
@@ -1790,7 +1798,7 @@ private:
     };
     const uint32_t magnitude = g_.freshRule(ruleName(path) + "-multiples");
     for (int d = 1; d <= 9; ++d)
-      if (auto t = rest(d % k, 15))
+      if (auto t = rest(d % k, 14))
         g_.addAlternative(magnitude, {g_.byte(static_cast<uint8_t>('0' + d)),
                                       Grammar::ref(*t)});
     const uint32_t r = g_.freshRule(ruleName(path) + "-multiple-of");

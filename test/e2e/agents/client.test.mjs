@@ -130,7 +130,7 @@ check('openai: bad tool requests are 400s naming the field', async () => {
     [{ ...ask, tools: [] }, 'tools'],
     [{ ...ask, tool_choice: { type: 'function', function: { name: 'nope' } } }, 'tool_choice'],
     [{ model, messages: ask.messages, tool_choice: 'required' }, 'tool_choice'],
-    [{ ...ask, tools: [{ type: 'function', function: { name: 'x', parameters: { type: 'object', properties: { a: { type: 'string', multipleOf: 2 } } } } }], tool_choice: 'required' }, 'tools'],
+    [{ ...ask, tools: [{ type: 'function', function: { name: 'x', parameters: { type: 'object', properties: { a: { type: 'string', not: { const: 'x' } } } } } }], tool_choice: 'required' }, 'tools'],
   ]) {
     await assert.rejects(client.chat.completions.create(body), (e) => e.status === 400 && e.param === param, JSON.stringify(body).slice(0, 120));
   }

@@ -325,7 +325,7 @@ TEST_P(Batching, ConstrainedBatchedEqualsAloneAndKeepsToTheSchema) {
                 "tag": {"enum": ["x", "yy", "日本"]},
                 "note": {"type": "string", "maxLength": 5}},
               "required": ["id", "tag"]})",
-          "schema"),
+          "schema", {.strictObjects = true}),
       vocab);
   std::vector<int64_t> eos = plan_->config().eosTokenIds;
   auto constrain = [&](std::vector<ScheduledRequest> rs) {

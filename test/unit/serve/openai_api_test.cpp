@@ -439,11 +439,11 @@ TEST_F(OpenAiApiTools, WhatCannotBeHonouredIsA400) {
   };
   ApiError x = err(R"({"messages": [{"role": "user", "content": "x"}],
       "tools": [{"type": "function", "function": {"name": "f", "parameters":
-      {"type": "object", "properties": {"n": {"type": "integer", "multipleOf":
-      3}}}}}], "tool_choice": "required"})");
+      {"type": "object", "properties": {"n": {"type": "integer", "not":
+      {"const": 3}}}}}}], "tool_choice": "required"})");
   EXPECT_EQ(x.status, 400);
   EXPECT_EQ(x.param, "tools");
-  EXPECT_THAT(x.message, HasSubstr("multipleOf"));
+  EXPECT_THAT(x.message, HasSubstr("'not'"));
   x = err(ask + R"(, "response_format": {"type": "json_object"}})");
   EXPECT_EQ(x.param, "response_format");
   x = err(ask + R"(, "tool_choice": "required", "grammar": "root ::= \"a\""})");

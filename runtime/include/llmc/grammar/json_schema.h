@@ -15,7 +15,8 @@
 //
 // What is generated is a subset of what validates, chosen so that a model
 // cannot wander off:
-//  - properties come in the schema's order, optional ones may be left out;
+//  - up to 8 listed properties in any order (strict objects: the schema's
+//    order), more in the schema's order; optional ones may be left out;
 //    other keys (where the schema allows them) may come between them;
 //  - whitespace: between JSON tokens nothing or one space, never before
 //    the value or after it (compact: a model cannot stall in whitespace);
@@ -35,10 +36,11 @@
 namespace llmc::grammar {
 
 struct JsonSchemaOptions {
-  /// An object schema with properties but without additionalProperties
-  /// accepts only its listed keys (OpenAI's strict mode, XGrammar's
-  /// default). Off by default: JSON Schema allows other keys there, and a
-  /// document the user's validator accepts should be one llmc can write.
+  /// OpenAI's strict mode: an object schema with properties but without
+  /// additionalProperties takes only its listed keys, in the schema's order
+  /// (XGrammar's default). Off by default: JSON Schema allows other keys
+  /// there and any order, and a document the user's validator accepts
+  /// should be one llmc can write.
   bool strictObjects = false;
 };
 
