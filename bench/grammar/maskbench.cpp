@@ -159,8 +159,7 @@ int main(int argc, char **argv) {
     try {
       g = std::make_shared<grammar::CompiledGrammar>(
           grammar::grammarFromJsonSchema(file["schema"].dump(),
-                                         path.filename().string(),
-                                         options),
+                                         path.filename().string(), options),
           vocab, warmStates);
     } catch (const Error &e) {
       ++compileErrors;
@@ -220,8 +219,7 @@ int main(int argc, char **argv) {
               tokenizer ? tokenizerDir.c_str() : "bytes", vocab->size(),
               static_cast<long long>(warmStates), maskUs.size());
   if (!slowestFile.empty())
-    std::printf("slowest mask: %.0f us, in %s\n", slowest,
-                slowestFile.c_str());
+    std::printf("slowest mask: %.0f us, in %s\n", slowest, slowestFile.c_str());
   std::vector<std::pair<size_t, std::string>> top;
   for (const auto &[r, n] : reasons)
     top.emplace_back(n, r);

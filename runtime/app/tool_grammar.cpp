@@ -60,14 +60,13 @@ Element callTail(Grammar &g, const text::ToolCallFormat &f,
         break;
       }
       case text::ToolCallFormat::Slot::Arguments:
-        s.push_back(
-            g.embed(tool.parameters.empty()
-                        ? grammar::grammarForJson(/*objectOnly=*/true)
-                        : grammar::grammarFromJsonSchema(
-                              tool.parameters,
-                              "tools[" + std::to_string(t) +
-                                  "].function.parameters",
-                              {.strictObjects = tool.strict})));
+        s.push_back(g.embed(
+            tool.parameters.empty()
+                ? grammar::grammarForJson(/*objectOnly=*/true)
+                : grammar::grammarFromJsonSchema(
+                      tool.parameters,
+                      "tools[" + std::to_string(t) + "].function.parameters",
+                      {.strictObjects = tool.strict})));
         break;
       }
       g.appendLiteral(s, f.literals[k + 1]);

@@ -238,10 +238,9 @@ CompiledGrammar::Impl::shared(const Key &key, const std::string &canonical,
   std::shared_ptr<const KeyMasks> m =
       compute(key, /*anyFirstByte=*/wideFirstByte(program, key));
   computed = true;
-  const size_t bytes = canonical.size() +
-                       m->acceptedBits.size() * sizeof(uint64_t) +
-                       m->acceptedList.size() * sizeof(int32_t) +
-                       m->uncertain.size() * 8;
+  const size_t bytes =
+      canonical.size() + m->acceptedBits.size() * sizeof(uint64_t) +
+      m->acceptedList.size() * sizeof(int32_t) + m->uncertain.size() * 8;
   std::lock_guard<std::mutex> lock(cache.mutex);
   if (cache.bytes + bytes <= TokenVocabulary::SharedKeyMasks::kMaxBytes &&
       cache.masks.emplace(canonical, m).second)
@@ -331,7 +330,8 @@ CompiledGrammar::Impl::extend(const KeyMasks &top, const Key &key,
     if (s != Pda::kDead)
       accept(id);
   }
-  std::erase_if(m->uncertain, [&](const auto &u) { return bits.test(u.first); });
+  std::erase_if(m->uncertain,
+                [&](const auto &u) { return bits.test(u.first); });
   const size_t count = static_cast<size_t>(bits.count());
   storeAccepted(*m, std::move(bits), count);
   return m;
@@ -357,10 +357,10 @@ const KeyMasks &CompiledGrammar::Impl::masksFor(const Key &key) {
   size_t depth = 2;
   while (depth < frames && program.minBytesFrom(key[depth - 1]) == 0)
     ++depth;
-  const Key top = depth >= frames
-                      ? key
-                      : Key(key.begin(),
-                            key.begin() + static_cast<std::ptrdiff_t>(depth));
+  const Key top =
+      depth >= frames
+          ? key
+          : Key(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(depth));
   const uint32_t horizon = static_cast<uint32_t>(vocab.maxTokenBytes());
   if (canonicalKey(program, top, horizon, canonical)) {
     std::shared_ptr<const KeyMasks> t = shared(top, canonical, computed);

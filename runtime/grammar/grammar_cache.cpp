@@ -56,8 +56,7 @@ void GrammarCache::insert(const std::string &key,
 
 std::shared_ptr<const CompiledGrammar>
 GrammarCache::get(SourceKind kind, const std::string &source,
-                  const std::string &origin,
-                  const JsonSchemaOptions &options) {
+                  const std::string &origin, const JsonSchemaOptions &options) {
   const std::string key =
       std::to_string(static_cast<int>(kind)) +
       (kind == SourceKind::JsonSchema && options.strictObjects ? "s:" : ":") +

@@ -44,17 +44,18 @@ const std::set<std::string> kUnsupportedValidation = {"uniqueItems",
 
 // patternProperties every key matches (a search: ".*" matches the empty
 // prefix; keys llmc writes hold no line breaks).
-const std::set<std::string> kMatchAll = {"",     ".*",   "^.*",  ".*$",
+const std::set<std::string> kMatchAll = {"",     ".*",   "^.*",   ".*$",
                                          "^.*$", "(.*)", "^(.*)$"};
 
 const std::set<std::string> kObjectKeywords = {
-    "properties",    "required",      "patternProperties",   "minProperties",
-    "maxProperties", "dependencies",  "dependentRequired",   "additionalProperties"};
+    "properties",        "required",
+    "patternProperties", "minProperties",
+    "maxProperties",     "dependencies",
+    "dependentRequired", "additionalProperties"};
 const std::set<std::string> kArrayKeywords = {
     "items", "prefixItems", "additionalItems", "minItems", "maxItems"};
 const std::set<std::string> kNumberKeywords = {
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-    "multipleOf"};
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"};
 const std::set<std::string> kStringKeywords = {"minLength", "maxLength",
                                                "pattern", "format"};
 
@@ -66,8 +67,9 @@ const char *const kDate =
 const char *const kTime = "([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d{1,6})?"
                           "(Z|[+-]([01]\\d|2[0-3]):[0-5]\\d)";
 // Up to four labels of up to 61 characters: always under 253.
-const char *const kHost = "[a-zA-Z0-9]([a-zA-Z0-9-]{0,59}[a-zA-Z0-9])?"
-                          "(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,59}[a-zA-Z0-9])?){0,3}";
+const char *const kHost =
+    "[a-zA-Z0-9]([a-zA-Z0-9-]{0,59}[a-zA-Z0-9])?"
+    "(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,59}[a-zA-Z0-9])?){0,3}";
 // RFC 3986's pieces (IPv6 literals left out), each of bounded length as the
 // other formats: a model cannot wander off in a URI (at most ~290
 // characters).
@@ -76,7 +78,8 @@ const char *const kHost = "[a-zA-Z0-9]([a-zA-Z0-9-]{0,59}[a-zA-Z0-9])?"
 #define LLMC_SEGMENTS "(/" LLMC_PCHAR "{0,32}){0,4}"
 #define LLMC_AUTHORITY                                                         \
   "//(([A-Za-z0-9._~!$&'()*+,;=:-]|" LLMC_PCT "){0,16}@)?"                     \
-  "([A-Za-z0-9._~!$&'()*+,;=-]|" LLMC_PCT "){0,48}(:[0-9]{0,5})?" LLMC_SEGMENTS
+  "([A-Za-z0-9._~!$&'()*+,;=-]|" LLMC_PCT                                      \
+  "){0,48}(:[0-9]{0,5})?" LLMC_SEGMENTS
 #define LLMC_QUERY_FRAGMENT                                                    \
   "(\\?([A-Za-z0-9._~!$&'()*+,;=:@/?-]|" LLMC_PCT "){0,32})?"                  \
   "(#([A-Za-z0-9._~!$&'()*+,;=:@/?-]|" LLMC_PCT "){0,32})?"
@@ -180,8 +183,8 @@ private:
   };
   [[noreturn]] void nothing(const std::string &path,
                             const std::string &what) const {
-    throw Unsatisfiable(origin_ + ": at " + (path.empty() ? "/" : path) +
-                        ": " + what);
+    throw Unsatisfiable(origin_ + ": at " + (path.empty() ? "/" : path) + ": " +
+                        what);
   }
 
   Element lit(const std::string &text) {
@@ -372,8 +375,8 @@ private:
         std::vector<Element> kept;
         for (size_t i = 0; i < branches.size(); ++i)
           try {
-            kept.push_back(value(branches[i], path + "/" + k + "/" +
-                                                  std::to_string(i)));
+            kept.push_back(
+                value(branches[i], path + "/" + k + "/" + std::to_string(i)));
           } catch (const Unsatisfiable &) {
             // A branch nothing fits is no branch.
           }
@@ -691,9 +694,10 @@ private:
   /// The types whose keywords `s` has (properties: object, ...).
   static std::vector<std::string> impliedTypes(const Json &s) {
     std::vector<std::string> out;
-    for (const auto &[keys, type] :
-         {std::pair{&kObjectKeywords, "object"}, {&kArrayKeywords, "array"},
-          {&kStringKeywords, "string"}, {&kNumberKeywords, "number"}})
+    for (const auto &[keys, type] : {std::pair{&kObjectKeywords, "object"},
+                                     {&kArrayKeywords, "array"},
+                                     {&kStringKeywords, "string"},
+                                     {&kNumberKeywords, "number"}})
       for (const std::string &k : *keys)
         if (s.contains(k)) {
           out.push_back(type);
@@ -712,8 +716,8 @@ private:
       const Json values =
           s.contains("const") ? Json::array({s["const"]}) : s["enum"];
       for (const Json &v : values)
-        for (const char *t : {"object", "array", "string", "integer",
-                              "number", "boolean", "null"})
+        for (const char *t : {"object", "array", "string", "integer", "number",
+                              "boolean", "null"})
           if (hasType(v, t)) {
             out.push_back(t);
             break;
@@ -768,7 +772,8 @@ private:
     if (ta != std::vector<std::string>{"object"})
       return false;
     const Json none = Json::object();
-    const Json &pa = a.value("properties", none), &pb = b.value("properties", none);
+    const Json &pa = a.value("properties", none),
+               &pb = b.value("properties", none);
     auto writes = [&](const std::string &k) {
       if (pa.contains(k))
         return !(pa[k].is_boolean() && !pa[k].get<bool>());
@@ -889,7 +894,7 @@ private:
             kept.push_back(std::move(*m));
         if (kept.empty())
           nothing(path, "no branch of '" + std::string(k) +
-                         "' fits the constraints beside it");
+                            "' fits the constraints beside it");
         Json out = Json::object();
         for (auto it = s.begin(); it != s.end(); ++it)
           if (!constrains(it.key()))
@@ -905,7 +910,7 @@ private:
                 path, 0);
       if (!m)
         nothing(path, "nothing validates against '$ref' and the constraints "
-                   "beside it");
+                      "beside it");
       return *m;
     }
     return s;
@@ -1124,11 +1129,11 @@ private:
       if (!matchAllKeys) {
         const uint32_t k = g_.freshRule(ruleName(at) + "-key");
         for (const std::string &p : keyPatterns)
-          g_.addAlternative(k, {g_.byte('"'),
-                                addRegex(g_, p, CharEncoding::JsonString,
-                                         origin_ + ": at " + at + "/" +
-                                             pointerToken(p)),
-                                g_.byte('"')});
+          g_.addAlternative(
+              k, {g_.byte('"'),
+                  addRegex(g_, p, CharEncoding::JsonString,
+                           origin_ + ": at " + at + "/" + pointerToken(p)),
+                  g_.byte('"')});
         key = Grammar::ref(k);
       }
       const uint32_t kv = g_.freshRule(ruleName(path) + "-pattern-kv");
@@ -1145,8 +1150,8 @@ private:
     // Strict objects keep the schema's order, as OpenAI's strict mode
     // promises (a "reasoning" property before the "answer").
     const bool anyOrdered = !options_.strictObjects && props.size() >= 2 &&
-                            props.size() <= kAnyOrderProperties &&
-                            minP == 0 && maxP < 0;
+                            props.size() <= kAnyOrderProperties && minP == 0 &&
+                            maxP < 0;
     // Dependencies: listed keys that bring others, checked where the object
     // may end (any order) or as keys are passed by (fixed order, tracking
     // up to 16 properties; beyond, a key that brings others is left out).
@@ -1174,7 +1179,8 @@ private:
         involved.insert(a);
         involved.insert(needs.begin(), needs.end());
       }
-    const bool track = anyOrdered || (involved.size() <= 16 && props.size() <= 64);
+    const bool track =
+        anyOrdered || (involved.size() <= 16 && props.size() <= 64);
     for (const auto &[a, needs] : deps) {
       if (needs.empty() || (!track && !props[at(a)].required)) {
         // Unlisted needs, or too many to track: never written.
@@ -1213,10 +1219,10 @@ private:
     for (const std::vector<Prop> *order : {&props, &requiredFirst}) {
       if (order == &requiredFirst && (same || options_.strictObjects))
         break;
-      g_.addAlternative(r, {g_.byte('{'), Grammar::ref(ws_),
-                            members(*order, extra, fixedDeps, minP, maxP,
-                                    base, path),
-                            g_.byte('}')});
+      g_.addAlternative(
+          r, {g_.byte('{'), Grammar::ref(ws_),
+              members(*order, extra, fixedDeps, minP, maxP, base, path),
+              g_.byte('}')});
     }
     return Grammar::ref(r);
   }
@@ -1471,8 +1477,8 @@ private:
     const int64_t k = static_cast<int64_t>(prefix.size());
     if (!items && min > k)
       nothing(path, "minItems " + std::to_string(min) + " with " +
-                     std::to_string(k) +
-                     " prefixItems and items false: nothing validates");
+                        std::to_string(k) +
+                        " prefixItems and items false: nothing validates");
     const std::string base = ruleName(path);
     const Element comma = [&] {
       const uint32_t c = g_.freshRule("comma");
@@ -1546,8 +1552,8 @@ private:
     const int64_t max = count(s, "maxLength", path, -1);
     // Characters in the formats' strings.
     static const std::map<std::string, std::pair<int64_t, int64_t>> kLengths = {
-        {"date", {10, 10}},      {"time", {9, 21}},   {"date-time", {20, 32}},
-        {"uuid", {36, 36}},      {"ipv4", {7, 15}},   {"ipv6", {15, 39}},
+        {"date", {10, 10}},    {"time", {9, 21}}, {"date-time", {20, 32}},
+        {"uuid", {36, 36}},    {"ipv4", {7, 15}}, {"ipv6", {15, 39}},
         {"hostname", {1, 247}}};
     if (s.contains("format") && s["format"].is_string()) {
       auto it = kLengths.find(s["format"].get<std::string>());
@@ -1803,7 +1809,8 @@ private:
                                       Grammar::ref(*t)});
     const uint32_t r = g_.freshRule(ruleName(path) + "-multiple-of");
     g_.addAlternative(r, {g_.byte('0')});
-    g_.addAlternative(r, {g_.repeat(g_.byte('-'), 0, 1), Grammar::ref(magnitude)});
+    g_.addAlternative(r,
+                      {g_.repeat(g_.byte('-'), 0, 1), Grammar::ref(magnitude)});
     return Grammar::ref(r);
   }
 
@@ -1819,7 +1826,8 @@ private:
   }
 
   /// Numbers between whole bounds (number()).
-  Element realRange(const Json &s, int fractionDigits, const std::string &path) {
+  Element realRange(const Json &s, int fractionDigits,
+                    const std::string &path) {
     constexpr int64_t kMax = 9999999999999999; // 16 digits
     auto bound = [&](const char *k) {
       return static_cast<int64_t>(s[k].get<double>());
@@ -1844,9 +1852,9 @@ private:
     const uint32_t positive = g_.freshRule("fraction-positive");
     g_.addAlternative(fraction, {});
     if (fractionDigits > 0) {
-      g_.addAlternative(fraction, {g_.byte('.'),
-                                   g_.repeat(g_.bytes(digits('0', '9')), 1,
-                                             fractionDigits)});
+      g_.addAlternative(
+          fraction, {g_.byte('.'),
+                     g_.repeat(g_.bytes(digits('0', '9')), 1, fractionDigits)});
       g_.addAlternative(positive, {g_.byte('.'),
                                    g_.repeat(g_.bytes(digits('0', '9')), 0,
                                              fractionDigits - 1),
@@ -1885,7 +1893,7 @@ private:
       magnitudes(true, hi >= 0 ? 0 : -hi, hi >= 0 || hiStrict, -lo, loStrict);
     if (g_.rules[r].alternatives.empty())
       nothing(path, "no number this grammar writes lies within its minimum and "
-                 "maximum");
+                    "maximum");
     return Grammar::ref(r);
   }
 

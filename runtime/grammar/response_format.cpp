@@ -57,8 +57,8 @@ parseResponseFormat(const nlohmann::ordered_json &v, const std::string &field) {
     throw Error(at + ".schema must be a JSON Schema object");
   checkNesting(schema, at + ".schema");
   return GrammarSource{SourceKind::JsonSchema, schema.dump(), at + ".schema",
-                      js.value("strict", nlohmann::ordered_json(false)) ==
-                          true};
+                       js.value("strict", nlohmann::ordered_json(false)) ==
+                           true};
 }
 
 } // namespace llmc::grammar

@@ -298,8 +298,8 @@ structuredOutput(const json &body, const ModelInfo &m,
         std::to_string(options.strictObjects) +
         std::to_string(static_cast<int>(source->kind)) + ":" + source->text;
     return m.grammars->get(key, [&] {
-      grammar::Grammar answer = grammar::grammarOf(
-          source->kind, source->text, source->origin, options);
+      grammar::Grammar answer = grammar::grammarOf(source->kind, source->text,
+                                                   source->origin, options);
       return replyGrammar(*reasoning, nullptr, &answer);
     });
   } catch (const Error &e) {

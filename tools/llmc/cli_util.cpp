@@ -217,8 +217,9 @@ void addGrammarFlags(CLI::App &app, GrammarFlags &flags) {
                               "(OpenAI's {\"type\": \"json_object\"})");
   schema->excludes(gbnf)->excludes(object);
   gbnf->excludes(object);
-  app.add_flag("--disable-additional-properties", flags.strictObjects,
-               "JSON Schema: an object schema that lists properties but has no "
+  app.add_flag(
+      "--disable-additional-properties", flags.strictObjects,
+      "JSON Schema: an object schema that lists properties but has no "
       "additionalProperties takes only the listed keys (OpenAI's strict "
       "mode); by default other keys are allowed, as JSON Schema says");
 }

@@ -49,10 +49,11 @@ Action addGrammar(CLI::App &app) {
   check->add_option("DOCUMENT", o->documents,
                     "JSON documents to check (text files with --gbnf)");
   check->add_flag("--gbnf", o->gbnf, "GRAMMAR is GBNF, as llama.cpp's");
-  check->add_flag("--disable-additional-properties", o->strictObjects,
-                  "JSON Schema: an object schema that lists properties but has no "
-                  "additionalProperties takes only the listed keys (OpenAI's strict "
-                  "mode); by default other keys are allowed, as JSON Schema says");
+  check->add_flag(
+      "--disable-additional-properties", o->strictObjects,
+      "JSON Schema: an object schema that lists properties but has no "
+      "additionalProperties takes only the listed keys (OpenAI's strict "
+      "mode); by default other keys are allowed, as JSON Schema says");
   return [o]() -> int {
     const std::string source = readAll(o->grammar);
     grammar::Grammar g =

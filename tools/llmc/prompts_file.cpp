@@ -179,10 +179,10 @@ ScheduledRequest parseLine(const std::string &text, const OpenedPlan &opened,
             line["disable_additional_properties"]);
       options.strictObjects = line["disable_additional_properties"].get<bool>();
     }
-    o.grammar = source ? opened.grammars("\"response_format\"")
-                             .get(source->kind, source->text, source->origin,
-                                  options)
-                       : nullptr;
+    o.grammar =
+        source ? opened.grammars("\"response_format\"")
+                     .get(source->kind, source->text, source->origin, options)
+               : nullptr;
   }
   if (line.contains("grammar")) {
     if (!line["grammar"].is_string())

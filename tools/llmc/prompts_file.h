@@ -25,7 +25,8 @@ struct BatchDefaults {
 /// frequency_penalty, seed, stop (a list), ignore_eos, response_format
 /// (OpenAI's json_object / json_schema; disable_additional_properties as the
 /// server's) and grammar (GBNF text). A malformed line is an error naming
-/// its line number and the field; the other requests still run. Returns the exit code (1 if any line failed).
+/// its line number and the field; the other requests still run. Returns the
+/// exit code (1 if any line failed).
 int runPromptsFile(const std::string &file, const OpenedPlan &opened,
                    const EngineFlags &engineFlags, const ServingFlags &serving,
                    const SpeculativeFlags &spec, const BatchDefaults &defaults,

@@ -69,13 +69,13 @@ TEST(JsonSchema, OtherKeysFollowJsonSchema) {
       "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
       "required": ["b", "id"]})";
   auto g = schema(s);
-  for (const char *ok :
-       {R"({"b": "x", "id": 1})", R"({"x": [], "a": 1, "y": null, "b": "x", "id": 2})",
-        R"({"a": 1, "b": "x", "ab": 2, "id": 0})", R"({"b": "x", "id": 1, "a": 2})"})
+  for (const char *ok : {R"({"b": "x", "id": 1})",
+                         R"({"x": [], "a": 1, "y": null, "b": "x", "id": 2})",
+                         R"({"a": 1, "b": "x", "ab": 2, "id": 0})",
+                         R"({"b": "x", "id": 1, "a": 2})"})
     EXPECT_TRUE(matches(g, ok)) << ok;
-  for (const char *bad :
-       {R"({"b": "x"})",
-        R"({"b": "x", "id": 1, "b": "y"})", R"({"a": "1", "b": "x", "id": 1})"})
+  for (const char *bad : {R"({"b": "x"})", R"({"b": "x", "id": 1, "b": "y"})",
+                          R"({"a": "1", "b": "x", "id": 1})"})
     EXPECT_FALSE(matches(g, bad)) << bad;
   EXPECT_EQ(errorOf(s, kStrict),
             "schema.json: at /required: the required property 'id' may not "
@@ -126,8 +126,8 @@ TEST(JsonSchema, UnknownKeywordsAreIgnored) {
   EXPECT_TRUE(matches(g, R"({"n":3})"));
   EXPECT_FALSE(matches(g, R"({"n":"3"})"));
   EXPECT_FALSE(matches(g, R"({})"));
-  for (const char *k : {"propertyNames", "not", "uniqueItems", "if",
-                        "dependentSchemas"}) {
+  for (const char *k :
+       {"propertyNames", "not", "uniqueItems", "if", "dependentSchemas"}) {
     const std::string schema =
         std::string(R"({"type": "object", "properties": {"a": {")") + k +
         R"(": {}}}})";
@@ -164,9 +164,9 @@ TEST(JsonSchema, Dependencies) {
   auto g = schema(R"({"type": "object", "properties": {"card": {},
       "billing": {}, "name": {}}, "dependencies": {"card": ["billing"]},
       "dependentRequired": {"name": []}})");
-  for (const char *ok : {R"({})", R"({"billing": 1})",
-                         R"({"card": 1, "billing": 2})",
-                         R"({"billing": 2, "name": 0, "card": 1})"})
+  for (const char *ok :
+       {R"({})", R"({"billing": 1})", R"({"card": 1, "billing": 2})",
+        R"({"billing": 2, "name": 0, "card": 1})"})
     EXPECT_TRUE(matches(g, ok)) << ok;
   EXPECT_FALSE(matches(g, R"({"card": 1})"));
   EXPECT_FALSE(matches(g, R"({"card": 1, "name": 2})"));
@@ -254,8 +254,8 @@ TEST(JsonSchema, NumberBounds) {
       {"type": "number", "minimum": -1, "maximum": 1},
       {"type": "number", "exclusiveMaximum": 0},
       {"type": "number", "minimum": -10, "exclusiveMaximum": -2}]})");
-  for (const char *ok : {"[0.5,-0.5,-0.001,-2.5]", "[7,-0.25,-7,-2.0001]",
-                         "[0.01,1,-1,-10]"})
+  for (const char *ok :
+       {"[0.5,-0.5,-0.001,-2.5]", "[7,-0.25,-7,-2.0001]", "[0.01,1,-1,-10]"})
     EXPECT_TRUE(matches(g, ok)) << ok;
   for (const char *bad : {"[0,0,-1,-3]", "[0.0,0,-1,-3]", "[1,1.5,-1,-3]",
                           "[1,0,0,-3]", "[1,0,-0.5,-2]", "[1,0,-1,-10.5]"})

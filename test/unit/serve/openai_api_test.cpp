@@ -410,9 +410,9 @@ TEST_F(OpenAiApiTools, StrictObjectsByRequestAndServer) {
   EXPECT_TRUE(accepts(ask(R"(, "strict": true)", ""), toolModel, listed));
   EXPECT_FALSE(accepts(ask("", R"(, "disable_additional_properties": true)"),
                        toolModel, extra));
-  EXPECT_TRUE(accepts(ask(R"(, "strict": true)",
-                          R"(, "disable_additional_properties": false)"),
-                      toolModel, extra));
+  EXPECT_TRUE(accepts(
+      ask(R"(, "strict": true)", R"(, "disable_additional_properties": false)"),
+      toolModel, extra));
   ModelInfo strict = toolModel;
   strict.strictObjects = true;
   EXPECT_FALSE(accepts(ask("", ""), strict, extra));
