@@ -37,7 +37,7 @@ bool canonicalKey(const Program &program, const Key &key, uint32_t horizon,
 bool wideFirstByte(const Program &program, const Key &key);
 
 struct TokenVocabulary::SharedKeyMasks {
-  /// Entries stop being added past this many bytes of masks.
+  /// Past this many bytes of masks the cache is emptied and refilled.
   static constexpr size_t kMaxBytes = size_t(64) << 20;
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<const KeyMasks>> masks;

@@ -242,8 +242,12 @@ CompiledGrammar::Impl::shared(const Key &key, const std::string &canonical,
       canonical.size() + m->acceptedBits.size() * sizeof(uint64_t) +
       m->acceptedList.size() * sizeof(int32_t) + m->uncertain.size() * 8;
   std::lock_guard<std::mutex> lock(cache.mutex);
-  if (cache.bytes + bytes <= TokenVocabulary::SharedKeyMasks::kMaxBytes &&
-      cache.masks.emplace(canonical, m).second)
+  if (cache.bytes + bytes > TokenVocabulary::SharedKeyMasks::kMaxBytes) {
+    // Full: start again (grammars keep the masks they took).
+    cache.masks.clear();
+    cache.bytes = 0;
+  }
+  if (cache.masks.emplace(canonical, m).second)
     cache.bytes += bytes;
   return m;
 }

@@ -72,11 +72,13 @@ public:
   static constexpr int kKeyDepth = 4;
 
   /// Validates `grammar`; walks the grammar's states from its start for
-  /// up to `warmStates` states and precomputes every key met, so that the
-  /// first requests find their masks ready.
+  /// up to `warmStates` states and precomputes every key met. None by
+  /// default: keys are computed on first use, most found in the
+  /// vocabulary's shared masks (2048 states cost 265 ms median on
+  /// MaskBench's schemas with Llama 3's vocabulary; none, 0.5 ms).
   CompiledGrammar(Grammar grammar,
                   std::shared_ptr<const TokenVocabulary> vocabulary,
-                  int64_t warmStates = 2048);
+                  int64_t warmStates = 0);
   ~CompiledGrammar();
 
   const Grammar &grammar() const { return grammar_; }
