@@ -42,6 +42,22 @@ Key keyOf(const Pda &pda, NodeId n, NodeId &outer) {
   }
 }
 
+namespace {
+
+/// `bits` (holding `count` tokens) into `m`, dense or as a list.
+void storeAccepted(KeyMasks &m, TokenMask bits, size_t count) {
+  if (count * 32 > static_cast<size_t>(bits.size())) {
+    m.acceptedBits = std::move(bits.words());
+    return;
+  }
+  for (size_t w = 0; w < bits.words().size(); ++w)
+    for (uint64_t b = bits.words()[w]; b; b &= b - 1)
+      m.acceptedList.push_back(static_cast<int32_t>(w * 64) +
+                               __builtin_ctzll(b));
+}
+
+} // namespace
+
 bool wideFirstByte(const Program &program, const Key &key) {
   return program.sets[program.pos[key[0]].arg].count() >= 64;
 }
@@ -145,7 +161,8 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
     n = pda.node(key[j], n);
   // With anyFirstByte, every first byte goes where the key's first set
   // leads.
-  const StateId afterFirst = pda.stateOf(pda.node(key[0] + 1, n));
+  const StateId afterFirst =
+      anyFirstByte ? pda.stateOf(pda.node(key[0] + 1, n)) : Pda::kDead;
   n = pda.node(key[0], n);
   const auto &trie = vocab.trie();
   const auto &trieTokens = vocab.trieTokens();
@@ -168,10 +185,6 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
       for (unsigned b = 0; b < 256; ++b)
         if (pda.next(s, static_cast<uint8_t>(b)) == s)
           bits[b >> 6] |= uint64_t(1) << (b & 63);
-      if (looped.size() <= s) {
-        looped.resize(s + 1, 0);
-        loops.resize(s + 1);
-      }
       loops[s] = bits;
       looped[s] = 1;
     }
@@ -210,16 +223,12 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
     i = st.nodes.empty() ? t.subtreeEnd : i + 1;
   }
   auto m = std::make_shared<KeyMasks>();
-  const int32_t V = vocab.size();
-  TokenMask bits(V);
+  TokenMask bits(vocab.size());
   for (int32_t id : accepted)
     bits.set(id);
   std::erase_if(uncertain, [&](const auto &u) { return bits.test(u.first); });
   m->uncertain = std::move(uncertain);
-  if (static_cast<int64_t>(accepted.size()) * 32 > V)
-    m->acceptedBits = std::move(bits.words());
-  else
-    m->acceptedList = std::move(accepted);
+  storeAccepted(*m, std::move(bits), accepted.size());
   return m;
 }
 
@@ -251,22 +260,6 @@ CompiledGrammar::Impl::shared(const Key &key, const std::string &canonical,
     cache.bytes += bytes;
   return m;
 }
-
-namespace {
-
-/// `bits` (holding `count` tokens) into `m`, dense or as a list.
-void storeAccepted(KeyMasks &m, TokenMask bits, size_t count) {
-  if (count * 32 > static_cast<size_t>(bits.size())) {
-    m.acceptedBits = std::move(bits.words());
-    return;
-  }
-  for (size_t w = 0; w < bits.words().size(); ++w)
-    for (uint64_t b = bits.words()[w]; b; b &= b - 1)
-      m.acceptedList.push_back(static_cast<int32_t>(w * 64) +
-                               __builtin_ctzll(b));
-}
-
-} // namespace
 
 std::shared_ptr<const KeyMasks>
 CompiledGrammar::Impl::firstByteIn(const KeyMasks &all,
@@ -315,13 +308,11 @@ CompiledGrammar::Impl::extend(const KeyMasks &top, const Key &key,
     n = pda.node(key[j], n);
   const StateId from = pda.stateOf(n);
   auto m = std::make_shared<KeyMasks>();
-  const int32_t V = vocab.size();
-  TokenMask bits(V);
+  TokenMask bits(vocab.size());
   if (!top.acceptedBits.empty())
     bits.words() = top.acceptedBits;
   for (int32_t id : top.acceptedList)
     bits.set(id);
-  auto accept = [&](int32_t id) { bits.set(id); };
   // A token that left the top frames goes on in the frames below them.
   for (const auto &[id, offset] : top.uncertain) {
     const std::string &b = vocab.bytes(id);
@@ -332,7 +323,7 @@ CompiledGrammar::Impl::extend(const KeyMasks &top, const Key &key,
       s = pda.next(s, static_cast<uint8_t>(b[i]));
     }
     if (s != Pda::kDead)
-      accept(id);
+      bits.set(id);
   }
   std::erase_if(m->uncertain,
                 [&](const auto &u) { return bits.test(u.first); });

@@ -1005,6 +1005,15 @@ private:
     bool required;
   };
 
+  /// The position of `name` in `props` (props.size() when absent).
+  static size_t indexOf(const std::vector<Prop> &props,
+                        const std::string &name) {
+    return static_cast<size_t>(
+        std::find_if(props.begin(), props.end(),
+                     [&](const Prop &p) { return p.name == name; }) -
+        props.begin());
+  }
+
   Element object(const Json &schema, const std::string &path) {
     // patternProperties: a listed property whose name matches a pattern
     // takes that pattern's schema too. Other members are written only when
@@ -1158,12 +1167,7 @@ private:
     // A key 'properties' does not list is never written.
     std::vector<std::pair<uint32_t, uint32_t>> masks; // (key, keys it needs)
     Dependencies fixedDeps;
-    auto at = [&](const std::string &n) {
-      return static_cast<size_t>(
-          std::find_if(props.begin(), props.end(),
-                       [&](const Prop &p) { return p.name == n; }) -
-          props.begin());
-    };
+    auto at = [&](const std::string &n) { return indexOf(props, n); };
     Dependencies deps;
     std::set<std::string> involved;
     for (auto &[a, needs] : dependencies(s, path))
@@ -1242,12 +1246,7 @@ private:
     // Dependencies as (key, needs) positions in this order; `m` below has
     // bit i set when property i was written.
     std::vector<std::pair<size_t, std::vector<size_t>>> at;
-    auto index = [&](const std::string &n) {
-      return static_cast<size_t>(
-          std::find_if(props.begin(), props.end(),
-                       [&](const Prop &p) { return p.name == n; }) -
-          props.begin());
-    };
+    auto index = [&](const std::string &n) { return indexOf(props, n); };
     uint64_t tracked = 0; // the properties whose presence matters
     for (const auto &[a, needs] : deps) {
       at.emplace_back(index(a), std::vector<size_t>{});

@@ -127,6 +127,14 @@ check('response_format json_schema: the content is JSON of the schema, streamed 
     for await (const chunk of stream) for (const c of chunk.choices) if (c.delta.content) text += c.delta.content;
     assert.equal(text, r.choices[0].message.content);
   }
+  // vLLM's field, passed through by the SDK: strict objects without strict.
+  const loose = { ...schema };
+  delete loose.additionalProperties;
+  const d = await client.chat.completions.create({ ...chatReq, max_tokens: 200, temperature: 1, seed: 5,
+    response_format: { type: 'json_schema', json_schema: { name: 'fortune', schema: loose } },
+    disable_additional_properties: true });
+  assert.equal(d.choices[0].finish_reason, 'stop', d.choices[0].message.content);
+  assert.deepEqual(Object.keys(JSON.parse(d.choices[0].message.content)), ['fortune', 'lucky', 'mood']);
   const o = await client.completions.create({ model, prompt: 'JSON:', max_tokens: 200, temperature: 1, seed: 9, response_format: { type: 'json_object' } });
   const parsed = JSON.parse(o.choices[0].text);
   assert.equal(typeof parsed, 'object');

@@ -425,6 +425,15 @@ TEST_F(OpenAiApiTools, StrictObjectsByRequestAndServer) {
   } catch (const ApiError &e) {
     EXPECT_EQ(e.param, "disable_additional_properties");
   }
+  try {
+    parseRequest(Endpoint::Chat, R"({"messages": [{"role": "user",
+        "content": "x"}], "tools": [{"type": "function", "function":
+        {"name": "f", "strict": "yes"}}]})",
+                 toolModel);
+    ADD_FAILURE() << "a string accepted as a tool's strict";
+  } catch (const ApiError &e) {
+    EXPECT_EQ(e.param, "tools[0].function.strict");
+  }
 }
 
 TEST_F(OpenAiApiTools, WhatCannotBeHonouredIsA400) {
