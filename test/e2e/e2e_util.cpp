@@ -2,6 +2,8 @@
 
 #include "e2e_util.h"
 
+#include "../scratch_dir.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <unistd.h>
 
 namespace llmc::e2e {
 
@@ -26,7 +27,7 @@ Command runCommand(const std::string &cmd, bool mergeStderr) {
 }
 
 std::string tempPath(const std::string &name) {
-  return ::testing::TempDir() + "/e2e-" + std::to_string(getpid()) + "-" + name;
+  return llmc::test::scratchPath(name);
 }
 
 std::string compilePlan(const std::string &model, const std::string &flags) {

@@ -1,20 +1,20 @@
 //===- compiled_plan.h - A test checkpoint compiled by llmc -----*- C++ -*-===//
 //
 // For unit tests of the engine and what sits on it: compiles
-// test/data/models/MODEL with the llmc binary (per-process file: ctest runs
-// cases in parallel processes) and loads the plan. Call it from
+// test/data/models/MODEL with the llmc binary (into the process's scratch
+// directory) and loads the plan. Call it from
 // SetUpTestSuite, and skip each test in SetUp when the plan is null: it says
 // why in builds without the compiler, and fails if compilation fails.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "../scratch_dir.h"
 #include "llmc/runtime/backend_registry.h"
 #include "llmc/runtime/engine.h"
 #include "llmc/runtime/plan.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -42,8 +42,7 @@ inline void compileTestPlan(const std::string &model,
   std::string tag;
   for (char c : flags)
     tag += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  std::string out = ::testing::TempDir() + "/" + model + tag + "-" +
-                    std::to_string(getpid()) + ".plan";
+  std::string out = scratchPath(model + tag + ".plan");
   std::string cmd = std::string(LLMC_BIN_DIR) + "/llmc compile " +
                     LLMC_DATA_DIR + "/models/" + model + " -o " + out + " " +
                     flags + " 2>&1";
