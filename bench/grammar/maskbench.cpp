@@ -15,7 +15,10 @@
 //
 //   llmc_maskbench DATA_DIR [--limit N] [--failures] [--fail-on-invalid]
 //                  [--disable-additional-properties] [--tokenizer DIR]
-//                  [--warm-states N]
+//                  [--warm-states N] [--slowest N]
+//
+// --slowest N lists the N slowest masks with their file and the text before
+// them (where a mask's tail comes from).
 //
 // --fail-on-invalid exits 1 when an invalid instance was accepted (the
 // soundness check ctest runs on test/data/maskbench-sample).
@@ -61,13 +64,17 @@ double us(Clock::duration d) {
 /// the mask and accept() disagree (an engine bug, never a verdict).
 bool acceptsTokens(const std::shared_ptr<const grammar::CompiledGrammar> &g,
                    const tok::Tokenizer &tokenizer, int32_t eos,
-                   const std::string &text, std::vector<double> &maskUs) {
+                   const std::string &text, std::vector<double> &maskUs,
+                   std::vector<size_t> &maskAt) {
   grammar::Matcher m(g, {eos});
   grammar::TokenMask mask(g->vocabulary().size());
+  size_t at = 0;
   for (int32_t t : tokenizer.encode(text, /*addSpecial=*/false)) {
     const auto t0 = Clock::now();
     m.fillMask(mask);
     maskUs.push_back(us(Clock::now() - t0));
+    maskAt.push_back(at);
+    at += g->vocabulary().bytes(t).size();
     const bool allowed = mask.test(t);
     if (m.accept(t) != allowed)
       throw Error("the mask and accept() disagree on token " +
@@ -92,15 +99,26 @@ std::string reason(std::string what) {
 
 using bench::quantile;
 
+constexpr const char *kUsage =
+    "usage: llmc_maskbench DATA_DIR [--limit N] [--failures] "
+    "[--fail-on-invalid] [--disable-additional-properties] [--tokenizer DIR] "
+    "[--warm-states N] [--slowest N]\n";
+
+/// A slow mask: where it was met.
+struct Slow {
+  double us;
+  std::string file, before;
+  bool operator<(const Slow &o) const { return us > o.us; }
+};
+
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: llmc_maskbench DATA_DIR [--limit N] "
-                         "[--failures]\n");
-    return 2;
+  if (argc < 2 || argv[1][0] == '-') {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
   }
-  size_t limit = SIZE_MAX;
+  size_t limit = SIZE_MAX, slowestCount = 0;
   bool showFailures = false, failOnInvalid = false;
   std::string tokenizerDir;
   int64_t warmStates = 0;
@@ -119,11 +137,25 @@ int main(int argc, char **argv) {
       tokenizerDir = argv[++i];
     else if (a == "--warm-states" && i + 1 < argc)
       warmStates = std::stol(argv[++i]);
+    else if (a == "--slowest" && i + 1 < argc)
+      slowestCount = std::stoul(argv[++i]);
+    else {
+      std::fprintf(stderr,
+                   "llmc_maskbench: unknown or incomplete flag '%s'\n%s",
+                   a.c_str(), kUsage);
+      return 2;
+    }
   }
   std::vector<std::filesystem::path> files;
-  for (const auto &e : std::filesystem::directory_iterator(argv[1]))
+  std::error_code ec;
+  for (const auto &e : std::filesystem::directory_iterator(argv[1], ec))
     if (e.path().extension() == ".json")
       files.push_back(e.path());
+  if (ec) {
+    std::fprintf(stderr, "llmc_maskbench: %s: %s\n", argv[1],
+                 ec.message().c_str());
+    return 2;
+  }
   std::sort(files.begin(), files.end());
   if (files.size() > limit)
     files.resize(limit);
@@ -139,6 +171,8 @@ int main(int argc, char **argv) {
     eos = tokenizer->eos.value_or(-1);
   }
   std::vector<double> maskUs;
+  std::vector<size_t> maskAt;
+  std::vector<Slow> slow; // a heap of the slowest
   double slowest = 0;
   std::string slowestFile;
   size_t passing = 0, compileErrors = 0, validationErrors = 0,
@@ -173,13 +207,25 @@ int main(int argc, char **argv) {
       const std::string doc =
           t["data"].dump(-1, ' ', false, Json::error_handler_t::replace);
       const size_t before = maskUs.size();
-      const bool ok = tokenizer ? acceptsTokens(g, *tokenizer, eos, doc, maskUs)
-                                : accepts(g, doc);
-      for (size_t i = before; i < maskUs.size(); ++i)
+      const bool ok =
+          tokenizer ? acceptsTokens(g, *tokenizer, eos, doc, maskUs, maskAt)
+                    : accepts(g, doc);
+      for (size_t i = before; i < maskUs.size(); ++i) {
         if (maskUs[i] > slowest) {
           slowest = maskUs[i];
           slowestFile = path.filename().string();
         }
+        if (slowestCount &&
+            (slow.size() < slowestCount || maskUs[i] > slow.front().us)) {
+          slow.push_back(
+              {maskUs[i], path.filename().string(), doc.substr(0, maskAt[i])});
+          std::push_heap(slow.begin(), slow.end());
+          if (slow.size() > slowestCount) {
+            std::pop_heap(slow.begin(), slow.end());
+            slow.pop_back();
+          }
+        }
+      }
       const bool valid = t.value("valid", false);
       if (valid && !ok) {
         validRejected = true;
@@ -220,6 +266,12 @@ int main(int argc, char **argv) {
               static_cast<long long>(warmStates), maskUs.size());
   if (!slowestFile.empty())
     std::printf("slowest mask: %.0f us, in %s\n", slowest, slowestFile.c_str());
+  std::sort_heap(slow.begin(), slow.end());
+  for (const Slow &s : slow)
+    std::printf(
+        "slow mask: %.0f us, %s, after ...%s\n", s.us, s.file.c_str(),
+        s.before.substr(s.before.size() - std::min<size_t>(s.before.size(), 80))
+            .c_str());
   std::vector<std::pair<size_t, std::string>> top;
   for (const auto &[r, n] : reasons)
     top.emplace_back(n, r);

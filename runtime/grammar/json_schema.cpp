@@ -1208,6 +1208,29 @@ private:
     }
     if (anyOrdered)
       return anyOrder(props, extra, masks, base);
+    // Larger objects without dependencies or counts: still any order, the
+    // required keys tracked (each once, all of them), the optional ones
+    // free; one may then be written twice (JSON parsers keep the last, and
+    // each value fits its schema). Every key's masks then stay the same
+    // after each member (no position in a chain of 100 properties).
+    size_t requiredCount = 0;
+    for (const Prop &p : props)
+      requiredCount += p.required ? 1 : 0;
+    if (!options_.strictObjects && props.size() > kAnyOrderProperties &&
+        deps.empty() && minP == 0 && maxP < 0 &&
+        requiredCount <= kAnyOrderProperties) {
+      std::vector<Prop> tracked;
+      const uint32_t optional = g_.freshRule(base + "-optional");
+      for (const Prop &p : props) {
+        if (p.required)
+          tracked.push_back(p);
+        else
+          g_.addAlternative(optional, {p.kv});
+      }
+      if (extra)
+        g_.addAlternative(optional, {*extra});
+      return anyOrder(tracked, Grammar::ref(optional), {}, base);
+    }
     // Larger objects: the schema's order, or the required properties first
     // (in `required`'s order) and then the others (the order LLGuidance
     // writes, which documents written for it follow).
@@ -1327,12 +1350,13 @@ private:
   }
 
   /// Objects with at most this many listed properties take them in any
-  /// order (one rule per set of members written: 2^n rules); larger ones in
-  /// the schema's order.
+  /// order, each at most once (one rule per set of members written: 2^n
+  /// rules); larger ones track this many required ones.
   static constexpr size_t kAnyOrderProperties = 8;
 
-  /// The members of an object in any order: each listed one at most once,
-  /// every required one, other keys (`extra`) anywhere.
+  /// The members of an object in any order: each of `props` at most once,
+  /// every required one, `extra` (other keys, or all that are not
+  /// tracked) anywhere.
   Element anyOrder(const std::vector<Prop> &props,
                    const std::optional<Element> &extra,
                    const std::vector<std::pair<uint32_t, uint32_t>> &needs,

@@ -74,8 +74,8 @@ void TokenVocabulary::buildTrie() {
     for (size_t d = common; d < b.size(); ++d) {
       path.push_back(static_cast<uint32_t>(trie_.size()));
       const uint32_t t = static_cast<uint32_t>(trieTokens_.size());
-      trie_.push_back(
-          {static_cast<uint8_t>(b[d]), static_cast<uint32_t>(d + 1), 0, t, t});
+      trie_.push_back({static_cast<uint8_t>(b[d]), 0,
+                       static_cast<uint32_t>(d + 1), 0, t, t});
     }
     // Tokens of equal bytes are adjacent: they end at the same node.
     TrieNode &end = trie_[path.back()];
@@ -93,6 +93,8 @@ void TokenVocabulary::buildTrie() {
       for (size_t w = 0; w < 4; ++w)
         below_[i][w] |= below_[j][w];
       below_[i][trie_[j].byte >> 6] |= uint64_t(1) << (trie_[j].byte & 63);
+      trie_[i].height = static_cast<uint16_t>(std::max<int>(
+          trie_[i].height, std::min(trie_[j].height + 1, int(UINT16_MAX))));
     }
 }
 

@@ -33,8 +33,9 @@ std::string errorOf(const std::string &s, JsonSchemaOptions options = {}) {
   return "(no error)";
 }
 
-// Up to 8 listed properties come in any order; more in the schema's order
-// (2^n rules otherwise); strict objects (OpenAI's strict mode) keep the
+// Up to 8 listed properties come in any order, each once; more come in any
+// order too, the required ones tracked (each once, none missing), the
+// optional ones free; strict objects (OpenAI's strict mode) keep the
 // schema's order.
 TEST(JsonSchema, ObjectsWithOptionalProperties) {
   const char *abc = R"({"type": "object",
@@ -58,8 +59,25 @@ TEST(JsonSchema, ObjectsWithOptionalProperties) {
   auto nine = schema(R"({"properties": {"a": {}, "b": {}, "c": {}, "d": {},
       "e": {}, "f": {}, "g": {}, "h": {}, "i": {}}, "required": ["i"]})");
   EXPECT_TRUE(matches(nine, R"({"a": 1, "c": 2, "i": 3})"));
-  EXPECT_TRUE(matches(nine, R"({"i": 3, "a": 1})")); // required first
-  EXPECT_FALSE(matches(nine, R"({"c": 1, "a": 2, "i": 3})"));
+  EXPECT_TRUE(matches(nine, R"({"i": 3, "a": 1})"));
+  EXPECT_TRUE(matches(nine, R"({"c": 1, "a": 2, "i": 3, "x": 4})"));
+  for (const char *bad :
+       {R"({"c": 1, "a": 2})", R"({"i": 1, "i": 2})", R"({"i": 1, "c": 2,})"})
+    EXPECT_FALSE(matches(nine, bad)) << bad;
+  // Beyond 8 required keys, or with minProperties, the schema's order or
+  // the required ones first.
+  auto counted = schema(R"({"properties": {"a": {}, "b": {}, "c": {}, "d": {},
+      "e": {}, "f": {}, "g": {}, "h": {}, "i": {}}, "required": ["i"],
+      "minProperties": 1})");
+  EXPECT_TRUE(matches(counted, R"({"a": 1, "c": 2, "i": 3})"));
+  EXPECT_TRUE(matches(counted, R"({"i": 3, "a": 1})"));
+  EXPECT_FALSE(matches(counted, R"({"c": 1, "a": 2, "i": 3})"));
+  auto strictNine = schema(R"({"properties": {"a": {}, "b": {}, "c": {},
+      "d": {}, "e": {}, "f": {}, "g": {}, "h": {}, "i": {}},
+      "required": ["i"]})",
+                           kStrict);
+  EXPECT_FALSE(matches(strictNine, R"({"c": 1, "a": 2, "i": 3})"));
+  EXPECT_FALSE(matches(strictNine, R"({"i": 3, "a": 1})"));
 }
 
 // Without additionalProperties, other keys are allowed (JSON Schema), before,

@@ -48,10 +48,12 @@ public:
   }
 
   /// A trie node: the byte that leads to it, its depth (1 for the first
-  /// byte of a token), one past the last node of its subtree, and the ids
-  /// whose bytes end here (trieTokens()[tokenBegin, tokenEnd)).
+  /// byte of a token), the most bytes below it (its longest token's bytes
+  /// past it, at most 65535), one past the last node of its subtree, and
+  /// the ids whose bytes end here (trieTokens()[tokenBegin, tokenEnd)).
   struct TrieNode {
     uint8_t byte;
+    uint16_t height;
     uint32_t depth;
     uint32_t subtreeEnd;
     uint32_t tokenBegin, tokenEnd;
