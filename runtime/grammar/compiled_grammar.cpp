@@ -168,29 +168,47 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
   const auto &trieTokens = vocab.trieTokens();
   std::vector<StateId> at(vocab.maxTokenBytes() + 1);
   at[0] = pda.stateOfTerminals({n});
-  std::vector<int32_t> accepted;
+  TokenMask bits(vocab.size());
+  size_t count = 0;
+  auto accept = [&](uint32_t from, uint32_t to) {
+    for (uint32_t k = from; k < to; ++k)
+      bits.set(trieTokens[k]);
+    count += to - from;
+  };
   std::vector<std::pair<int32_t, uint32_t>> uncertain;
   const auto &below = vocab.bytesBelow();
-  // Per state, the bytes that lead back to it (computed for states with
-  // large subtrees under them only: 256 transitions each).
-  std::vector<TokenVocabulary::ByteBits> loops;
-  std::vector<char> looped;
-  auto loopsOf = [&](StateId s) -> const TokenVocabulary::ByteBits & {
-    if (looped.size() <= s) {
-      looped.resize(s + 1, 0);
-      loops.resize(s + 1);
+  // Whether every string of `bytes` of at most `height` bytes keeps `s`
+  // alive: then every token under a trie node in `s` is accepted (whether
+  // it may also leave the key's frames no longer matters). Cheap where few
+  // states follow: a string's content loops in one, a counted repetition
+  // (x{0,32}) steps along a chain; gives up past kMaxStates.
+  std::vector<StateId> frontier, following, seen;
+  auto staysAlive = [&](StateId s, const TokenVocabulary::ByteBits &bytes,
+                        uint32_t height) {
+    constexpr size_t kMaxStates = 16;
+    frontier.assign(1, s);
+    seen.assign(1, s);
+    for (uint32_t level = 0; level < height && !frontier.empty(); ++level) {
+      following.clear();
+      for (StateId f : frontier)
+        for (unsigned w = 0; w < 4; ++w)
+          for (uint64_t b = bytes[w]; b; b &= b - 1) {
+            const StateId t =
+                pda.next(f, static_cast<uint8_t>(w * 64 + __builtin_ctzll(b)));
+            if (t == Pda::kDead)
+              return false;
+            if (std::find(seen.begin(), seen.end(), t) != seen.end())
+              continue;
+            if (seen.size() == kMaxStates)
+              return false;
+            seen.push_back(t);
+            following.push_back(t);
+          }
+      frontier.swap(following);
     }
-    if (!looped[s]) {
-      TokenVocabulary::ByteBits bits{};
-      for (unsigned b = 0; b < 256; ++b)
-        if (pda.next(s, static_cast<uint8_t>(b)) == s)
-          bits[b >> 6] |= uint64_t(1) << (b & 63);
-      loops[s] = bits;
-      looped[s] = 1;
-    }
-    return loops[s];
+    return true;
   };
-  constexpr uint32_t kLoopCheckNodes = 32;
+  constexpr uint32_t kCheckNodes = 32;
   for (size_t i = 0; i < trie.size();) {
     const TokenVocabulary::TrieNode &t = trie[i];
     const StateId s = anyFirstByte && t.depth == 1
@@ -201,21 +219,12 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
       continue;
     }
     at[t.depth] = s;
-    // Every byte below loops back to s: all those tokens end in s.
-    if (t.subtreeEnd - i >= kLoopCheckNodes && !pda.state(s).exited) {
-      const TokenVocabulary::ByteBits &l = loopsOf(s);
-      const TokenVocabulary::ByteBits &b = below[i];
-      if (!(b[0] & ~l[0]) && !(b[1] & ~l[1]) && !(b[2] & ~l[2]) &&
-          !(b[3] & ~l[3])) {
-        for (uint32_t k = t.tokenBegin; k < trie[t.subtreeEnd - 1].tokenEnd;
-             ++k)
-          accepted.push_back(trieTokens[k]);
-        i = t.subtreeEnd;
-        continue;
-      }
+    if (t.subtreeEnd - i >= kCheckNodes && staysAlive(s, below[i], t.height)) {
+      accept(t.tokenBegin, trie[t.subtreeEnd - 1].tokenEnd);
+      i = t.subtreeEnd;
+      continue;
     }
-    for (uint32_t k = t.tokenBegin; k < t.tokenEnd; ++k)
-      accepted.push_back(trieTokens[k]);
+    accept(t.tokenBegin, t.tokenEnd);
     const Pda::State &st = pda.state(s);
     if (st.exited && t.subtreeEnd > i + 1)
       for (uint32_t k = t.tokenEnd; k < trie[t.subtreeEnd - 1].tokenEnd; ++k)
@@ -223,12 +232,9 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
     i = st.nodes.empty() ? t.subtreeEnd : i + 1;
   }
   auto m = std::make_shared<KeyMasks>();
-  TokenMask bits(vocab.size());
-  for (int32_t id : accepted)
-    bits.set(id);
   std::erase_if(uncertain, [&](const auto &u) { return bits.test(u.first); });
   m->uncertain = std::move(uncertain);
-  storeAccepted(*m, std::move(bits), accepted.size());
+  storeAccepted(*m, std::move(bits), count);
   return m;
 }
 
