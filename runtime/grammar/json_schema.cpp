@@ -71,31 +71,32 @@ const char *const kHost =
     "[a-zA-Z0-9]([a-zA-Z0-9-]{0,59}[a-zA-Z0-9])?"
     "(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,59}[a-zA-Z0-9])?){0,3}";
 // RFC 3986's pieces (IPv6 literals left out), each of bounded length as the
-// other formats: a model cannot wander off in a URI (at most ~290
-// characters).
+// other formats: a model cannot wander off in a URI (at most ~300
+// characters). A path's bound is on its whole length, not per segment
+// (`/a/b` is `/` and `a/b`: RFC 3986 allows empty segments).
 #define LLMC_PCT "%[0-9A-Fa-f]{2}"
 #define LLMC_PCHAR "([A-Za-z0-9._~!$&'()*+,;=:@-]|" LLMC_PCT ")"
-#define LLMC_SEGMENTS "(/" LLMC_PCHAR "{0,32}){0,4}"
+#define LLMC_PATH_CHARS "(" LLMC_PCHAR "|/)"
 #define LLMC_AUTHORITY                                                         \
   "//(([A-Za-z0-9._~!$&'()*+,;=:-]|" LLMC_PCT "){0,16}@)?"                     \
-  "([A-Za-z0-9._~!$&'()*+,;=-]|" LLMC_PCT                                      \
-  "){0,48}(:[0-9]{0,5})?" LLMC_SEGMENTS
+  "([A-Za-z0-9._~!$&'()*+,;=-]|" LLMC_PCT "){0,48}(:[0-9]{0,5})?"              \
+  "(/" LLMC_PATH_CHARS "{0,127})?"
 #define LLMC_QUERY_FRAGMENT                                                    \
   "(\\?([A-Za-z0-9._~!$&'()*+,;=:@/?-]|" LLMC_PCT "){0,32})?"                  \
   "(#([A-Za-z0-9._~!$&'()*+,;=:@/?-]|" LLMC_PCT "){0,32})?"
 // ajv-formats wants something after the scheme's colon.
 const char *const kUri =
-    "[A-Za-z][A-Za-z0-9+.-]{0,15}:(" LLMC_AUTHORITY "|/(" LLMC_PCHAR
-    "{1,32}" LLMC_SEGMENTS ")?|" LLMC_PCHAR "{1,32}" LLMC_SEGMENTS
-    ")" LLMC_QUERY_FRAGMENT;
+    "[A-Za-z][A-Za-z0-9+.-]{0,31}:(" LLMC_AUTHORITY
+    "|/(" LLMC_PCHAR LLMC_PATH_CHARS "{0,126})?|" LLMC_PCHAR LLMC_PATH_CHARS
+    "{0,127})" LLMC_QUERY_FRAGMENT;
 // A relative reference's first segment holds no ':'.
 const char *const kRelativeRef =
-    "(" LLMC_AUTHORITY "|/(" LLMC_PCHAR "{1,32}" LLMC_SEGMENTS
-    ")?|([A-Za-z0-9._~!$&'()*+,;=@-]|" LLMC_PCT "){1,32}" LLMC_SEGMENTS
-    ")?" LLMC_QUERY_FRAGMENT;
+    "(" LLMC_AUTHORITY "|/(" LLMC_PCHAR LLMC_PATH_CHARS
+    "{0,126})?|([A-Za-z0-9._~!$&'()*+,;=@-]|" LLMC_PCT
+    "){1,32}(/" LLMC_PATH_CHARS "{0,95})?)?" LLMC_QUERY_FRAGMENT;
 #undef LLMC_PCT
 #undef LLMC_PCHAR
-#undef LLMC_SEGMENTS
+#undef LLMC_PATH_CHARS
 #undef LLMC_AUTHORITY
 #undef LLMC_QUERY_FRAGMENT
 const std::map<std::string, std::string> kFormats = {
