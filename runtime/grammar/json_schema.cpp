@@ -1209,28 +1209,37 @@ private:
     }
     if (anyOrdered)
       return anyOrder(props, extra, masks, base);
-    // Larger objects without dependencies or counts: still any order, the
-    // required keys tracked (each once, all of them), the optional ones
-    // free; one may then be written twice (JSON parsers keep the last, and
-    // each value fits its schema). Every key's masks then stay the same
-    // after each member (no position in a chain of 100 properties).
-    size_t requiredCount = 0;
+    // Larger objects without counts: still any order, the required keys
+    // and those in dependencies tracked (each once, all required ones, a
+    // key's needs), the others free; one may then be written twice (JSON
+    // parsers keep the last, and each value fits its schema). Every key's
+    // masks then stay the same after each member (no position in a chain
+    // of 100 properties).
+    std::set<std::string> inDeps;
+    for (const auto &[a, needs] : fixedDeps) {
+      inDeps.insert(a);
+      inDeps.insert(needs.begin(), needs.end());
+    }
+    std::vector<Prop> tracked;
     for (const Prop &p : props)
-      requiredCount += p.required ? 1 : 0;
+      if (p.required || inDeps.count(p.name))
+        tracked.push_back(p);
     if (!options_.strictObjects && props.size() > kAnyOrderProperties &&
-        deps.empty() && minP == 0 && maxP < 0 &&
-        requiredCount <= kAnyOrderProperties) {
-      std::vector<Prop> tracked;
-      const uint32_t optional = g_.freshRule(base + "-optional");
-      for (const Prop &p : props) {
-        if (p.required)
-          tracked.push_back(p);
-        else
-          g_.addAlternative(optional, {p.kv});
-      }
+        minP == 0 && maxP < 0 && tracked.size() <= kAnyOrderProperties) {
+      const uint32_t free = g_.freshRule(base + "-free");
+      for (const Prop &p : props)
+        if (!p.required && !inDeps.count(p.name))
+          g_.addAlternative(free, {p.kv});
       if (extra)
-        g_.addAlternative(optional, {*extra});
-      return anyOrder(tracked, Grammar::ref(optional), {}, base);
+        g_.addAlternative(free, {*extra});
+      std::vector<std::pair<uint32_t, uint32_t>> needMasks;
+      for (const auto &[a, needs] : fixedDeps) {
+        uint32_t need = 0;
+        for (const std::string &n : needs)
+          need |= 1u << indexOf(tracked, n);
+        needMasks.emplace_back(1u << indexOf(tracked, a), need);
+      }
+      return anyOrder(tracked, Grammar::ref(free), needMasks, base);
     }
     // Larger objects: the schema's order, or the required properties first
     // (in `required`'s order) and then the others (the order LLGuidance

@@ -201,6 +201,15 @@ TEST(JsonSchema, Dependencies) {
   EXPECT_TRUE(matches(g, R"({"a": 1, "b": 2, "c": 3})"));
   EXPECT_FALSE(matches(g, R"({"a": 1, "b": 2})"));
   EXPECT_FALSE(matches(g, R"({"b": 1, "c": 2})"));
+  // More than 8 properties: the keys in dependencies are tracked.
+  g = schema(R"({"properties": {"a": {}, "b": {}, "c": {}, "d": {}, "e": {},
+      "f": {}, "g": {}, "h": {}, "swap": {}, "mem": {}},
+      "dependencies": {"swap": ["mem"]}, "additionalProperties": false})");
+  EXPECT_TRUE(matches(g, R"({"h": 1, "mem": 2, "a": 3, "swap": 4})"));
+  EXPECT_TRUE(matches(g, R"({"swap": 4, "b": 0, "mem": 2})"));
+  EXPECT_FALSE(matches(g, R"({"h": 1, "swap": 4})"));
+  EXPECT_FALSE(matches(g, R"({"swap": 1, "mem": 2, "swap": 3})"));
+  EXPECT_FALSE(matches(g, R"({"h": 1, "x": 2})"));
   EXPECT_EQ(errorOf(R"({"dependencies": {"a": {"maxProperties": 2}}})"),
             "schema.json: at /dependencies/a: a schema dependency is "
             "supported with 'required' only");
