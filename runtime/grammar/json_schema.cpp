@@ -1883,8 +1883,12 @@ private:
     // last digit not 0 (none without fraction digits).
     const uint32_t fraction = g_.freshRule("fraction");
     const uint32_t positive = g_.freshRule("fraction-positive");
+    const uint32_t zero = g_.freshRule("fraction-zero"); // 10.0 at most 10
     g_.addAlternative(fraction, {});
+    g_.addAlternative(zero, {});
     if (fractionDigits > 0) {
+      g_.addAlternative(
+          zero, {g_.byte('.'), g_.repeat(g_.byte('0'), 1, fractionDigits)});
       g_.addAlternative(
           fraction, {g_.byte('.'),
                      g_.repeat(g_.bytes(digits('0', '9')), 1, fractionDigits)});
@@ -1908,7 +1912,7 @@ private:
     };
     // Magnitudes u = I.F with lo <= u <= hi (0 <= lo; either bound strict):
     // integer parts strictly inside with any fraction, I = lo with a
-    // fraction above zero when lo is strict, I = hi exactly.
+    // fraction above zero when lo is strict, I = hi with a zero fraction.
     auto magnitudes = [&](bool negative, int64_t lo, bool loStrict, int64_t hi,
                           bool hiStrict) {
       const int64_t from = loStrict ? lo + 1 : lo;
@@ -1916,7 +1920,7 @@ private:
       if (loStrict && lo < hi && fractionDigits > 0)
         piece(negative, lo, lo, Grammar::ref(positive), true);
       if (!hiStrict)
-        piece(negative, std::max(from, hi), hi, frac, false);
+        piece(negative, std::max(from, hi), hi, Grammar::ref(zero), true);
     };
     if (hi > 0 || (hi == 0 && !hiStrict))
       magnitudes(false, std::max<int64_t>(lo, 0), lo >= 0 && loStrict, hi,

@@ -258,9 +258,9 @@ TEST(JsonSchema, NumberBounds) {
   for (const char *bad : {"1.5", "-0.1", "2", "1e0", "-1"})
     EXPECT_FALSE(matches(g, bad)) << bad;
   g = schema(R"({"type": "number", "minimum": -90, "maximum": 90})");
-  for (const char *ok : {"-90", "-45.5", "90", "12.25", "0"})
+  for (const char *ok : {"-90", "-45.5", "90", "12.25", "0", "90.0", "-90.00"})
     EXPECT_TRUE(matches(g, ok)) << ok;
-  for (const char *bad : {"-91", "90.5", "-90.5", "100"})
+  for (const char *bad : {"-91", "90.5", "-90.5", "100", "90.01", "90."})
     EXPECT_FALSE(matches(g, bad)) << bad;
   g = schema(R"({"type": "number", "exclusiveMinimum": 0})");
   EXPECT_TRUE(matches(g, "3"));
