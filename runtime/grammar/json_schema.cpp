@@ -952,11 +952,17 @@ private:
       }
       trie[at].name = true;
     }
-    // Keys are written without escapes, so that comparing bytes with the
-    // names is comparing the decoded keys.
+    // Within the trie keys are written without escapes, so that comparing
+    // bytes with the names is comparing the decoded keys; once a key has
+    // left it (it is no name), anything follows, escapes too. A short
+    // escape leaves the trie where the character it stands for is no
+    // child (\u never: it may spell one).
     const std::vector<CodepointRange> escaped = {
         {0, 0x1F}, {'"', '"'}, {'\\', '\\'}};
-    const Element anyChars = g_.repeat(g_.codepoints(escaped, true), 0, -1);
+    const Element anyChars = g_.repeat(Grammar::ref(char_), 0, -1);
+    const std::vector<std::pair<char, uint32_t>> shortEscapes = {
+        {'"', '"'}, {'\\', '\\'}, {'/', '/'}, {'b', 8},
+        {'f', 12},  {'n', 10},    {'r', 13},  {'t', 9}};
     std::vector<uint32_t> rules(trie.size());
     for (size_t i = 0; i < trie.size(); ++i)
       rules[i] = g_.freshRule("key");
@@ -972,6 +978,9 @@ private:
                                      Grammar::ref(rules[child])});
       }
       g_.addAlternative(rules[i], {g_.codepoints(taken, true), anyChars});
+      for (const auto &[c, cp] : shortEscapes)
+        if (!trie[i].next.count(cp))
+          g_.addAlternative(rules[i], {g_.byte('\\'), g_.byte(c), anyChars});
     }
     const uint32_t r = g_.freshRule("other-key");
     g_.addAlternative(r, {g_.byte('"'), Grammar::ref(rules[0]), g_.byte('"')});

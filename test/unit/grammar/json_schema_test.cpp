@@ -87,13 +87,19 @@ TEST(JsonSchema, OtherKeysFollowJsonSchema) {
       "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
       "required": ["b", "id"]})";
   auto g = schema(s);
-  for (const char *ok : {R"({"b": "x", "id": 1})",
-                         R"({"x": [], "a": 1, "y": null, "b": "x", "id": 2})",
-                         R"({"a": 1, "b": "x", "ab": 2, "id": 0})",
-                         R"({"b": "x", "id": 1, "a": 2})"})
+  for (const char *ok :
+       {R"({"b": "x", "id": 1})",
+        R"({"x": [], "a": 1, "y": null, "b": "x", "id": 2})",
+        R"({"a": 1, "b": "x", "ab": 2, "id": 0})",
+        R"({"b": "x", "id": 1, "a": 2})", R"({"b": "x", "id": 1, "a\": ": 2})",
+        R"({"b": "x", "id": 1, "x\u0062\n": 2})"})
     EXPECT_TRUE(matches(g, ok)) << ok;
+  // Escapes never spell a listed name (they are written only once a key
+  // is none).
   for (const char *bad : {R"({"b": "x"})", R"({"b": "x", "id": 1, "b": "y"})",
-                          R"({"a": "1", "b": "x", "id": 1})"})
+                          R"({"a": "1", "b": "x", "id": 1})",
+                          R"({"b": "x", "id": 1, "\u0062": "y"})",
+                          R"({"b": "x", "id": 1, "\u0061": "1"})"})
     EXPECT_FALSE(matches(g, bad)) << bad;
   EXPECT_EQ(errorOf(s, kStrict),
             "schema.json: at /required: the required property 'id' may not "
