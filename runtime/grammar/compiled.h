@@ -61,8 +61,10 @@ struct CompiledGrammar::Impl {
 
 private:
   /// Tokens leaving a key's top frames beyond which extend() is not worth
-  /// it (a frame most tokens leave: computed whole instead).
-  static constexpr size_t kMaxExtended = 8192;
+  /// it (a frame most tokens leave: computed whole instead). Walking each
+  /// such token's rest costs less than a second walk of the whole trie
+  /// well past 8192 of them.
+  static constexpr size_t kMaxExtended = 32768;
   /// The key's masks walking the vocabulary's trie; anyFirstByte: as if
   /// the key's first byte set held every byte.
   std::shared_ptr<const KeyMasks> compute(const Key &key,

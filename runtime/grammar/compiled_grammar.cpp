@@ -208,7 +208,9 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
     }
     return true;
   };
-  constexpr uint32_t kCheckNodes = 32;
+  // Checked on large subtrees only: a check that fails (a long token
+  // where the repetition runs out) costs more than walking a small one.
+  constexpr uint32_t kCheckNodes = 256;
   for (size_t i = 0; i < trie.size();) {
     const TokenVocabulary::TrieNode &t = trie[i];
     const StateId s = anyFirstByte && t.depth == 1
