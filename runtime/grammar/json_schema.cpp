@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <cmath>
 #include <functional>
@@ -1168,9 +1169,21 @@ private:
     const std::string base = ruleName(path);
     // Strict objects keep the schema's order, as OpenAI's strict mode
     // promises (a "reasoning" property before the "answer").
+    // Counts: members written, capped at maxProperties (never more than
+    // the distinct keys, so a key written twice is safe); minProperties
+    // only where the required keys already make it.
+    size_t requiredCount = 0;
+    for (const Prop &p : props)
+      requiredCount += p.required ? 1 : 0;
+    auto countable = [&](size_t tracked) {
+      return minP <= static_cast<int64_t>(requiredCount) &&
+             (maxP < 0 || maxP >= static_cast<int64_t>(requiredCount)) &&
+             (int64_t(1) << tracked) * (std::max<int64_t>(maxP, 0) + 1) <=
+                 kMaxCountedRules;
+    };
     const bool anyOrdered = !options_.strictObjects && props.size() >= 2 &&
-                            props.size() <= kAnyOrderProperties && minP == 0 &&
-                            maxP < 0;
+                            props.size() <= kAnyOrderProperties &&
+                            countable(props.size());
     // Dependencies: listed keys that bring others, checked where the object
     // may end (any order) or as keys are passed by (fixed order, tracking
     // up to 16 properties; beyond, a key that brings others is left out).
@@ -1217,8 +1230,8 @@ private:
       masks.emplace_back(1u << at(a), need);
     }
     if (anyOrdered)
-      return anyOrder(props, extra, masks, base);
-    // Larger objects without counts: still any order, the required keys
+      return anyOrder(props, extra, masks, maxP, base, path);
+    // Larger objects: still any order, the required keys
     // and those in dependencies tracked (each once, all required ones, a
     // key's needs), the others free; one may then be written twice (JSON
     // parsers keep the last, and each value fits its schema). Every key's
@@ -1234,7 +1247,7 @@ private:
       if (p.required || inDeps.count(p.name))
         tracked.push_back(p);
     if (!options_.strictObjects && props.size() > kAnyOrderProperties &&
-        minP == 0 && maxP < 0 && tracked.size() <= kAnyOrderProperties) {
+        tracked.size() <= kAnyOrderProperties && countable(tracked.size())) {
       const uint32_t free = g_.freshRule(base + "-free");
       for (const Prop &p : props)
         if (!p.required && !inDeps.count(p.name))
@@ -1248,7 +1261,7 @@ private:
           need |= 1u << indexOf(tracked, n);
         needMasks.emplace_back(1u << indexOf(tracked, a), need);
       }
-      return anyOrder(tracked, Grammar::ref(free), needMasks, base);
+      return anyOrder(tracked, Grammar::ref(free), needMasks, maxP, base, path);
     }
     // Larger objects: the schema's order, or the required properties first
     // (in `required`'s order) and then the others (the order LLGuidance
@@ -1372,6 +1385,8 @@ private:
   /// order, each at most once (one rule per set of members written: 2^n
   /// rules); larger ones track this many required ones.
   static constexpr size_t kAnyOrderProperties = 8;
+  /// At most this many (written set, count) rules for maxProperties.
+  static constexpr int64_t kMaxCountedRules = 4096;
 
   /// The members of an object in any order: each of `props` at most once,
   /// every required one, `extra` (other keys, or all that are not
@@ -1379,26 +1394,44 @@ private:
   Element anyOrder(const std::vector<Prop> &props,
                    const std::optional<Element> &extra,
                    const std::vector<std::pair<uint32_t, uint32_t>> &needs,
-                   const std::string &base) {
+                   int64_t maxP, const std::string &base,
+                   const std::string &path) {
     uint32_t requiredMask = 0;
     for (size_t p = 0; p < props.size(); ++p)
       if (props[p].required)
         requiredMask |= 1u << p;
-    std::map<std::pair<uint32_t, bool>, uint32_t> rules;
-    std::function<Element(uint32_t, bool)> rest = [&](uint32_t written,
-                                                      bool any) -> Element {
-      if (auto it = rules.find({written, any}); it != rules.end())
+    // c: the members written so far, up to maxP (without one, 0 or 1:
+    // whether a comma comes first). A state is viable when the keys it
+    // still needs (required ones, those its keys bring) fit in the count.
+    auto viable = [&](uint32_t written, int64_t c) {
+      if (maxP < 0)
+        return true;
+      uint32_t needed = requiredMask, before;
+      do {
+        before = needed;
+        for (const auto &[key, keys] : needs)
+          if ((written | needed) & key)
+            needed |= keys;
+      } while (needed != before);
+      return std::popcount(needed & ~written) <= maxP - c;
+    };
+    std::map<std::pair<uint32_t, int64_t>, uint32_t> rules;
+    std::function<Element(uint32_t, int64_t)> rest = [&](uint32_t written,
+                                                         int64_t c) -> Element {
+      if (auto it = rules.find({written, c}); it != rules.end())
         return Grammar::ref(it->second);
       const uint32_t r = g_.freshRule(base + "-members");
-      rules[{written, any}] = r;
+      rules[{written, c}] = r;
       auto member = [&](Element kv, uint32_t next) {
+        if (maxP >= 0 && (c >= maxP || !viable(next, c + 1)))
+          return;
         Sequence q;
-        if (any) {
+        if (c > 0) {
           q.push_back(g_.byte(','));
           q.push_back(Grammar::ref(ws_));
         }
         q.push_back(kv);
-        q.push_back(rest(next, true));
+        q.push_back(rest(next, maxP < 0 ? 1 : c + 1));
         g_.addAlternative(r, std::move(q));
       };
       for (size_t p = 0; p < props.size(); ++p)
@@ -1413,9 +1446,11 @@ private:
         g_.addAlternative(r, {});
       return Grammar::ref(r);
     };
+    if (!viable(0, 0))
+      nothing(path, "the keys the object needs exceed maxProperties");
     const uint32_t r = g_.freshRule(base + "-object");
     g_.addAlternative(
-        r, {g_.byte('{'), Grammar::ref(ws_), rest(0, false), g_.byte('}')});
+        r, {g_.byte('{'), Grammar::ref(ws_), rest(0, 0), g_.byte('}')});
     return Grammar::ref(r);
   }
 

@@ -64,11 +64,23 @@ TEST(JsonSchema, ObjectsWithOptionalProperties) {
   for (const char *bad :
        {R"({"c": 1, "a": 2})", R"({"i": 1, "i": 2})", R"({"i": 1, "c": 2,})"})
     EXPECT_FALSE(matches(nine, bad)) << bad;
-  // Beyond 8 required keys, or with minProperties, the schema's order or
-  // the required ones first.
+  // maxProperties counts members (a key written twice counts twice).
+  auto most = schema(R"({"properties": {"a": {}, "b": {}, "c": {}, "d": {},
+      "e": {}, "f": {}, "g": {}, "h": {}, "i": {}}, "required": ["i"],
+      "maxProperties": 2})");
+  EXPECT_TRUE(matches(most, R"({"c": 1, "i": 3})"));
+  EXPECT_FALSE(matches(most, R"({"c": 1, "a": 2, "i": 3})"));
+  EXPECT_FALSE(matches(most, R"({"c": 1, "c": 2, "i": 3})"));
+  auto few = schema(R"({"properties": {"a": {}, "b": {}}, "maxProperties": 1,
+      "additionalProperties": false})");
+  EXPECT_TRUE(matches(few, R"({"b": 1})"));
+  EXPECT_TRUE(matches(few, R"({})"));
+  EXPECT_FALSE(matches(few, R"({"b": 1, "a": 2})"));
+  // Beyond 8 required keys, or with more minProperties than required keys,
+  // the schema's order or the required ones first.
   auto counted = schema(R"({"properties": {"a": {}, "b": {}, "c": {}, "d": {},
       "e": {}, "f": {}, "g": {}, "h": {}, "i": {}}, "required": ["i"],
-      "minProperties": 1})");
+      "minProperties": 2})");
   EXPECT_TRUE(matches(counted, R"({"a": 1, "c": 2, "i": 3})"));
   EXPECT_TRUE(matches(counted, R"({"i": 3, "a": 1})"));
   EXPECT_FALSE(matches(counted, R"({"c": 1, "a": 2, "i": 3})"));
