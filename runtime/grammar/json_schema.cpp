@@ -156,6 +156,15 @@ public:
 
   Grammar schema(const Json &root) {
     root_ = &root;
+    // Drafts 3 to 7 ignore what stands beside a $ref (the schema is the
+    // reference's); 2019-09 on, and without $schema, it applies too.
+    if (root.is_object() && root.contains("$schema") &&
+        root["$schema"].is_string()) {
+      const std::string draft = root["$schema"].get<std::string>();
+      for (const char *d : {"draft-03", "draft-04", "draft-06", "draft-07"})
+        refSiblingsIgnored_ =
+            refSiblingsIgnored_ || draft.find(d) != std::string::npos;
+    }
     const uint32_t r = g_.rule("root");
     g_.addAlternative(r, {value(root, "")});
     g_.root = r;
@@ -349,6 +358,8 @@ private:
     if (!s.is_object())
       fail(path, "a schema must be an object or a boolean");
     checkKeywords(s, path);
+    if (refSiblingsIgnored_ && s.contains("$ref"))
+      return ref(s["$ref"], path + "/$ref");
     if (s.contains("allOf") || s.contains("anyOf") || s.contains("oneOf") ||
         s.contains("$ref")) {
       const Json merged = distributed(s, path);
@@ -608,10 +619,10 @@ private:
           Json rest = *x;
           rest.erase(k);
           std::optional<Json> inner =
-              k[0] == '$'
-                  ? merge(rest, resolve(requireString((*x)[k], path), path),
-                          path, depth + 1)
-                  : mergeAll(rest, (*x)[k], path, depth + 1);
+              k[0] == '$' ? merge(refSiblingsIgnored_ ? Json::object() : rest,
+                                  resolve(requireString((*x)[k], path), path),
+                                  path, depth + 1)
+                          : mergeAll(rest, (*x)[k], path, depth + 1);
           if (!inner)
             return std::nullopt;
           return merge(x == &a ? *inner : a, x == &a ? b : *inner, path,
@@ -924,7 +935,7 @@ private:
         return out;
       }
     if (s.contains("$ref") && !constraintsBeside(s, {"$ref"}).empty()) {
-      Json rest = s;
+      Json rest = refSiblingsIgnored_ ? Json::object() : s;
       rest.erase("$ref");
       std::optional<Json> m =
           merge(rest, resolve(requireString(s["$ref"], path + "/$ref"), path),
@@ -2062,6 +2073,7 @@ private:
   JsonSchemaOptions options_;
   Grammar g_;
   const Json *root_ = nullptr;
+  bool refSiblingsIgnored_ = false;
   int distributionDepth_ = 0;
   std::map<std::string, std::shared_ptr<const CompiledGrammar>> patterns_;
   std::map<std::string, uint32_t> refs_;

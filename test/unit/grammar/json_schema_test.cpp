@@ -257,6 +257,13 @@ TEST(JsonSchema, AllOfAndConstraintsBesideCombinators) {
                  "$ref": "#/$defs/n", "minimum": 10})");
   EXPECT_TRUE(matches(g, "10"));
   EXPECT_FALSE(matches(g, "9"));
+  // Drafts 3 to 7 ignore what stands beside a $ref.
+  g = schema(R"({"$schema": "http://json-schema.org/draft-07/schema#",
+                 "definitions": {"n": {"type": "integer"}},
+                 "properties": {"a": {"$ref": "#/definitions/n",
+                                      "type": "string", "minimum": 10}}})");
+  EXPECT_TRUE(matches(g, R"({"a": 9})"));
+  EXPECT_FALSE(matches(g, R"({"a": "x"})"));
   // Disjoint by a constant: oneOf with a sibling is fine.
   g = schema(R"({"type": "object", "properties": {"k": {"type": "string"},
                                                    "v": {}},
