@@ -1276,14 +1276,31 @@ private:
     for (const Prop &p : props)
       if (p.required || inDeps.count(p.name))
         tracked.push_back(p);
+    // More required keys than sets can track: they come in the schema's
+    // order or in `required`'s, the others anywhere between.
+    const bool chained = tracked.size() > kAnyOrderProperties &&
+                         fixedDeps.empty() && maxP < 0 &&
+                         minP <= static_cast<int64_t>(requiredCount);
     if (!options_.strictObjects && props.size() > kAnyOrderProperties &&
-        tracked.size() <= kAnyOrderProperties && countable(tracked.size())) {
+        (chained || (tracked.size() <= kAnyOrderProperties &&
+                     countable(tracked.size())))) {
       const uint32_t free = g_.freshRule(base + "-free");
       for (const Prop &p : props)
         if (!p.required && !inDeps.count(p.name))
           g_.addAlternative(free, {p.kv});
       if (extra)
         g_.addAlternative(free, {*extra});
+      const std::optional<Element> others =
+          g_.rules[free].alternatives.empty()
+              ? std::nullopt
+              : std::optional<Element>(Grammar::ref(free));
+      if (chained) {
+        std::vector<Prop> given;
+        for (const std::string &n : requiredInOrder)
+          if (indexOf(tracked, n) < tracked.size())
+            given.push_back(tracked[indexOf(tracked, n)]);
+        return requiredChains({tracked, given}, others, base);
+      }
       std::vector<std::pair<uint32_t, uint32_t>> needMasks;
       for (const auto &[a, needs] : fixedDeps) {
         uint32_t need = 0;
@@ -1291,7 +1308,7 @@ private:
           need |= 1u << indexOf(tracked, n);
         needMasks.emplace_back(1u << indexOf(tracked, a), need);
       }
-      return anyOrder(tracked, Grammar::ref(free), needMasks, maxP, base, path);
+      return anyOrder(tracked, others, needMasks, maxP, base, path);
     }
     // Larger objects: the schema's order, or the required properties first
     // (in `required`'s order) and then the others (the order LLGuidance
@@ -1481,6 +1498,56 @@ private:
     const uint32_t r = g_.freshRule(base + "-object");
     g_.addAlternative(
         r, {g_.byte('{'), Grammar::ref(ws_), rest(0, 0), g_.byte('}')});
+    return Grammar::ref(r);
+  }
+
+  /// An object whose required keys come in one of `orders`, `free`
+  /// members (the others, if any) anywhere between them.
+  Element requiredChains(const std::vector<std::vector<Prop>> &orders,
+                         const std::optional<Element> &free,
+                         const std::string &base) {
+    const uint32_t r = g_.freshRule(base + "-object");
+    std::set<std::vector<std::string>> seen;
+    for (const std::vector<Prop> &order : orders) {
+      std::vector<std::string> names;
+      for (const Prop &p : order)
+        names.push_back(p.name);
+      if (!seen.insert(names).second)
+        continue;
+      // chain[i][c]: from the i-th required key on, c: a comma first
+      // (always past the first).
+      std::vector<std::array<uint32_t, 2>> chain(order.size() + 1);
+      for (size_t i = 0; i < chain.size(); ++i)
+        chain[i] = {i == 0 ? g_.freshRule(base + "-chain") : 0,
+                    g_.freshRule(base + "-chain")};
+      for (size_t i = 0; i <= order.size(); ++i)
+        for (int c = i == 0 ? 0 : 1; c < 2; ++c) {
+          auto sep = [&](Sequence &q) {
+            if (c) {
+              q.push_back(g_.byte(','));
+              q.push_back(Grammar::ref(ws_));
+            }
+          };
+          if (free) {
+            Sequence q;
+            sep(q);
+            q.push_back(*free);
+            q.push_back(Grammar::ref(chain[i][1]));
+            g_.addAlternative(chain[i][c], std::move(q));
+          }
+          if (i == order.size()) {
+            g_.addAlternative(chain[i][c], {});
+            continue;
+          }
+          Sequence k;
+          sep(k);
+          k.push_back(order[i].kv);
+          k.push_back(Grammar::ref(chain[i + 1][1]));
+          g_.addAlternative(chain[i][c], std::move(k));
+        }
+      g_.addAlternative(r, {g_.byte('{'), Grammar::ref(ws_),
+                            Grammar::ref(chain[0][0]), g_.byte('}')});
+    }
     return Grammar::ref(r);
   }
 

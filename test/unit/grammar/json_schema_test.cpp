@@ -64,6 +64,22 @@ TEST(JsonSchema, ObjectsWithOptionalProperties) {
   for (const char *bad :
        {R"({"c": 1, "a": 2})", R"({"i": 1, "i": 2})", R"({"i": 1, "c": 2,})"})
     EXPECT_FALSE(matches(nine, bad)) << bad;
+  // More than 8 required keys: in the schema's order or in `required`'s,
+  // the others anywhere between.
+  auto many = schema(R"({"properties": {"a": {}, "b": {}, "c": {}, "d": {},
+      "e": {}, "f": {}, "g": {}, "h": {}, "i": {}, "x": {}},
+      "required": ["i", "h", "g", "f", "e", "d", "c", "b", "a"]})");
+  const char *schemaOrder =
+      R"({"a":1,"b":1,"x":0,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1})";
+  const char *requiredOrder =
+      R"({"i":1,"h":1,"g":1,"f":1,"e":1,"d":1,"c":1,"b":1,"a":1,"y":0})";
+  EXPECT_TRUE(matches(many, schemaOrder));
+  EXPECT_TRUE(matches(many, requiredOrder));
+  for (const char *bad :
+       {R"({"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1})",
+        R"({"b":1,"a":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1})",
+        R"({"a":1,"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1})"})
+    EXPECT_FALSE(matches(many, bad)) << bad;
   // maxProperties counts members (a key written twice counts twice).
   auto most = schema(R"({"properties": {"a": {}, "b": {}, "c": {}, "d": {},
       "e": {}, "f": {}, "g": {}, "h": {}, "i": {}}, "required": ["i"],
