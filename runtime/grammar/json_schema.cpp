@@ -247,11 +247,12 @@ private:
     e.set('e');
     e.set('E');
     const Element d = g_.bytes(digit);
-    // integral ::= "-"? ( "0" | [1-9] [0-9]{0,15} )
+    // integral ::= "-"? ( "0" | [1-9] [0-9]{0,19} ) (up to 20 digits: every
+    // 64-bit integer)
     const uint32_t integral = g_.rule("integral");
     const uint32_t magnitude = g_.freshRule("magnitude");
     g_.addAlternative(magnitude, {g_.byte('0')});
-    g_.addAlternative(magnitude, {g_.bytes(nonZero), g_.repeat(d, 0, 15)});
+    g_.addAlternative(magnitude, {g_.bytes(nonZero), g_.repeat(d, 0, 19)});
     g_.addAlternative(integral,
                       {g_.repeat(g_.byte('-'), 0, 1), Grammar::ref(magnitude)});
     integer_ = g_.rule("integer");
