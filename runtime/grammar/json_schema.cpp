@@ -949,6 +949,12 @@ private:
     return s;
   }
 
+  /// Whether a schema takes every value (true, or no constraint in it).
+  bool anything(const Json &v) const {
+    return v.is_boolean() ? v.get<bool>()
+                          : v.is_object() && constraintsBeside(v, {}).empty();
+  }
+
   /// Whether an object schema lets keys other than its listed ones be
   /// written: additionalProperties absent allows them unless the schema
   /// lists properties and the options ask for strict objects.
@@ -1065,6 +1071,15 @@ private:
     std::vector<std::string> keyPatterns;
     bool matchAllKeys = false;
     Json keyValue;
+    // Patterns whose schemas take anything say nothing where other keys
+    // take anything too.
+    if (s.contains("patternProperties") && s["patternProperties"].is_object() &&
+        allowsOtherKeys(s) &&
+        anything(s.value("additionalProperties", Json(true))) &&
+        std::all_of(s["patternProperties"].begin(),
+                    s["patternProperties"].end(),
+                    [&](const Json &v) { return anything(v); }))
+      s.erase("patternProperties");
     if (s.contains("patternProperties")) {
       const Json &pp = s["patternProperties"];
       if (!pp.is_object())

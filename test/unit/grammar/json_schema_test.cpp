@@ -423,6 +423,11 @@ TEST(JsonSchema, PatternProperties) {
   EXPECT_TRUE(matches(g, R"({"a":true,"n":"x","b":"y"})"));
   EXPECT_FALSE(matches(g, R"({"n":true})"));
   EXPECT_FALSE(matches(g, R"({"a":1})"));
+  // Patterns that take anything beside other keys that do say nothing.
+  g = schema(R"({"properties": {"n": {"type": "string"}},
+      "patternProperties": {"^x_": {}, "^y": {"description": "any"}}})");
+  EXPECT_TRUE(matches(g, R"({"x_a":1,"n":"x","enum":[2]})"));
+  EXPECT_FALSE(matches(g, R"({"n":1})"));
 }
 
 TEST(JsonSchema, MinAndMaxProperties) {
