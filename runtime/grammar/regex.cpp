@@ -401,9 +401,50 @@ private:
 
 } // namespace
 
+namespace {
+
+/// The pattern's top-level alternatives (one when it has no top-level
+/// '|'): each has its own anchors, `^a|b$` being `(^a)|(b$)`.
+std::vector<std::string_view> topLevelAlternatives(std::string_view p) {
+  std::vector<std::string_view> parts;
+  size_t depth = 0, from = 0;
+  bool inClass = false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\') {
+      ++i;
+    } else if (inClass) {
+      inClass = c != ']';
+    } else if (c == '[') {
+      inClass = true;
+      if (i + 1 < p.size() && p[i + 1] == '^')
+        ++i;
+      if (i + 1 < p.size() && p[i + 1] == ']')
+        ++i; // a leading ']' is a member
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')' && depth > 0) {
+      --depth;
+    } else if (c == '|' && depth == 0) {
+      parts.push_back(p.substr(from, i - from));
+      from = i + 1;
+    }
+  }
+  parts.push_back(p.substr(from));
+  return parts;
+}
+
+} // namespace
+
 Element addRegex(Grammar &g, std::string_view pattern, CharEncoding enc,
                  const std::string &origin) {
-  return RegexParser(g, pattern, enc, origin).run();
+  const std::vector<std::string_view> parts = topLevelAlternatives(pattern);
+  if (parts.size() == 1)
+    return RegexParser(g, pattern, enc, origin).run();
+  const uint32_t r = g.freshRule("pattern-alternatives");
+  for (std::string_view part : parts)
+    g.addAlternative(r, {RegexParser(g, part, enc, origin).run()});
+  return Grammar::ref(r);
 }
 
 } // namespace llmc::grammar

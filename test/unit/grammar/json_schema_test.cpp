@@ -566,6 +566,12 @@ TEST(JsonSchema, StringsEscapesLengthsPatternsAndFormats) {
   auto unanchored = schema(R"({"type": "string", "pattern": "a\"b"})");
   EXPECT_TRUE(matches(unanchored, R"("xxa\"byy")")); // " is escaped
   EXPECT_FALSE(matches(unanchored, R"("ab")"));
+  // Each top-level alternative has its own anchors: ^a|b$ is (^a)|(b$).
+  auto alts = schema(R"({"type": "string", "pattern": "^ab|c[|]d$|(e|f)g"})");
+  for (const char *ok : {R"("abzz")", R"("zzc|d")", R"("xfgx")", R"("ab")"})
+    EXPECT_TRUE(matches(alts, ok)) << ok;
+  for (const char *bad : {R"("zab")", R"("c|dz")", R"("eh")", R"("cd")"})
+    EXPECT_FALSE(matches(alts, bad)) << bad;
   auto date = schema(R"({"type": "string", "format": "date-time"})");
   EXPECT_TRUE(matches(date, R"("2024-02-28T13:05:59.123Z")"));
   EXPECT_TRUE(matches(date, R"("2024-12-31T00:00:00+05:30")"));
