@@ -438,12 +438,32 @@ std::vector<std::string_view> topLevelAlternatives(std::string_view p) {
 
 Element addRegex(Grammar &g, std::string_view pattern, CharEncoding enc,
                  const std::string &origin) {
-  const std::vector<std::string_view> parts = topLevelAlternatives(pattern);
-  if (parts.size() == 1)
+  // Anchored alternatives each alone; the others together, as one
+  // unanchored pattern (one loop of any characters around them, not one
+  // per alternative).
+  std::vector<std::string_view> anchored;
+  std::vector<std::string_view> others;
+  for (std::string_view part : topLevelAlternatives(pattern)) {
+    size_t slashes = 0; // before a final '$': an odd count escapes it
+    while (part.size() > slashes + 1 && part[part.size() - 2 - slashes] == '\\')
+      ++slashes;
+    const bool end = !part.empty() && part.back() == '$' && slashes % 2 == 0;
+    if ((!part.empty() && part.front() == '^') || end)
+      anchored.push_back(part);
+    else
+      others.push_back(part);
+  }
+  if (anchored.empty())
     return RegexParser(g, pattern, enc, origin).run();
   const uint32_t r = g.freshRule("pattern-alternatives");
-  for (std::string_view part : parts)
+  for (std::string_view part : anchored)
     g.addAlternative(r, {RegexParser(g, part, enc, origin).run()});
+  if (!others.empty()) {
+    std::string rest(others[0]);
+    for (size_t i = 1; i < others.size(); ++i)
+      rest += "|" + std::string(others[i]);
+    g.addAlternative(r, {RegexParser(g, rest, enc, origin).run()});
+  }
   return Grammar::ref(r);
 }
 

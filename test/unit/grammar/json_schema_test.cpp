@@ -572,6 +572,8 @@ TEST(JsonSchema, StringsEscapesLengthsPatternsAndFormats) {
     EXPECT_TRUE(matches(alts, ok)) << ok;
   for (const char *bad : {R"("zab")", R"("c|dz")", R"("eh")", R"("cd")"})
     EXPECT_FALSE(matches(alts, bad)) << bad;
+  auto empty = schema(R"({"type": "string", "pattern": "^x|"})");
+  EXPECT_TRUE(matches(empty, R"("anything")"));
   auto date = schema(R"({"type": "string", "format": "date-time"})");
   EXPECT_TRUE(matches(date, R"("2024-02-28T13:05:59.123Z")"));
   EXPECT_TRUE(matches(date, R"("2024-12-31T00:00:00+05:30")"));
