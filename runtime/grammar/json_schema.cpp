@@ -517,21 +517,12 @@ private:
         g_.addAlternative(r, {lit(v.dump())});
         continue;
       }
-      // Numbers compare by value: 2, 2.0 and 2.00 are one (enum [2.0]
-      // takes the 2 a document writes), 1.5 and 1.50 too.
-      std::string text = v.dump();
+      // Numbers compare by value: enum [2.0] also takes the 2 a document
+      // writes (an integer stays as written: [2] is answered 2, never 2.0).
+      g_.addAlternative(r, {lit(v.dump())});
       const double d = v.get<double>();
       if (v.is_number_float() && d == std::floor(d) && std::fabs(d) < 1e15)
-        text = std::to_string(static_cast<int64_t>(d));
-      const bool fraction = text.find('.') != std::string::npos;
-      if (text.find_first_of("eE") != std::string::npos) {
-        g_.addAlternative(r, {lit(text)});
-        continue;
-      }
-      g_.addAlternative(r, {lit(fraction ? text : text + "."),
-                            g_.repeat(g_.byte('0'), fraction ? 0 : 1, 16)});
-      if (!fraction)
-        g_.addAlternative(r, {lit(text)});
+        g_.addAlternative(r, {lit(std::to_string(static_cast<int64_t>(d)))});
     }
     return Grammar::ref(r);
   }
