@@ -31,8 +31,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -104,6 +106,17 @@ constexpr const char *kUsage =
     "[--fail-on-invalid] [--disable-additional-properties] [--tokenizer DIR] "
     "[--warm-states N] [--slowest N]\n";
 
+/// A flag's value as a count (false when it is none).
+bool parseCount(const char *text, int64_t &out) {
+  char *end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text, &end, 10);
+  if (end == text || *end || errno || v < 0)
+    return false;
+  out = v;
+  return true;
+}
+
 /// A slow mask: where it was met.
 struct Slow {
   double us;
@@ -118,15 +131,15 @@ int main(int argc, char **argv) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
-  size_t limit = SIZE_MAX, slowestCount = 0;
+  int64_t limit = INT64_MAX, slowestCount = 0, warmStates = 0;
   bool showFailures = false, failOnInvalid = false;
   std::string tokenizerDir;
-  int64_t warmStates = 0;
   grammar::JsonSchemaOptions options;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
+    bool ok = true;
     if (a == "--limit" && i + 1 < argc)
-      limit = std::stoul(argv[++i]);
+      ok = parseCount(argv[++i], limit);
     else if (a == "--failures")
       showFailures = true;
     else if (a == "--fail-on-invalid")
@@ -136,13 +149,16 @@ int main(int argc, char **argv) {
     else if (a == "--tokenizer" && i + 1 < argc)
       tokenizerDir = argv[++i];
     else if (a == "--warm-states" && i + 1 < argc)
-      warmStates = std::stol(argv[++i]);
+      ok = parseCount(argv[++i], warmStates);
     else if (a == "--slowest" && i + 1 < argc)
-      slowestCount = std::stoul(argv[++i]);
-    else {
+      ok = parseCount(argv[++i], slowestCount);
+    else
+      ok = false;
+    if (!ok) {
       std::fprintf(stderr,
-                   "llmc_maskbench: unknown or incomplete flag '%s'\n%s",
-                   a.c_str(), kUsage);
+                   "llmc_maskbench: unknown or incomplete flag, or a value "
+                   "that is no count: '%s'\n%s",
+                   argv[i], kUsage);
       return 2;
     }
   }
@@ -157,8 +173,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::sort(files.begin(), files.end());
-  if (files.size() > limit)
-    files.resize(limit);
+  if (files.size() > static_cast<uint64_t>(limit))
+    files.resize(static_cast<size_t>(limit));
 
   std::unique_ptr<tok::Tokenizer> tokenizer;
   std::shared_ptr<const grammar::TokenVocabulary> vocab =
@@ -215,12 +231,12 @@ int main(int argc, char **argv) {
           slowest = maskUs[i];
           slowestFile = path.filename().string();
         }
-        if (slowestCount &&
-            (slow.size() < slowestCount || maskUs[i] > slow.front().us)) {
+        if (slowestCount && (slow.size() < static_cast<size_t>(slowestCount) ||
+                             maskUs[i] > slow.front().us)) {
           slow.push_back(
               {maskUs[i], path.filename().string(), doc.substr(0, maskAt[i])});
           std::push_heap(slow.begin(), slow.end());
-          if (slow.size() > slowestCount) {
+          if (slow.size() > static_cast<size_t>(slowestCount)) {
             std::pop_heap(slow.begin(), slow.end());
             slow.pop_back();
           }

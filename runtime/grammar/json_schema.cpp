@@ -513,16 +513,14 @@ private:
     }
     const uint32_t r = g_.freshRule(ruleName(path) + "-enum");
     for (const Json &v : values) {
-      if (!v.is_number()) {
-        g_.addAlternative(r, {lit(v.dump())});
-        continue;
-      }
+      g_.addAlternative(r, {lit(v.dump())});
       // Numbers compare by value: enum [2.0] also takes the 2 a document
       // writes (an integer stays as written: [2] is answered 2, never 2.0).
-      g_.addAlternative(r, {lit(v.dump())});
-      const double d = v.get<double>();
-      if (v.is_number_float() && d == std::floor(d) && std::fabs(d) < 1e15)
-        g_.addAlternative(r, {lit(std::to_string(static_cast<int64_t>(d)))});
+      if (v.is_number_float() &&
+          v.get<double>() == std::floor(v.get<double>()) &&
+          std::fabs(v.get<double>()) < 1e15)
+        g_.addAlternative(
+            r, {lit(std::to_string(static_cast<int64_t>(v.get<double>())))});
     }
     return Grammar::ref(r);
   }
@@ -1044,6 +1042,15 @@ private:
     bool required;
   };
 
+  /// ", " (a comma, then whitespace) into `q` before a member that is not
+  /// an object's first.
+  void separator(Sequence &q, bool needed) {
+    if (needed) {
+      q.push_back(g_.byte(','));
+      q.push_back(Grammar::ref(ws_));
+    }
+  }
+
   /// The position of `name` in `props` (props.size() when absent).
   static size_t indexOf(const std::vector<Prop> &props,
                         const std::string &name) {
@@ -1204,8 +1211,6 @@ private:
     if (maxP >= 0 && maxP < minP)
       nothing(path, "maxProperties is below minProperties: nothing validates");
     const std::string base = ruleName(path);
-    // Strict objects keep the schema's order, as OpenAI's strict mode
-    // promises (a "reasoning" property before the "answer").
     // Counts: members written, capped at maxProperties (never more than
     // the distinct keys, so a key written twice is safe); minProperties
     // only where the required keys already make it.
@@ -1218,6 +1223,8 @@ private:
              (int64_t(1) << tracked) * (std::max<int64_t>(maxP, 0) + 1) <=
                  kMaxCountedRules;
     };
+    // Strict objects keep the schema's order, as OpenAI's strict mode
+    // promises (a "reasoning" property before the "answer").
     const bool anyOrdered = !options_.strictObjects && props.size() >= 2 &&
                             props.size() <= kAnyOrderProperties &&
                             countable(props.size());
@@ -1389,12 +1396,7 @@ private:
         return Grammar::ref(it->second);
       const uint32_t r = g_.freshRule(base + "-rest");
       rest[key] = r;
-      auto sep = [&](Sequence &q) {
-        if (c > 0) {
-          q.push_back(g_.byte(','));
-          q.push_back(Grammar::ref(ws_));
-        }
-      };
+      auto sep = [&](Sequence &q) { separator(q, c > 0); };
       const bool room = maxP < 0 || c < maxP;
       if (i == props.size()) {
         if (extra && room) {
@@ -1480,10 +1482,7 @@ private:
         if (maxP >= 0 && (c >= maxP || !viable(next, c + 1)))
           return;
         Sequence q;
-        if (c > 0) {
-          q.push_back(g_.byte(','));
-          q.push_back(Grammar::ref(ws_));
-        }
+        separator(q, c > 0);
         q.push_back(kv);
         q.push_back(rest(next, maxP < 0 ? 1 : c + 1));
         g_.addAlternative(r, std::move(q));
@@ -1529,15 +1528,9 @@ private:
                     g_.freshRule(base + "-chain")};
       for (size_t i = 0; i <= order.size(); ++i)
         for (int c = i == 0 ? 0 : 1; c < 2; ++c) {
-          auto sep = [&](Sequence &q) {
-            if (c) {
-              q.push_back(g_.byte(','));
-              q.push_back(Grammar::ref(ws_));
-            }
-          };
           if (free) {
             Sequence q;
-            sep(q);
+            separator(q, c);
             q.push_back(*free);
             q.push_back(Grammar::ref(chain[i][1]));
             g_.addAlternative(chain[i][c], std::move(q));
@@ -1547,7 +1540,7 @@ private:
             continue;
           }
           Sequence k;
-          sep(k);
+          separator(k, c);
           k.push_back(order[i].kv);
           k.push_back(Grammar::ref(chain[i + 1][1]));
           g_.addAlternative(chain[i][c], std::move(k));

@@ -75,6 +75,17 @@ const std::vector<CodepointRange> kSpace = {
 const std::vector<CodepointRange> kLineTerminators = {
     {'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}};
 
+/// Whether `p` ends with a '$' that is not escaped (and lies past `from`:
+/// a lone '^' is no '$').
+bool endsWithAnchor(std::string_view p, size_t from = 0) {
+  if (p.size() <= from || p.back() != '$')
+    return false;
+  size_t slashes = 0;
+  for (size_t i = p.size() - 1; i > from && p[i - 1] == '\\'; --i)
+    ++slashes;
+  return slashes % 2 == 0;
+}
+
 class RegexParser {
 public:
   RegexParser(Grammar &g, std::string_view p, CharEncoding enc,
@@ -87,7 +98,7 @@ public:
       anchoredStart = true;
       pos_ = 1;
     }
-    if (endsWithAnchor()) {
+    if (endsWithAnchor(p_, pos_)) { // pos_ is past a '^'
       anchoredEnd = true;
       end_ = p_.size() - 1;
     } else {
@@ -111,16 +122,6 @@ private:
   [[noreturn]] void fail(const std::string &what) const {
     throw Error(origin_ + ": pattern /" + std::string(p_) + "/ at offset " +
                 std::to_string(pos_) + ": " + what);
-  }
-
-  /// A '$' that ends the pattern and is not escaped (pos_ is past '^').
-  bool endsWithAnchor() const {
-    if (p_.size() <= pos_ || p_.back() != '$')
-      return false;
-    size_t slashes = 0;
-    for (size_t i = p_.size() - 1; i > pos_ && p_[i - 1] == '\\'; --i)
-      ++slashes;
-    return slashes % 2 == 0;
   }
 
   bool atEnd() const { return pos_ >= end_; }
@@ -399,10 +400,6 @@ private:
   int depth_ = 0;
 };
 
-} // namespace
-
-namespace {
-
 /// The pattern's top-level alternatives (one when it has no top-level
 /// '|'): each has its own anchors, `^a|b$` being `(^a)|(b$)`.
 std::vector<std::string_view> topLevelAlternatives(std::string_view p) {
@@ -444,11 +441,7 @@ Element addRegex(Grammar &g, std::string_view pattern, CharEncoding enc,
   std::vector<std::string_view> anchored;
   std::vector<std::string_view> others;
   for (std::string_view part : topLevelAlternatives(pattern)) {
-    size_t slashes = 0; // before a final '$': an odd count escapes it
-    while (part.size() > slashes + 1 && part[part.size() - 2 - slashes] == '\\')
-      ++slashes;
-    const bool end = !part.empty() && part.back() == '$' && slashes % 2 == 0;
-    if ((!part.empty() && part.front() == '^') || end)
+    if ((!part.empty() && part.front() == '^') || endsWithAnchor(part))
       anchored.push_back(part);
     else
       others.push_back(part);
