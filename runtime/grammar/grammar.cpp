@@ -50,6 +50,35 @@ void Grammar::appendLiteral(Sequence &s, const std::string &text) {
     s.push_back(byte(c));
 }
 
+Element Grammar::literals(std::vector<std::string> texts) {
+  std::sort(texts.begin(), texts.end());
+  texts.erase(std::unique(texts.begin(), texts.end()), texts.end());
+  // texts[lo, hi) share their first `depth` bytes; a rule for what follows.
+  auto node = [&](auto &self, size_t lo, size_t hi, size_t depth) -> Element {
+    const uint32_t r = freshRule("literals");
+    if (texts[lo].size() == depth)
+      addAlternative(r, {});
+    for (size_t i = texts[lo].size() == depth ? lo + 1 : lo; i < hi;) {
+      size_t j = i + 1;
+      while (j < hi && texts[j][depth] == texts[i][depth])
+        ++j;
+      // Sorted: the first and last of the run bound its common prefix.
+      size_t common = depth + 1;
+      while (common < texts[i].size() && common < texts[j - 1].size() &&
+             texts[i][common] == texts[j - 1][common])
+        ++common;
+      Sequence s;
+      appendLiteral(s, texts[i].substr(depth, common - depth));
+      if (j - i > 1 || texts[i].size() > common)
+        s.push_back(self(self, i, j, common));
+      addAlternative(r, std::move(s));
+      i = j;
+    }
+    return ref(r);
+  };
+  return node(node, 0, texts.size(), 0);
+}
+
 namespace {
 
 constexpr uint32_t kMaxCodepoint = 0x10FFFF;

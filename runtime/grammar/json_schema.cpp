@@ -511,18 +511,17 @@ private:
       if (values.empty())
         nothing(path, "no value of 'enum'/'const' has the schema's type");
     }
-    const uint32_t r = g_.freshRule(ruleName(path) + "-enum");
+    std::vector<std::string> texts;
     for (const Json &v : values) {
-      g_.addAlternative(r, {lit(v.dump())});
+      texts.push_back(v.dump());
       // Numbers compare by value: enum [2.0] also takes the 2 a document
       // writes (an integer stays as written: [2] is answered 2, never 2.0).
       if (v.is_number_float() &&
           v.get<double>() == std::floor(v.get<double>()) &&
           std::fabs(v.get<double>()) < 1e15)
-        g_.addAlternative(
-            r, {lit(std::to_string(static_cast<int64_t>(v.get<double>())))});
+        texts.push_back(std::to_string(static_cast<int64_t>(v.get<double>())));
     }
-    return Grammar::ref(r);
+    return g_.literals(std::move(texts));
   }
 
   Element ref(const Json &target, const std::string &path) {

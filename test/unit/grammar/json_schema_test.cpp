@@ -509,6 +509,28 @@ TEST(JsonSchema, EnumConstAnyOfAndTypeLists) {
   EXPECT_FALSE(matches(list, "1."));
 }
 
+TEST(JsonSchema, EnumValuesSharingPrefixes) {
+  // Values share their prefixes in one rule (a radix tree): one a prefix of
+  // another, duplicates, many siblings.
+  std::string values = R"("a", "ab", "abc", "abd", "b", "ab", "", 10, 100)";
+  for (int i = 0; i < 300; ++i)
+    values += ", \"005-" + std::to_string(1000 + i).substr(1) + "\"";
+  auto e = schema(R"({"enum": [)" + values + "]}");
+  for (const char *ok : {R"("a")", R"("ab")", R"("abc")", R"("abd")",
+                         R"("b")", R"("")", "10", "100", R"("005-000")",
+                         R"("005-299")"})
+    EXPECT_TRUE(matches(e, ok)) << ok;
+  for (const char *bad : {R"("abe")", R"("abcd")", R"("c")", "1", "1000",
+                          R"("005-300")", R"("005-00")", R"("005-0000")"})
+    EXPECT_FALSE(matches(e, bad)) << bad;
+  Matcher m(e, {test::kByteEos});
+  for (char c : std::string(R"("005-12)")) {
+    test::expectMaskIsExact(m, std::string("before '") + c + "'");
+    ASSERT_TRUE(m.accept(static_cast<unsigned char>(c)));
+  }
+  test::expectMaskIsExact(m, "after \"005-12");
+}
+
 TEST(JsonSchema, IntegerBounds) {
   struct Range {
     const char *schema;

@@ -70,6 +70,9 @@ public:
   static Element ref(uint32_t rule) { return {Element::Rule, rule}; }
   /// The UTF-8 bytes of `text`, one element per byte, appended to `s`.
   void appendLiteral(Sequence &s, const std::string &text);
+  /// A rule matching exactly one of `texts`, their common prefixes shared
+  /// (a radix tree): text inside it is one stack, not one per text.
+  Element literals(std::vector<std::string> texts);
   /// An element matching one codepoint of `ranges` (or, negated, any valid
   /// codepoint outside them) as UTF-8: a rule of byte-sequence alternatives.
   Element codepoints(std::vector<CodepointRange> ranges, bool negated);
