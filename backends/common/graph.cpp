@@ -86,7 +86,7 @@ void checkWeightDesc(const llmc_weight_desc &w, uint32_t index) {
   std::string where = "weight " + std::to_string(index);
   if (w.name)
     where += " '" + std::string(w.name) + "'";
-  if (w.dtype > LLMC_E8M0 || w.dtype == LLMC_FP8_E4M3)
+  if (w.dtype > LLMC_KQ_HEADER || w.dtype == LLMC_FP8_E4M3)
     throw InvalidArgument(where + ": unknown dtype " + std::to_string(w.dtype));
   if (w.rank < 1 || w.rank > 4)
     throw InvalidArgument(where + ": rank must be 1..4");
@@ -268,6 +268,19 @@ void loadWeight(const llmc_weight_desc &w, int64_t offset, int64_t count,
       out[i] = w.dtype == LLMC_BF16 ? bf16ToFloat(h) : f16ToFloat(h);
     }
   }
+}
+
+void kquantRow(const llmc_weight_desc &w, const llmc_weight_desc &headers,
+               int64_t n, int64_t K, float *out) {
+  const kquant::Format f = kquantFormat(w.dtype);
+  const kquant::Layout l = kquant::layout(f);
+  const int64_t blocks = K / kquant::kBlock;
+  const auto *codes = static_cast<const uint8_t *>(w.data) + n * blocks * l.codeBytes;
+  const auto *head =
+      static_cast<const uint8_t *>(headers.data) + n * blocks * l.headerBytes;
+  for (int64_t b = 0; b < blocks; ++b)
+    kquant::decode(f, head + b * l.headerBytes, codes + b * l.codeBytes,
+                   out + b * kquant::kBlock);
 }
 
 } // namespace llmc::common

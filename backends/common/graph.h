@@ -82,5 +82,9 @@ void expectFloatWeight(const llmc_weight_desc &w, int64_t elements,
 /// Values [offset, offset + count) of a f32/bf16/f16 weight, as floats.
 void loadWeight(const llmc_weight_desc &w, int64_t offset, int64_t count,
                 float *out);
+/// Row n (K values) of a K-quant weight, codes `w` and headers `headers`,
+/// decoded as ggml decodes it.
+void kquantRow(const llmc_weight_desc &w, const llmc_weight_desc &headers,
+               int64_t n, int64_t K, float *out);
 
 } // namespace llmc::common

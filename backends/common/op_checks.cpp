@@ -17,6 +17,29 @@ void checkEmbedding(const llmc_op_desc &op, const Graph &g) {
   if (table.rank != 2)
     throw InvalidArgument("the table must be [vocab, dim]");
   const int64_t vocab = table.shape[0], dim = table.shape[1];
+  if (isKQuant(table.dtype)) {
+    // The shape counts code bytes: the width is the result's.
+    const kquant::Layout l = kquant::layout(kquantFormat(table.dtype));
+    const int64_t width = resultDesc(op, g, 0).cols;
+    if (!quantized || op.i[0] != kquant::kBlock || width % kquant::kBlock)
+      throw InvalidArgument(std::string(l.ggml) +
+                            " tables take headers (operand 2), group 256 "
+                            "(i0) and a width of whole 256-blocks");
+    const int64_t blocks = width / kquant::kBlock;
+    if (dim != blocks * l.codeBytes || int64_t(table.nbytes) < vocab * dim)
+      throw InvalidArgument("the " + std::string(l.ggml) + " table must be [" +
+                            std::to_string(vocab) + ", " +
+                            std::to_string(blocks * l.codeBytes) + "] bytes");
+    const llmc_weight_desc &s = expectWeight(op, g, 2);
+    if (s.dtype != LLMC_KQ_HEADER ||
+        weightElements(s) != vocab * blocks * l.headerBytes ||
+        int64_t(s.nbytes) < vocab * blocks * l.headerBytes)
+      throw InvalidArgument("the " + std::string(l.ggml) +
+                            " table's headers must be kq_header [" +
+                            std::to_string(vocab) + ", " +
+                            std::to_string(blocks * l.headerBytes) + "]");
+    return;
+  }
   if (quantized) {
     int64_t group = op.i[0];
     if (table.dtype != LLMC_I8)
@@ -82,9 +105,34 @@ const llmc_operand &linearSlot(const llmc_op_desc &op, int s) {
 void checkQuantScales(const llmc_op_desc &op, const Graph &g,
                       const llmc_weight_desc &w, int64_t rows, int64_t K) {
   const int64_t group = op.i[0];
-  if (op.i[2] != 0 && (op.i[2] != 1 || w.dtype != LLMC_MXFP4))
+  if (op.i[2] != 0 &&
+      (op.i[2] != 1 || (w.dtype != LLMC_MXFP4 && !isKQuant(w.dtype))))
     throw InvalidArgument("i2 (int8 activations) must be 0, or 1 with an "
-                          "MXFP4 W");
+                          "MXFP4 or K-quant W");
+  if (isKQuant(w.dtype)) {
+    const kquant::Layout l = kquant::layout(kquantFormat(w.dtype));
+    if (group != kquant::kBlock || K % kquant::kBlock != 0)
+      throw InvalidArgument(std::string(l.ggml) +
+                            " has groups of 256 (i0) dividing K, got i0 = " +
+                            std::to_string(group) +
+                            ", K = " + std::to_string(K));
+    const int64_t blocks = rows * (K / kquant::kBlock);
+    if (weightElements(w) != blocks * l.codeBytes ||
+        int64_t(w.nbytes) < blocks * l.codeBytes)
+      throw InvalidArgument("the " + std::string(l.ggml) + " codes must hold " +
+                            std::to_string(blocks * l.codeBytes) + " bytes");
+    if (linearSlot(op, LinearScales).kind != LLMC_OPERAND_WEIGHT)
+      throw InvalidArgument("operand 2 must be the scales weight");
+    const llmc_weight_desc &s = expectWeight(op, g, LinearScales);
+    if (s.dtype != LLMC_KQ_HEADER)
+      throw InvalidArgument(std::string(l.ggml) + " scales must be kq_header");
+    if (weightElements(s) != blocks * l.headerBytes ||
+        int64_t(s.nbytes) < blocks * l.headerBytes)
+      throw InvalidArgument("the " + std::string(l.ggml) +
+                            " headers must hold " +
+                            std::to_string(blocks * l.headerBytes) + " bytes");
+    return;
+  }
   if (w.dtype == LLMC_MXFP4 && group != 32)
     throw InvalidArgument("MXFP4 has groups of 32 (i0), got " +
                           std::to_string(group));

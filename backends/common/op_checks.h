@@ -9,6 +9,7 @@
 #pragma once
 
 #include "common/graph.h"
+#include "llmc/support/kquant.h"
 
 namespace llmc::common {
 
@@ -32,14 +33,26 @@ void checkMoeCombine(const llmc_op_desc &, const Graph &);
 void checkExpertBias(const llmc_op_desc &, const Graph &);
 
 /// A quantized W's scales (operand 2): f32 [rows * K / group] for i8/i4,
-/// E8M0 bytes [rows * K / 32] (group 32) for MXFP4. Throws
+/// E8M0 bytes [rows * K / 32] (group 32) for MXFP4, KQ_HEADER bytes
+/// [rows * K / 256 * header bytes] (group 256) for a K-quant. Throws
 /// InvalidArgument naming what is wrong.
 void checkQuantScales(const llmc_op_desc &op, const Graph &g,
                       const llmc_weight_desc &w, int64_t rows, int64_t K);
 
 /// Whether W is stored in a format with scales (i8, i4, MXFP4).
+inline bool isKQuant(uint32_t dtype) {
+  return dtype == LLMC_Q4_K || dtype == LLMC_Q5_K || dtype == LLMC_Q6_K;
+}
+/// The kquant.h format of a K-quant dtype.
+inline kquant::Format kquantFormat(uint32_t dtype) {
+  return dtype == LLMC_Q4_K   ? kquant::Format::Q4_K
+         : dtype == LLMC_Q5_K ? kquant::Format::Q5_K
+                              : kquant::Format::Q6_K;
+}
+
 inline bool isQuantized(uint32_t dtype) {
-  return dtype == LLMC_I8 || dtype == LLMC_I4 || dtype == LLMC_MXFP4;
+  return dtype == LLMC_I8 || dtype == LLMC_I4 || dtype == LLMC_MXFP4 ||
+         isKQuant(dtype);
 }
 
 /// EXPERT_LINEAR's shape, from its weight and attributes: E experts of

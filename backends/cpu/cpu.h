@@ -170,7 +170,8 @@ struct LinearWeight {
   const float *scales; // i8/i4 (owned by the caller)
   int64_t N, K, group;
   const uint8_t *e8m0 = nullptr; // MXFP4's scales [N, K / 32] (the plan's)
-  bool int8Activations = false;  // MXFP4: x may round to int8 (op i2)
+  bool int8Activations = false;  // MXFP4, K-quants: x may round (op i2)
+  const uint8_t *kqHeaders = nullptr; // a K-quant's headers (the plan's)
 };
 std::shared_ptr<PackedMatmul> packMatmul(Backend &b, const LinearWeight &w);
 /// Our own kernels for one weight at the backend's ISA level: gemv up to

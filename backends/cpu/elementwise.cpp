@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "cpu.h"
 
+#include "common/op_checks.h"
 #include "common/moe.h"
 #include "simd.h"
 
@@ -247,10 +248,27 @@ Kernel makeElementwise(const llmc_op_desc &op, const Graph &, Backend &) {
   }
 }
 
-// EMBEDDING: rows of a f32/bf16/f16 table, or of an i8 one with a scale per
-// group of columns, ids being tokens or positions.
+// EMBEDDING: rows of a f32/bf16/f16 table, of an i8 one with a scale per
+// group of columns, or of a K-quant one decoded, ids being tokens or
+// positions.
 Kernel makeEmbedding(const llmc_op_desc &op, const Graph &g, Backend &) {
   const llmc_weight_desc table = g.weights[op.operands[0].index];
+  if (common::isKQuant(table.dtype)) {
+    const llmc_weight_desc headers = g.weights[op.operands[2].index];
+    return [op, table, headers](Step &step) {
+      const int32_t *ids = step.input(op, 1);
+      Matrix out = step.result(op, 0);
+      expectRows(out, step.args.num_tokens, "the result");
+      for (int64_t t = 0; t < out.rows; ++t) {
+        if (ids[t] < 0 || ids[t] >= table.shape[0])
+          throw InvalidArgument("id " + std::to_string(ids[t]) + " at row " +
+                                std::to_string(t) +
+                                " is outside the table of " +
+                                std::to_string(table.shape[0]) + " rows");
+        common::kquantRow(table, headers, ids[t], out.cols, out.row(t));
+      }
+    };
+  }
   const bool quantized = op.num_operands == 3;
   std::vector<float> scales; // i8 tables: [rows, dim / group], small
   if (quantized)

@@ -9,6 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cpu.h"
+#include "gemv_kquant.h"
+
+#include "common/op_checks.h"
 
 namespace llmc::cpu {
 namespace {
@@ -36,6 +39,10 @@ OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w) {
 
 void runOwnLinear(const LinearWeight &w, const OwnKernels &k,
                   const GemvArgs &a) {
+  if (common::isKQuant(w.dtype))
+    return gemvKQuant(a, KQuantWeight{common::kquantFormat(w.dtype),
+                                      static_cast<const uint8_t *>(w.data),
+                                      w.kqHeaders, w.int8Activations});
   if (k.intDot)
     return (a.rows > kGemvMaxRows ? gemmInt : gemvInt)(
         k.ints,
@@ -73,6 +80,7 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
   int64_t N = g.buffers[op.results[0]].cols;
   bool quantized = wd.dtype == LLMC_I8 || wd.dtype == LLMC_I4;
   const bool mxfp4 = wd.dtype == LLMC_MXFP4;
+  const bool kq = common::isKQuant(wd.dtype);
 
   std::shared_ptr<std::vector<float>> scales, bias;
   if (quantized) {
@@ -99,15 +107,18 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
                  mxfp4 ? static_cast<const uint8_t *>(
                              g.weights[op.operands[Scales].index].data)
                        : nullptr,
-                 mxfp4 && op.i[2] == 1};
+                 (mxfp4 || kq) && op.i[2] == 1,
+                 kq ? static_cast<const uint8_t *>(
+                          g.weights[op.operands[Scales].index].data)
+                    : nullptr};
 
   OwnKernels kernels = ownKernelsFor(b, w);
   std::shared_ptr<PackedMatmul> packed;
   // i8/i4 weights on integer dots and bf16 ones on vdpbf16ps need no oneDNN
   // at any row count: our tiles beat it (on a dequantized bf16 copy, which
   // would also double the memory, for i8/i4).
-  const bool ownTiles =
-      kernels.intDot || mxfp4 || (wd.dtype == LLMC_BF16 && kernels.f32Tile);
+  const bool ownTiles = kernels.intDot || mxfp4 || kq ||
+                        (wd.dtype == LLMC_BF16 && kernels.f32Tile);
   if (!ownTiles &&
       mayExceed(g.buffers[op.operands[X].index].rows, kGemvMaxRows))
     packed = packMatmul(b, w);

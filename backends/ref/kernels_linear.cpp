@@ -2,8 +2,9 @@
 //----===//
 //
 // Each row of W is expanded to f32 once (w = q * scale[n][k / group] for the
-// integer types) and dotted with every row of x. That is the whole kernel:
-// the quantized formats are only storage.
+// integer types, ggml's own decoding for the K-quants) and dotted with every
+// row of x, which stays f32. That is the whole kernel: the quantized formats
+// are only storage.
 //
 //===----------------------------------------------------------------------===//
 #include "ref.h"
@@ -50,12 +51,24 @@ static void dequantRow(const llmc_weight_desc &w, const float *scales,
   }
 }
 
-void weightRow(const llmc_weight_desc &w, const float *scales, int64_t n,
-               int64_t K, int64_t group, float *out) {
-  if (common::isQuantized(w.dtype))
-    dequantRow(w, scales, n, K, group, out);
+WeightRows::WeightRows(const llmc_op_desc &op, Step &step)
+    : w_(step.weight(op, W)), group_(op.i[0]) {
+  if (common::isKQuant(w_.dtype)) {
+    headers_ = &step.weight(op, Scales);
+  } else if (common::isQuantized(w_.dtype)) {
+    const llmc_weight_desc &s = step.weight(op, Scales);
+    scales_.resize(size_t(weightElements(s)));
+    loadWeight(s, 0, int64_t(scales_.size()), scales_.data());
+  }
+}
+
+void WeightRows::row(int64_t n, int64_t K, float *out) const {
+  if (headers_)
+    common::kquantRow(w_, *headers_, n, K, out);
+  else if (common::isQuantized(w_.dtype))
+    dequantRow(w_, scales_.data(), n, K, group_, out);
   else
-    loadWeight(w, n * K, K, out);
+    loadWeight(w_, n * K, K, out);
 }
 
 float dot(const float *a, const float *b, int64_t n) {
@@ -71,23 +84,15 @@ float dot(const float *a, const float *b, int64_t n) {
 void runLinear(const llmc_op_desc &op, Step &step) {
   Matrix x = step.operand(op, X), out = step.result(op, 0);
   expectRows(out, x.rows, "the result");
-  const llmc_weight_desc &w = step.weight(op, W);
+  const WeightRows w(op, step);
   int64_t K = x.cols, N = out.cols;
-  bool quantized = common::isQuantized(w.dtype);
-
-  std::vector<float> scales;
-  if (quantized) {
-    const llmc_weight_desc &s = step.weight(op, Scales);
-    scales.resize(size_t(weightElements(s)));
-    loadWeight(s, 0, int64_t(scales.size()), scales.data());
-  }
   std::vector<float> bias(size_t(N), 0.0f);
   if (common::linearSlot(op, Bias).kind == LLMC_OPERAND_WEIGHT)
     loadWeight(step.weight(op, Bias), 0, N, bias.data());
 
   std::vector<float> wrow(static_cast<size_t>(K));
   for (int64_t n = 0; n < N; ++n) {
-    weightRow(w, scales.data(), n, K, op.i[0], wrow.data());
+    w.row(n, K, wrow.data());
     for (int64_t r = 0; r < x.rows; ++r)
       out.row(r)[n] = dot(x.row(r), wrow.data(), K) + bias[size_t(n)];
   }

@@ -31,13 +31,7 @@ void runExpertLinear(const llmc_op_desc &op, Step &step) {
   Matrix experts = step.operand(op, 3);
   expectRows(out, x.rows, "the result");
   expectRows(experts, x.rows, "the experts");
-  const llmc_weight_desc &w = step.weight(op, common::LinearW);
-  std::vector<float> scales;
-  if (common::isQuantized(w.dtype)) {
-    const llmc_weight_desc &sw = step.weight(op, common::LinearScales);
-    scales.resize(size_t(weightElements(sw)));
-    loadWeight(sw, 0, int64_t(scales.size()), scales.data());
-  }
+  const WeightRows w(op, step);
   std::vector<float> wrow(size_t(s.K));
   for (int64_t t = 0; t < x.rows; ++t)
     for (int64_t j = 0; j < s.k; ++j) {
@@ -45,7 +39,7 @@ void runExpertLinear(const llmc_op_desc &op, Step &step) {
       const float *in = x.row(t) + (s.perRun ? j * s.K : 0);
       float *y = out.row(t) + j * s.N;
       for (int64_t n = 0; n < s.N; ++n) {
-        weightRow(w, scales.data(), e * s.N + n, s.K, s.group, wrow.data());
+        w.row(e * s.N + n, s.K, wrow.data());
         y[n] = dot(in, wrow.data(), s.K);
       }
     }

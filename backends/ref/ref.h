@@ -33,10 +33,20 @@ using common::loadWeight;
 using common::storeKvRow;
 using common::weightElements;
 
-/// Row n of W [N, K] (f32/bf16/f16, or i8/i4 with `scales`
-/// [N, K / group]) as f32 values; stacked experts are rows e * N + n.
-void weightRow(const llmc_weight_desc &w, const float *scales, int64_t n,
-               int64_t K, int64_t group, float *out);
+/// A LINEAR or EXPERT_LINEAR weight (operand 1, its scales operand 2) read
+/// as rows of f32: f32/bf16/f16, i8/i4/MXFP4 with scales [N, K / group],
+/// or a K-quant with its headers. Stacked experts are rows e * N + n.
+class WeightRows {
+public:
+  WeightRows(const llmc_op_desc &op, Step &step);
+  void row(int64_t n, int64_t K, float *out) const;
+
+private:
+  const llmc_weight_desc &w_;
+  const llmc_weight_desc *headers_ = nullptr; // a K-quant's
+  std::vector<float> scales_;                 // i8/i4/MXFP4's, as floats
+  int64_t group_;
+};
 float dot(const float *a, const float *b, int64_t n);
 
 void runEmbedding(const llmc_op_desc &, Step &);

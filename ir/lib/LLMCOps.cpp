@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "llmc/IR/LLMCOps.h"
+#include "llmc/support/kquant.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -205,12 +206,16 @@ LogicalResult ParamOp::verify() {
                             "experts, each transposed), got rank "
                          << type.getRank();
   if (auto q = getQuant()) {
-    if (*q != "int8" && *q != "int4" && *q != "mxfp4")
-      return emitOpError()
-             << "quant must be \"int8\", \"int4\" or \"mxfp4\", got \"" << *q
-             << "\"";
+    if (*q != "int8" && *q != "int4" && *q != "mxfp4" &&
+        !::llmc::kquant::formatNamed(q->str()))
+      return emitOpError() << "quant must be \"int8\", \"int4\", \"mxfp4\", "
+                              "\"q4_k\", \"q5_k\" or \"q6_k\", got \""
+                           << *q << "\"";
     if (*q == "mxfp4" && (!getGroupSize() || *getGroupSize() != 32))
       return emitOpError() << "mxfp4 has groups of 32";
+    if (::llmc::kquant::formatNamed(q->str()) &&
+        (!getGroupSize() || *getGroupSize() != ::llmc::kquant::kBlock))
+      return emitOpError() << *q << " has groups of 256";
     if (!getQuantPart() ||
         (*getQuantPart() != "weight" && *getQuantPart() != "scales"))
       return emitOpError()
@@ -726,26 +731,40 @@ LogicalResult ExpertBiasOp::verify() {
   return success();
 }
 
-/// The scales of a quantized linear: f32 (format "int") or E8M0 bytes as i8
-/// (format "mxfp4", bits 4, groups of 32).
+/// The scales of a quantized linear: f32 (format "int"), E8M0 bytes as i8
+/// (format "mxfp4", bits 4, groups of 32), or a K-quant's super-block
+/// headers as i8 (format "q4_k", "q5_k", "q6_k": bits 4, 5, 6, groups of
+/// 256).
 static LogicalResult verifyQuantFormat(Operation *op, StringRef format,
                                        int64_t bits, int64_t group,
                                        Value scales) {
   Type elt = tensorType(scales).getElementType();
-  if (op->hasAttr("int8_activations") && format != "mxfp4")
-    return op->emitOpError() << "int8_activations applies to mxfp4 weights "
-                                "(int weights always round them)";
+  auto kq = ::llmc::kquant::formatNamed(format.str());
+  if (op->hasAttr("int8_activations") && format != "mxfp4" && !kq)
+    return op->emitOpError() << "int8_activations applies to mxfp4 and "
+                                "K-quant weights (int weights always round "
+                                "them)";
   if (format == "int")
     return elt.isF32() ? success()
                        : op->emitOpError() << "int scales must be f32";
+  if (kq) {
+    if (bits != ::llmc::kquant::layout(*kq).bits ||
+        group != ::llmc::kquant::kBlock || !elt.isInteger(8))
+      return op->emitOpError()
+             << format << " needs bits " << ::llmc::kquant::layout(*kq).bits
+             << ", group_size 256 and i8 (header) scales";
+    return success();
+  }
   if (format != "mxfp4")
-    return op->emitOpError()
-           << "format must be \"int\" or \"mxfp4\", got \"" << format << "\"";
+    return op->emitOpError() << "format must be \"int\", \"mxfp4\", "
+                                "\"q4_k\", \"q5_k\" or \"q6_k\", got \""
+                             << format << "\"";
   if (bits != 4 || group != 32 || !elt.isInteger(8))
     return op->emitOpError() << "mxfp4 needs bits 4, group_size 32 and i8 "
                                 "(E8M0) scales";
   return success();
 }
+
 
 LogicalResult AddRMSNormOp::verify() {
   if (failed(verifyEps(*this, getEps().convertToDouble())))
@@ -758,6 +777,20 @@ LogicalResult AddRMSNormOp::verify() {
   return verifyNormOperands(*this, getInput(), getWeight(), getNormed());
 }
 
+/// The input features a quantized weight's last dimension holds, and its
+/// scales' last dimension: bytes of codes and of headers for a K-quant.
+static std::pair<int64_t, int64_t> quantK(StringRef format, int64_t bits,
+                                          int64_t group, int64_t lastDim) {
+  if (auto kq = ::llmc::kquant::formatNamed(format.str())) {
+    const ::llmc::kquant::Layout l = ::llmc::kquant::layout(*kq);
+    const int64_t blocks = lastDim / l.codeBytes;
+    return {lastDim % l.codeBytes ? -1 : blocks * group,
+            blocks * l.headerBytes};
+  }
+  const int64_t k = bits == 4 ? lastDim * 2 : lastDim;
+  return {k, group > 0 ? k / group : 0};
+}
+
 LogicalResult QuantizedEmbeddingOp::verify() {
   if (failed(expectRank(*this, getTable(), 2, "table")) ||
       failed(expectRank(*this, getScales(), 2, "scales")))
@@ -765,11 +798,24 @@ LogicalResult QuantizedEmbeddingOp::verify() {
   auto t = tensorType(getTable()), s = tensorType(getScales());
   int64_t v = t.getDimSize(0), d = t.getDimSize(1);
   int64_t group = static_cast<int64_t>(getGroupSize());
-  if (group <= 0 || d % group)
+  int64_t scaleCols = group > 0 ? d / group : 0;
+  if (auto kq = ::llmc::kquant::formatNamed(getFormat().str())) {
+    if (!s.getElementType().isInteger(8))
+      return emitOpError() << getFormat() << " needs i8 (header) scales";
+    std::tie(d, scaleCols) = quantK(getFormat(),
+                                    ::llmc::kquant::layout(*kq).bits, group, d);
+  } else if (getFormat() != "int") {
+    return emitOpError() << "format must be \"int\", \"q4_k\", \"q5_k\" or "
+                            "\"q6_k\", got \""
+                         << getFormat() << "\"";
+  } else if (!s.getElementType().isF32()) {
+    return emitOpError() << "int scales must be f32";
+  }
+  if (group <= 0 || d < 0 || d % group)
     return emitOpError() << "group_size (" << group
                          << ") must divide the table width (" << d << ")";
-  if (!dimsMatch(s.getDimSize(0), v) || !dimsMatch(s.getDimSize(1), d / group))
-    return emitOpError() << "scales must be [" << v << ", " << d / group
+  if (!dimsMatch(s.getDimSize(0), v) || !dimsMatch(s.getDimSize(1), scaleCols))
+    return emitOpError() << "scales must be [" << v << ", " << scaleCols
                          << "], got [" << dimStr(s.getDimSize(0)) << ", "
                          << dimStr(s.getDimSize(1)) << "]";
   auto ids = tensorType(getIds()), res = tensorType(getResult());
@@ -788,18 +834,18 @@ LogicalResult QuantizedLinearOp::verify() {
     return failure();
   int64_t bits = static_cast<int64_t>(getBits()),
           group = static_cast<int64_t>(getGroupSize());
-  if (bits != 8 && bits != 4)
-    return emitOpError() << "bits must be 8 or 4, got " << bits;
+  if (bits < 4 || bits > 8 || bits == 7)
+    return emitOpError() << "bits must be 8, 6, 5 or 4, got " << bits;
   if (failed(verifyQuantFormat(*this, getFormat(), bits, group, getScales())))
     return failure();
   auto w = tensorType(getWeight()), s = tensorType(getScales());
   int64_t n = w.getDimSize(0);
-  int64_t k = bits == 4 ? w.getDimSize(1) * 2 : w.getDimSize(1);
-  if (group <= 0 || k % group)
+  auto [k, scaleCols] = quantK(getFormat(), bits, group, w.getDimSize(1));
+  if (group <= 0 || k < 0 || k % group)
     return emitOpError() << "group_size (" << group
                          << ") must divide the input features (" << k << ")";
-  if (!dimsMatch(s.getDimSize(0), n) || !dimsMatch(s.getDimSize(1), k / group))
-    return emitOpError() << "scales must be [" << n << ", " << k / group
+  if (!dimsMatch(s.getDimSize(0), n) || !dimsMatch(s.getDimSize(1), scaleCols))
+    return emitOpError() << "scales must be [" << n << ", " << scaleCols
                          << "], got [" << dimStr(s.getDimSize(0)) << ", "
                          << dimStr(s.getDimSize(1)) << "]";
   return verifyLinearShapes(*this, getInput(), n, k, getBias(), getResult());
@@ -905,20 +951,20 @@ LogicalResult QuantizedExpertLinearOp::verify() {
     return failure();
   int64_t bits = static_cast<int64_t>(getBits()),
           group = static_cast<int64_t>(getGroupSize());
-  if (bits != 8 && bits != 4)
-    return emitOpError() << "bits must be 8 or 4, got " << bits;
+  if (bits < 4 || bits > 8 || bits == 7)
+    return emitOpError() << "bits must be 8, 6, 5 or 4, got " << bits;
   if (failed(verifyQuantFormat(*this, getFormat(), bits, group, getScales())))
     return failure();
   auto w = tensorType(getWeight()), s = tensorType(getScales());
   int64_t e = w.getDimSize(0), n = w.getDimSize(1);
-  int64_t k = bits == 4 ? w.getDimSize(2) * 2 : w.getDimSize(2);
-  if (group <= 0 || k % group)
+  auto [k, scaleCols] = quantK(getFormat(), bits, group, w.getDimSize(2));
+  if (group <= 0 || k < 0 || k % group)
     return emitOpError() << "group_size (" << group
                          << ") must divide the input features (" << k << ")";
   if (!dimsMatch(s.getDimSize(0), e) || !dimsMatch(s.getDimSize(1), n) ||
-      !dimsMatch(s.getDimSize(2), k / group))
+      !dimsMatch(s.getDimSize(2), scaleCols))
     return emitOpError() << "scales must be [" << e << ", " << n << ", "
-                         << k / group << "], got [" << dimStr(s.getDimSize(0))
+                         << scaleCols << "], got [" << dimStr(s.getDimSize(0))
                          << ", " << dimStr(s.getDimSize(1)) << ", "
                          << dimStr(s.getDimSize(2)) << "]";
   return verifyExpertLinear(*this, getInput(), getExperts(), getResult(), n, k);

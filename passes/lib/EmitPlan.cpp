@@ -7,6 +7,7 @@
 #include "llmc/runtime/plan.h"
 #include "llmc/support/error.h"
 #include "llmc/support/half.h"
+#include "llmc/support/kquant.h"
 #include "llmc/support/mapped_file.h"
 #include "llmc/tokenizer/tokenizer.h"
 #include "llmc/weights/gguf.h"
@@ -310,6 +311,55 @@ void copyMxfp4(const Source &src, const WeightSpec &w, uint8_t *dst,
                 std::to_string(nbytes));
 }
 
+/// A K-quant spec's half (codes or headers) copied from its sources: each
+/// super-block's bytes as the GGUF holds them, rows unpermuted for rope as
+/// whole rows of blocks.
+void copyKQuant(const Source &src, const WeightSpec &w, ::llmc::kquant::Format f,
+                uint8_t *dst, size_t nbytes) {
+  const ::llmc::kquant::Layout l = ::llmc::kquant::layout(f);
+  using ::llmc::weights::DType;
+  const DType want = f == ::llmc::kquant::Format::Q4_K   ? DType::Q4_K
+                     : f == ::llmc::kquant::Format::Q5_K ? DType::Q5_K
+                                                         : DType::Q6_K;
+  if (w.transposed)
+    throw Error("weight '" + w.name + "': a transposed " +
+                std::string(l.ggml) + " weight is not supported");
+  const int per = w.quantScales ? l.headerBytes : l.codeBytes;
+  const int at = w.quantScales ? l.headerAt : l.codesAt;
+  const int block = ::llmc::kquant::blockBytes(f);
+  std::vector<uint8_t> unpermuted;
+  size_t out = 0;
+  for (const ::llmc::weights::TensorRef &t : parts(src, w)) {
+    if (t.dtype != want)
+      throw Error("weight '" + w.name + "': tensor '" + t.name + "' in " +
+                  t.file + " is " + ::llmc::weights::dtypeName(t.dtype) +
+                  ", not " + std::string(l.ggml));
+    const int64_t blocks = t.numElements() / ::llmc::kquant::kBlock;
+    if (t.nbytes < size_t(blocks) * size_t(block) ||
+        out + size_t(blocks) * size_t(per) > nbytes)
+      throw Error("weight '" + w.name + "': tensor '" + t.name + "' in " +
+                  t.file + " does not hold its shape's " +
+                  std::string(l.ggml) + " blocks");
+    const uint8_t *blocksAt = t.data;
+    if (w.ropeUnpermuteHeads > 0) {
+      const int64_t rows = t.shape[0];
+      unpermuted.resize(size_t(blocks) * size_t(block));
+      ::llmc::weights::unpermuteGGUFRope(t.data, unpermuted.data(), rows,
+                                         size_t(blocks / rows) * size_t(block),
+                                         w.ropeUnpermuteHeads);
+      blocksAt = unpermuted.data();
+    }
+    for (int64_t b = 0; b < blocks; ++b, out += size_t(per))
+      std::memcpy(dst + out, blocksAt + b * block + at, size_t(per));
+    ::llmc::dropMappedPages(t.data, t.nbytes);
+  }
+  if (out != nbytes)
+    throw Error("weight '" + w.name + "': its sources hold " +
+                std::to_string(out) + " bytes of " + std::string(l.ggml) +
+                " " + (w.quantScales ? "headers" : "codes") + ", expected " +
+                std::to_string(nbytes));
+}
+
 /// Converts and writes one weight at a time, on the thread that writes the
 /// plan. A quantized weight's two halves are separate specs; the weight half
 /// keeps its scales for the scales half, which follows it.
@@ -329,6 +379,8 @@ public:
     }
     if (w.quant == "mxfp4")
       return copyMxfp4(*src_, w, dst, nbytes);
+    if (auto f = ::llmc::kquant::formatNamed(w.quant))
+      return copyKQuant(*src_, w, *f, dst, nbytes);
     LogicalValues v(*src_, w, values_, tmp_);
     // Rows: every dimension but the last (stacked experts' rows follow one
     // another).

@@ -77,6 +77,13 @@ bool sameGgmlKind(ParamOp a, ParamOp b) {
   auto block = [](ParamOp p) {
     return p.getGgmlType() && ggmlKeptBits(*p.getGgmlType()) <= 8;
   };
+  // A K-quant may stay as it is (one format per weight): it packs only with
+  // its own type.
+  auto native = [](ParamOp p) {
+    return p.getGgmlType() && nativeKQuant(*p.getGgmlType());
+  };
+  if (native(a) || native(b))
+    return a.getGgmlTypeAttr() == b.getGgmlTypeAttr();
   return a.getGgmlTypeAttr() == b.getGgmlTypeAttr() || (block(a) && block(b));
 }
 

@@ -4,6 +4,7 @@
 #include "llmc/Passes/Lowering.h"
 
 #include "llmc/IR/LLMCOps.h"
+#include "llmc/support/kquant.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -126,7 +127,13 @@ private:
       w.quantScales = *p.getQuantPart() == "scales";
       w.groupSize = static_cast<int64_t>(*p.getGroupSize());
       const bool mxfp4 = w.quant == "mxfp4";
-      w.dtype = w.quantScales       ? (mxfp4 ? LLMC_E8M0 : LLMC_F32)
+      // A K-quant's halves are bytes, shaped as stored.
+      const auto kq = ::llmc::kquant::formatNamed(w.quant);
+      w.dtype = kq && w.quantScales ? LLMC_KQ_HEADER
+                : kq ? (*kq == ::llmc::kquant::Format::Q4_K   ? LLMC_Q4_K
+                        : *kq == ::llmc::kquant::Format::Q5_K ? LLMC_Q5_K
+                                                              : LLMC_Q6_K)
+                : w.quantScales     ? (mxfp4 ? LLMC_E8M0 : LLMC_F32)
                 : mxfp4             ? LLMC_MXFP4
                 : w.quant == "int4" ? LLMC_I4
                                     : LLMC_I8;

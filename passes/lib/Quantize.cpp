@@ -15,12 +15,15 @@
 //        others (F32) take `otherwise`; MXFP4 (a GGUF's or a Hugging Face
 //        checkpoint's) stays MXFP4:
 //        llmc.quantized_[expert_]linear {format = "mxfp4"} over the codes
-//        and E8M0 scales as stored.
+//        and E8M0 scales as stored; Q4_K, Q5_K and Q6_K stay as they are:
+//        llmc.quantized_[expert_]linear {format = "q4_k", ...} over each
+//        super-block's codes and headers (llmc/support/kquant.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "llmc/IR/LLMCOps.h"
 #include "llmc/Passes/Passes.h"
+#include "llmc/support/kquant.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -43,6 +46,10 @@ int64_t ggmlKeptBits(StringRef type) {
       .Cases("Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", 8)
       .Case("MXFP4", 4) // kept as it is: llmc runs MXFP4 itself
       .Default(0);
+}
+
+bool nativeKQuant(StringRef type) {
+  return ::llmc::kquant::formatNamed(type.str()).has_value();
 }
 
 namespace {
@@ -76,9 +83,28 @@ ParamOp cloneParam(OpBuilder &b, ParamOp p, RankedTensorType type,
   return q;
 }
 
-/// f32 scales, or MXFP4's E8M0 bytes (as i8).
-Type scalesType(OpBuilder &b, bool mxfp4) {
-  return mxfp4 ? Type(b.getIntegerType(8)) : Type(b.getF32Type());
+/// f32 scales, or MXFP4's E8M0 bytes and K-quant headers (as i8).
+Type scalesType(OpBuilder &b, bool bytes) {
+  return bytes ? Type(b.getIntegerType(8)) : Type(b.getF32Type());
+}
+
+/// How a weight of `k` input columns is stored in `format` ("int8", "int4",
+/// "mxfp4", "q4_k", ...): the last dimension of its weight and of its
+/// scales, its bits and the op's format attribute.
+struct Stored {
+  int64_t weightCols, scaleCols, bits;
+  StringRef format;
+  bool byteScales;
+};
+Stored storedAs(StringRef kind, int64_t k, int64_t group) {
+  if (auto kq = ::llmc::kquant::formatNamed(kind.str())) {
+    const ::llmc::kquant::Layout l = ::llmc::kquant::layout(*kq);
+    const int64_t blocks = k / ::llmc::kquant::kBlock;
+    return {blocks * l.codeBytes, blocks * l.headerBytes, l.bits, kind, true};
+  }
+  const bool four = kind == "int4" || kind == "mxfp4";
+  return {four ? k / 2 : k, k / group, four ? 4 : 8,
+          kind == "mxfp4" ? "mxfp4" : "int", kind == "mxfp4"};
 }
 
 struct QuantizePass : impl::QuantizeBase<QuantizePass> {
@@ -138,7 +164,7 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       std::string m = modeFor(w);
       if (m == "bf16" || m == "f16")
         convertFloat(l.getWeightMutable(), w, m);
-      else if (m == "int8" || m == "int4" || m == "mxfp4")
+      else if (m != "f32")
         quantizeLinear(l, w, m);
     }
     SmallVector<ExpertLinearOp> experts;
@@ -150,7 +176,7 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       std::string m = modeFor(w);
       if (m == "bf16" || m == "f16")
         convertFloat(l.getWeightMutable(), w, m);
-      else if (m == "int8" || m == "int4" || m == "mxfp4")
+      else if (m != "f32")
         quantizeExperts(l, w, m);
     }
     if (quantizeEmbedding) {
@@ -170,6 +196,7 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       return *t == "F16"             ? "f16"
              : *t == "BF16"          ? "bf16"
              : *t == "MXFP4"         ? "mxfp4"
+             : nativeKQuant(*t)      ? StringRef(*t).lower()
              : ggmlKeptBits(*t) == 8 ? "int8"
                                      : "int4";
     return otherwise;
@@ -189,6 +216,25 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       m = "int8";
     if (m == "f32")
       return;
+    if (::llmc::kquant::formatNamed(m)) {
+      // As a tied head's weight is kept (the same params): one copy.
+      int64_t v = t.getType().getDimSize(0), d = t.getType().getDimSize(1);
+      const Stored st = storedAs(m, d, ::llmc::kquant::kBlock);
+      auto i8 = b.getIntegerType(8);
+      ParamOp q = cloneParam(b, t, RankedTensorType::get({v, st.weightCols}, i8),
+                             m, "weight", ::llmc::kquant::kBlock);
+      ParamOp scales =
+          cloneParam(b, t, RankedTensorType::get({v, st.scaleCols}, i8), m,
+                     "scales", ::llmc::kquant::kBlock);
+      auto lookup = b.create<QuantizedEmbeddingOp>(
+          e.getLoc(), e.getType(), q, scales, e.getIds(),
+          b.getI64IntegerAttr(::llmc::kquant::kBlock), b.getStringAttr(m));
+      e.replaceAllUsesWith(lookup.getResult());
+      e.erase();
+      if (t->use_empty())
+        t.erase();
+      return;
+    }
     if (m == "int8" || m == "int4") {
       int64_t v = t.getType().getDimSize(0), d = t.getType().getDimSize(1);
       // A GGUF table keeps its blocks' scales (exact for Q8_0).
@@ -204,7 +250,8 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
                      "int8", "scales", g);
       auto lookup =
           b.create<QuantizedEmbeddingOp>(e.getLoc(), e.getType(), q, scales,
-                                         e.getIds(), b.getI64IntegerAttr(g));
+                                         e.getIds(), b.getI64IntegerAttr(g),
+                                         b.getStringAttr("int"));
       e.replaceAllUsesWith(lookup.getResult());
       e.erase();
       if (t->use_empty())
@@ -242,6 +289,8 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
                                     int64_t k) {
     if (m == "mxfp4")
       return {true, kGgmlGroup};
+    if (::llmc::kquant::formatNamed(m.str()))
+      return {false, ::llmc::kquant::kBlock};
     bool int4 = m == "int4";
     // A GGUF weight keeps its blocks' scales: groups of 32 in int8 too.
     bool ggml = w.getGgmlType() && ggmlKeptBits(*w.getGgmlType()) <= 8 &&
@@ -265,49 +314,57 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     auto shape = w.getType().getShape();
     int64_t e = shape[0], n = shape[1], k = shape[2];
     auto [int4, g] = groupFor(l, w, m, k);
-    const bool mxfp4 = m == "mxfp4";
-    StringRef kind = mxfp4 ? "mxfp4" : int4 ? "int4" : "int8";
+    const Stored st = storedAs(kindOf(m, int4), k, g);
     OpBuilder b(l);
     ParamOp wq = cloneParam(
         b, w,
-        RankedTensorType::get({e, n, int4 ? k / 2 : k}, b.getIntegerType(8)),
-        kind, "weight", g);
+        RankedTensorType::get({e, n, st.weightCols}, b.getIntegerType(8)),
+        kindOf(m, int4), "weight", g);
     ParamOp scales = cloneParam(
-        b, w, RankedTensorType::get({e, n, k / g}, scalesType(b, mxfp4)), kind,
-        "scales", g);
+        b, w,
+        RankedTensorType::get({e, n, st.scaleCols},
+                              scalesType(b, st.byteScales)),
+        kindOf(m, int4), "scales", g);
     auto q = b.create<QuantizedExpertLinearOp>(
         l.getLoc(), l.getType(), l.getInput(), wq, scales, l.getExperts(),
-        b.getI64IntegerAttr(int4 ? 4 : 8), b.getI64IntegerAttr(g),
-        b.getStringAttr(mxfp4 ? "mxfp4" : "int"), int8Activations(b, mxfp4));
+        b.getI64IntegerAttr(st.bits), b.getI64IntegerAttr(g),
+        b.getStringAttr(st.format), int8Activations(b, st.format));
     l.replaceAllUsesWith(q.getResult());
     l.erase();
     if (w->use_empty())
       w.erase();
   }
 
-  /// MXFP4 products may round their input to int8 (as llama.cpp does)
-  /// unless the plan computes in f32, where they are exact.
-  UnitAttr int8Activations(OpBuilder &b, bool mxfp4) const {
-    return mxfp4 && otherwise != "f32" ? b.getUnitAttr() : UnitAttr();
+  /// The quant attribute of a weight converted in mode `m`.
+  static StringRef kindOf(StringRef m, bool int4) {
+    return m == "mxfp4" || ::llmc::kquant::formatNamed(m.str()) ? m
+           : int4                                              ? "int4"
+                                                               : "int8";
+  }
+
+  /// MXFP4 and K-quant products may round their input to int8 (as
+  /// llama.cpp does) unless the plan computes in f32, where they are exact.
+  UnitAttr int8Activations(OpBuilder &b, StringRef format) const {
+    return format != "int" && otherwise != "f32" ? b.getUnitAttr()
+                                                 : UnitAttr();
   }
 
   void quantizeLinear(LinearOp l, ParamOp w, StringRef m) {
     int64_t n = w.getType().getDimSize(0), k = w.getType().getDimSize(1);
     auto [int4, g] = groupFor(l, w, m, k);
-    const bool mxfp4 = m == "mxfp4";
-    StringRef kind = mxfp4 ? "mxfp4" : int4 ? "int4" : "int8";
+    const Stored st = storedAs(kindOf(m, int4), k, g);
     OpBuilder b(l);
     auto i8 = b.getIntegerType(8);
-    ParamOp wq =
-        cloneParam(b, w, RankedTensorType::get({n, int4 ? k / 2 : k}, i8), kind,
-                   "weight", g);
+    ParamOp wq = cloneParam(b, w, RankedTensorType::get({n, st.weightCols}, i8),
+                            kindOf(m, int4), "weight", g);
     ParamOp scales = cloneParam(
-        b, w, RankedTensorType::get({n, k / g}, scalesType(b, mxfp4)), kind,
-        "scales", g);
+        b, w,
+        RankedTensorType::get({n, st.scaleCols}, scalesType(b, st.byteScales)),
+        kindOf(m, int4), "scales", g);
     auto q = b.create<QuantizedLinearOp>(
         l.getLoc(), l.getType(), l.getInput(), wq, scales, l.getBias(),
-        b.getI64IntegerAttr(int4 ? 4 : 8), b.getI64IntegerAttr(g),
-        b.getStringAttr(mxfp4 ? "mxfp4" : "int"), int8Activations(b, mxfp4));
+        b.getI64IntegerAttr(st.bits), b.getI64IntegerAttr(g),
+        b.getStringAttr(st.format), int8Activations(b, st.format));
     l.replaceAllUsesWith(q.getResult());
     l.erase();
     if (w->use_empty())

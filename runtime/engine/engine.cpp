@@ -5,6 +5,7 @@
 #include "llmc/support/memory.h"
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstring>
 
@@ -55,13 +56,22 @@ void checkBackendAbi(const std::string &planPath, const Graph &graph,
 void checkWeightAbi(const std::string &planPath, const llmc_graph_desc &graph,
                     const std::string &backendName,
                     const llmc_backend_api &api) {
-  for (uint32_t i = 0; i < graph.num_weights && api.abi_minor < 7; ++i)
-    if (graph.weights[i].dtype == LLMC_MXFP4)
-      throw Error(planPath + ": weight '" + graph.weights[i].name +
-                  "' is MXFP4, which needs backend ABI 1.7; backend '" +
-                  backendName + "' speaks " + std::to_string(api.abi_major) +
-                  "." + std::to_string(api.abi_minor) +
+  for (uint32_t i = 0; i < graph.num_weights; ++i) {
+    const uint32_t d = graph.weights[i].dtype;
+    const uint32_t minor = d == LLMC_MXFP4 ? 7 : d >= LLMC_Q4_K ? 8 : 0;
+    if (api.abi_minor >= minor)
+      continue;
+    std::string format = dtypeName(static_cast<llmc_dtype>(d));
+    for (char &c : format) // as GGUF names them: MXFP4, Q4_K
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    throw Error(planPath + ": weight '" + graph.weights[i].name + "' is " +
+                  format +
+                  ", which needs backend ABI 1." + std::to_string(minor) +
+                  "; backend '" + backendName + "' speaks " +
+                  std::to_string(api.abi_major) + "." +
+                  std::to_string(api.abi_minor) +
                   ": rebuild the plugin with this llmc");
+  }
 }
 
 void checkKvAbi(llmc_dtype kvDtype, const std::string &backendName,

@@ -132,6 +132,14 @@ const char *dtypeName(llmc_dtype dtype) {
     return "mxfp4";
   case LLMC_E8M0:
     return "e8m0";
+  case LLMC_Q4_K:
+    return "q4_k";
+  case LLMC_Q5_K:
+    return "q5_k";
+  case LLMC_Q6_K:
+    return "q6_k";
+  case LLMC_KQ_HEADER:
+    return "kq_header";
   }
   return "unknown";
 }
@@ -150,6 +158,11 @@ size_t dtypeBytes(llmc_dtype dtype, int64_t elements) {
   case LLMC_I8:
   case LLMC_FP8_E4M3:
   case LLMC_E8M0:
+  case LLMC_KQ_HEADER:
+  // A K-quant's codes: bytes (the shape counts them, not the weights).
+  case LLMC_Q4_K:
+  case LLMC_Q5_K:
+  case LLMC_Q6_K:
     return n;
   case LLMC_I4:
   case LLMC_MXFP4:

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define LLMC_BACKEND_ABI_MAJOR 1
-#define LLMC_BACKEND_ABI_MINOR 7
+#define LLMC_BACKEND_ABI_MINOR 8
 
 #if defined(__SANITIZE_ADDRESS__)
 #define LLMC_BACKEND_BUILD_FLAVOR "asan"
@@ -69,6 +69,17 @@ typedef enum llmc_dtype {
      negatives (bit 3 the sign). s = 255 (NaN) never occurs in a plan. */
   LLMC_MXFP4 = 7,
   LLMC_E8M0 = 8, /* MXFP4's scale bytes (ABI 1.7) */
+  /* ggml's K-quants (ABI 1.8), super-blocks of 256 weights kept as ggml
+     wrote them, in two halves (llmc/support/kquant.h): W [.., N,
+     K/256 * code bytes] holds each super-block's codes (Q4_K 128 bytes,
+     Q5_K 160, Q6_K 192), its scales operand (LLMC_KQ_HEADER [.., N,
+     K/256 * header bytes]) each one's header (Q4_K, Q5_K: d, dmin, 12
+     bytes of 6-bit scales and mins; Q6_K: 16 int8 scales, d). A weight's
+     value is ggml's dequantize_row_* of the joined block. */
+  LLMC_Q4_K = 9,
+  LLMC_Q5_K = 10,
+  LLMC_Q6_K = 11,
+  LLMC_KQ_HEADER = 12,
 } llmc_dtype;
 
 /*===----------------------------------------------------------------------===
@@ -95,8 +106,10 @@ typedef enum llmc_op_kind {
    * i0 = group_size (i8: K, i4: 32 or 128). An MXFP4 W takes E8M0 scales
    * [N, K/32] and i0 = 32 (ABI 1.7); with i2 = 1 the backend may round x
    * to int8 blocks of 32 (llama.cpp's q8_0) for the product, with i2 = 0
-   * it must not (an f32 plan: the product is exact). i2 is 0 for other
-   * dtypes (an i8/i4 W may always round x). */
+   * it must not (an f32 plan: the product is exact). A K-quant W (ABI 1.8)
+   * takes its KQ_HEADER scales and i0 = 256; i2 as MXFP4's (1: x may
+   * round to int8 blocks, llama.cpp's q8_K). i2 is 0 for other dtypes (an
+   * i8/i4 W may always round x). */
   LLMC_OP_LINEAR = 4,
   /* Rotary embedding of x [T, heads*head_dim] at positions, into out (which
    * may be x itself). in: x, positions (input), inv_freq (weight

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "llmc/support/error.h"
 #include "llmc/support/half.h"
+#include "llmc/support/kquant.h"
 #include "llmc/weights/tensor.h"
 
 #include <cmath>
@@ -132,66 +133,10 @@ void q3k(const uint8_t *b, float *y) {
   }
 }
 
-// The 6-bit scale and min j of Q4_K / Q5_K's 12 packed bytes.
-void scaleMin(int j, const uint8_t *q, uint8_t &d, uint8_t &m) {
-  if (j < 4) {
-    d = q[j] & 63;
-    m = q[j + 4] & 63;
-  } else {
-    d = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-    m = (q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4);
-  }
-}
-
-// Q4_K / Q5_K: d, dmin, scales[12], (Q5_K: qh[32]), qs[128]; eight
-// sub-blocks of 32 with their own 6-bit scale and min.
-template <bool Five> void q45k(const uint8_t *b, float *y) {
-  const float d = half(b), min = half(b + 2);
-  const uint8_t *scales = b + 4, *qh = b + 16;
-  const uint8_t *ql = b + (Five ? 48 : 16);
-  int is = 0;
-  uint8_t u1 = 1, u2 = 2;
-  for (int j = 0; j < kQKK; j += 64) {
-    uint8_t sc, m;
-    scaleMin(is + 0, scales, sc, m);
-    const float d1 = d * sc, m1 = min * m;
-    scaleMin(is + 1, scales, sc, m);
-    const float d2 = d * sc, m2 = min * m;
-    for (int l = 0; l < 32; ++l)
-      *y++ = d1 * ((ql[l] & 0xF) + (Five && (qh[l] & u1) ? 16 : 0)) - m1;
-    for (int l = 0; l < 32; ++l)
-      *y++ = d2 * ((ql[l] >> 4) + (Five && (qh[l] & u2) ? 16 : 0)) - m2;
-    ql += 32;
-    is += 2;
-    u1 <<= 2;
-    u2 <<= 2;
-  }
-}
-
-// Q6_K: ql[128] (low 4 bits), qh[64] (high 2 bits), scales[16] (int8), d.
-void q6k(const uint8_t *b, float *y) {
-  const uint8_t *ql = b, *qh = b + 128;
-  const int8_t *sc = reinterpret_cast<const int8_t *>(b + 192);
-  const float d = half(b + 208);
-  for (int n = 0; n < kQKK; n += 128) {
-    for (int l = 0; l < 32; ++l) {
-      const int is = l / 16;
-      const int8_t q1 = int8_t((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
-      const int8_t q2 =
-          int8_t((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
-      const int8_t q3 = int8_t((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
-      const int8_t q4 =
-          int8_t((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-      y[l + 0] = d * sc[is + 0] * q1;
-      y[l + 32] = d * sc[is + 2] * q2;
-      y[l + 64] = d * sc[is + 4] * q3;
-      y[l + 96] = d * sc[is + 6] * q4;
-    }
-    y += 128;
-    ql += 64;
-    qh += 32;
-    sc += 8;
-  }
+// Q4_K, Q5_K, Q6_K: kquant.h reads them (the backends read the same bytes).
+template <kquant::Format F> void kq(const uint8_t *b, float *y) {
+  constexpr kquant::Layout l = kquant::layout(F);
+  kquant::decode(F, b + l.headerAt, b + l.codesAt, y);
 }
 
 } // namespace
@@ -225,13 +170,13 @@ void dequantizeGgml(DType t, const uint8_t *src, int64_t n, float *dst) {
     block = q3k;
     break;
   case DType::Q4_K:
-    block = q45k<false>;
+    block = kq<kquant::Format::Q4_K>;
     break;
   case DType::Q5_K:
-    block = q45k<true>;
+    block = kq<kquant::Format::Q5_K>;
     break;
   case DType::Q6_K:
-    block = q6k;
+    block = kq<kquant::Format::Q6_K>;
     break;
   default:
     throw Error(std::string("dtype ") + dtypeName(t) +

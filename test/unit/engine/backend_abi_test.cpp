@@ -88,6 +88,24 @@ TEST(BackendAbi, GptOssNeedsAbi17) {
   }
 }
 
+TEST(BackendAbi, KQuantWeightsNeedAbi18) {
+  llmc_weight_desc w{};
+  w.name = "blk.0.ffn_up.weight";
+  w.dtype = LLMC_Q4_K;
+  llmc_graph_desc desc{};
+  desc.num_weights = 1;
+  desc.weights = &w;
+  EXPECT_NO_THROW(checkWeightAbi("g.plan", desc, "cpu", apiOfMinor(8)));
+  try {
+    checkWeightAbi("g.plan", desc, "oldcpu", apiOfMinor(7));
+    FAIL() << "a 1.7 plugin was given a Q4_K weight";
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "g.plan: weight 'blk.0.ffn_up.weight' is Q4_K, "
+                           "which needs backend ABI 1.8; backend 'oldcpu' "
+                           "speaks 1.7: rebuild the plugin with this llmc");
+  }
+}
+
 TEST(BackendAbi, AnMoePlanNeedsAbi14) {
   try {
     checkBackendAbi("moe.plan", graphWith(op(LLMC_OP_EXPERT_LINEAR)), "oldcpu",

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "llmc/support/error.h"
+#include "llmc/support/kquant.h"
 #include "llmc/weights/tensor.h"
 
 #include <gtest/gtest.h>
@@ -64,6 +65,44 @@ TEST(GgmlDequantize, EqualsGgmlOnItsOwnQuantizersOutput) {
       if (std::fabs(got[size_t(i)] - want[size_t(i)]) > 2 * ulp && ++differ < 4)
         ADD_FAILURE() << "value " << i << ": " << got[size_t(i)] << " vs ggml "
                       << want[size_t(i)];
+    }
+    EXPECT_EQ(differ, 0);
+  }
+}
+
+// The integer form the kernels read (kquant::code, kquant::subScales)
+// gives every value decode() gives, computed as ggml computes it.
+TEST(GgmlDequantize, KQuantIntegerFormMatchesDecode) {
+  for (kquant::Format f : {kquant::Format::Q4_K, kquant::Format::Q5_K,
+                           kquant::Format::Q6_K}) {
+    const kquant::Layout l = kquant::layout(f);
+    SCOPED_TRACE(std::string(l.ggml));
+    std::string name(l.ggml);
+    name[0] = 'q';
+    std::vector<uint8_t> bytes =
+        readAll(std::string(LLMC_DATA_DIR) + "/ggml-quants/" + name + ".bin");
+    ASSERT_GE(bytes.size(), 8u);
+    uint32_t head[2];
+    std::memcpy(head, bytes.data(), 8);
+    const int64_t blocks = head[1] / kquant::kBlock;
+    ASSERT_GT(blocks, 0);
+    int differ = 0;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t *block = bytes.data() + 8 + b * kquant::blockBytes(f);
+      float y[kquant::kBlock];
+      kquant::decode(f, block + l.headerAt, block + l.codesAt, y);
+      const kquant::SubScales s = kquant::subScales(f, block + l.headerAt);
+      for (int i = 0; i < kquant::kBlock; ++i) {
+        const int j = i / (kquant::kBlock / s.count);
+        const int q = kquant::code(f, block + l.codesAt, i);
+        const float v = f == kquant::Format::Q6_K
+                            ? s.d * float(s.scale[j]) * float(q)
+                            : s.d * float(s.scale[j]) * float(q) -
+                                  s.dmin * float(s.min[j]);
+        if (v != y[i] && ++differ < 4)
+          ADD_FAILURE() << "block " << b << " value " << i << ": " << v
+                        << " vs " << y[i];
+      }
     }
     EXPECT_EQ(differ, 0);
   }

@@ -94,9 +94,14 @@ def LLMC_QuantizedEmbeddingOp : LLMC_Op<"quantized_embedding", [Pure]> {
     ```
     The table is i8 [V, D] with one f32 scale per `group_size` columns
     (scales [V, D / group_size]); a lookup dequantizes one row.
+    `format = "q4_k" | "q5_k" | "q6_k"` (group_size 256): a GGUF's K-quant
+    table as it is, codes [V, D/256 * code bytes] and headers (i8 scales)
+    [V, D/256 * header bytes] (llmc/support/kquant.h), as quantized_linear
+    holds them: a tied LM head and the lookup share one copy.
   }];
-  let arguments = (ins RankedTensorOf<[I8]>:$table, LLMC_FloatTensor:$scales,
-                       LLMC_IndexTensor:$ids, I64Attr:$group_size);
+  let arguments = (ins RankedTensorOf<[I8]>:$table, LLMC_AnyTensor:$scales,
+                       LLMC_IndexTensor:$ids, I64Attr:$group_size,
+                       DefaultValuedAttr<StrAttr, "\"int\"">:$format);
   let results = (outs LLMC_FloatTensor:$result);
   let assemblyFormat = "$table `,` $scales `,` $ids attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -507,6 +512,11 @@ def LLMC_QuantizedLinearOp : LLMC_Op<"quantized_linear", [Pure]> {
     `int8_activations` lets the backend round the input to int8 blocks of 32
     for the product, as llama.cpp does (a plan of reduced-precision
     compute); without it the input stays f32 and the product is exact.
+    `format = "q4_k" | "q5_k" | "q6_k"` (bits 4, 5, 6, group_size 256):
+    ggml's K-quant super-blocks as a GGUF holds them, split in two
+    (llmc/support/kquant.h): W [N, K/256 * code bytes] their codes, scales
+    (i8) [N, K/256 * header bytes] their headers; `int8_activations` as for
+    mxfp4.
   }];
   let arguments = (ins LLMC_FloatTensor:$input, RankedTensorOf<[I8]>:$weight,
                        LLMC_AnyTensor:$scales, Optional<LLMC_FloatTensor>:$bias,

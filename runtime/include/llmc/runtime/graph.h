@@ -47,7 +47,7 @@ const char *dtypeName(llmc_dtype dtype);
 /// Whether a plan weight may hold `dtype` (every dtype but fp8, which only
 /// a KV cache holds).
 inline bool isWeightDtype(uint32_t dtype) {
-  return dtype <= LLMC_E8M0 && dtype != LLMC_FP8_E4M3;
+  return dtype <= LLMC_KQ_HEADER && dtype != LLMC_FP8_E4M3;
 }
 size_t dtypeBytes(llmc_dtype dtype, int64_t elements);
 

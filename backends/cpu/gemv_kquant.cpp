@@ -1,0 +1,238 @@
+//===- gemv_kquant.cpp - Q4_K / Q5_K / Q6_K weights as ggml stores them ---===//
+//
+// The plan's own super-blocks (kquant.h) are read once per step, never
+// widened to a copy. With op i2 = 1 the activations are rounded per block
+// of 256 to int8 with one f32 scale and their sums per 16 (llama.cpp's
+// q8_K), and each sub-block's dot product runs on vpmaddubsw (codes
+// unsigned, x signed) scaled by its integer scale with vpmaddwd; a
+// super-block's integer sum takes its two float factors once, and Q4_K /
+// Q5_K's mins meet x through the sums per 16. With i2 = 0 (an f32 plan) a
+// row is decoded to f32 and dotted exactly.
+//
+//===----------------------------------------------------------------------===//
+#include "gemv_kquant.h"
+
+#include "gemv_quant.h"
+
+#include <vector>
+
+namespace llmc::cpu {
+
+void quantizeQ8K(const float *x, int64_t K, Q8K *out) {
+  for (int64_t b = 0; b < K / kquant::kBlock; ++b) {
+    const float *v = x + b * kquant::kBlock;
+    Q8K &q = out[b];
+    __m256 amax = _mm256_setzero_ps();
+    const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    for (int i = 0; i < kquant::kBlock; i += 8)
+      amax = _mm256_max_ps(amax, _mm256_and_ps(_mm256_loadu_ps(v + i), abs));
+    float m = simd::hmax(amax);
+    q.d = m / 127.0f;
+    const __m256 inv = _mm256_set1_ps(m > 0.0f ? 127.0f / m : 0.0f);
+    for (int i = 0; i < kquant::kBlock; i += 32) {
+      __m256i n[4];
+      for (int j = 0; j < 4; ++j) // round to nearest even, |n| <= 127
+        n[j] = _mm256_cvtps_epi32(
+            _mm256_mul_ps(_mm256_loadu_ps(v + i + 8 * j), inv));
+      // packs works per 128-bit lane: put the 32 bytes back in order.
+      __m256i w = _mm256_packs_epi16(_mm256_packs_epi32(n[0], n[1]),
+                                     _mm256_packs_epi32(n[2], n[3]));
+      w = _mm256_permutevar8x32_epi32(w,
+                                      _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(q.q + i), w);
+    }
+    for (int j = 0; j < 16; ++j) {
+      int s = 0;
+      for (int i = 0; i < 16; ++i)
+        s += q.q[16 * j + i];
+      q.bsums[j] = static_cast<int16_t>(s);
+    }
+  }
+}
+
+namespace {
+
+inline __m256i load(const void *p) {
+  return _mm256_loadu_si256(static_cast<const __m256i *>(p));
+}
+
+/// sum of codes * x over 32 values (codes unsigned, < 64) times scale s,
+/// as 8 int32.
+inline __m256i scaled(__m256i codes, __m256i x, __m256i s) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(codes, x), s);
+}
+
+/// One super-block of Q4_K / Q5_K against R rows of q8_K: acc[r] gains its
+/// scale part, mins[r] its min part (subtracted at the end).
+template <int R, bool Five>
+inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
+                    const Q8K *const *x, __m256 *acc, float *mins) {
+  const float d = kquant::halfAt(header), dmin = kquant::halfAt(header + 2);
+  uint8_t sc[8], mn[8];
+  for (int j = 0; j < 8; ++j)
+    kquant::scaleMin(j, header + 4, sc[j], mn[j]);
+  const uint8_t *qs = codes + (Five ? 32 : 0);
+  const __m256i low = _mm256_set1_epi8(0x0f);
+  const __m256i hbits = Five ? load(codes) : _mm256_setzero_si256();
+  __m256i sum[R];
+  for (int r = 0; r < R; ++r)
+    sum[r] = _mm256_setzero_si256();
+  for (int c = 0; c < 4; ++c) {
+    const __m256i q = load(qs + 32 * c);
+    __m256i lo = _mm256_and_si256(q, low),
+            hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low);
+    if (Five) {
+      // Bit 2c of qh[l] is value 64c + l's fifth bit, bit 2c + 1 that of
+      // value 64c + 32 + l (a 16-bit shift: only each byte's bit 0 is kept).
+      const __m256i one = _mm256_set1_epi8(1);
+      lo = _mm256_or_si256(
+          lo, _mm256_slli_epi16(
+                  _mm256_and_si256(_mm256_srli_epi16(hbits, 2 * c), one), 4));
+      hi = _mm256_or_si256(
+          hi,
+          _mm256_slli_epi16(
+              _mm256_and_si256(_mm256_srli_epi16(hbits, 2 * c + 1), one), 4));
+    }
+    const __m256i s0 = _mm256_set1_epi16(sc[2 * c]),
+                  s1 = _mm256_set1_epi16(sc[2 * c + 1]);
+    for (int r = 0; r < R; ++r)
+      sum[r] = _mm256_add_epi32(
+          sum[r],
+          _mm256_add_epi32(scaled(lo, load(x[r]->q + 64 * c), s0),
+                           scaled(hi, load(x[r]->q + 64 * c + 32), s1)));
+  }
+  for (int r = 0; r < R; ++r) {
+    int m = 0;
+    for (int j = 0; j < 8; ++j)
+      m += mn[j] * (x[r]->bsums[2 * j] + x[r]->bsums[2 * j + 1]);
+    acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[r]),
+                             _mm256_set1_ps(d * x[r]->d), acc[r]);
+    mins[r] += dmin * x[r]->d * float(m);
+  }
+}
+
+/// One super-block of Q6_K: codes 0..63 stand for code - 32, so the dot is
+/// sum(code * x) - 32 * sum(x), per sub-block of 16 with its int8 scale.
+template <int R>
+inline void dotQ6K(const uint8_t *header, const uint8_t *codes,
+                   const Q8K *const *x, __m256 *acc, float *mins) {
+  const int8_t *sc = reinterpret_cast<const int8_t *>(header);
+  const float d = kquant::halfAt(header + 16);
+  const __m256i low = _mm256_set1_epi8(0x0f), two = _mm256_set1_epi8(3);
+  __m256i sum[R];
+  for (int r = 0; r < R; ++r)
+    sum[r] = _mm256_setzero_si256();
+  for (int h = 0; h < 2; ++h) {
+    const uint8_t *ql = codes + 64 * h, *qh = codes + 128 + 32 * h;
+    const __m256i a = load(ql), b = load(ql + 32), hb = load(qh);
+    auto high = [&](int shift) {
+      return _mm256_slli_epi16(
+          _mm256_and_si256(_mm256_srli_epi16(hb, shift), two), 4);
+    };
+    const __m256i v[4] = {
+        _mm256_or_si256(_mm256_and_si256(a, low), high(0)),
+        _mm256_or_si256(_mm256_and_si256(b, low), high(2)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), low),
+                        high(4)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), low),
+                        high(6))};
+    for (int c = 0; c < 4; ++c) {
+      // Values 32c..32c+31 of this half: sub-blocks 8h + 2c and + 1, one
+      // per 128-bit lane of the pair sums.
+      const int j = 8 * h + 2 * c;
+      const __m256i s = _mm256_setr_m128i(_mm_set1_epi16(sc[j]),
+                                          _mm_set1_epi16(sc[j + 1]));
+      for (int r = 0; r < R; ++r)
+        sum[r] = _mm256_add_epi32(
+            sum[r], scaled(v[c], load(x[r]->q + 128 * h + 32 * c), s));
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    int m = 0;
+    for (int j = 0; j < 16; ++j)
+      m += sc[j] * x[r]->bsums[j];
+    const float f = d * x[r]->d;
+    acc[r] =
+        _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[r]), _mm256_set1_ps(f), acc[r]);
+    mins[r] += f * float(32 * m);
+  }
+}
+
+template <int R>
+void dotRowKQuant(kquant::Format f, const uint8_t *header,
+                  const uint8_t *codes, int64_t blocks, const Q8K *x,
+                  int64_t ldx, float *res) {
+  const kquant::Layout l = kquant::layout(f);
+  __m256 acc[R];
+  float mins[R];
+  for (int r = 0; r < R; ++r) {
+    acc[r] = _mm256_setzero_ps();
+    mins[r] = 0.0f;
+  }
+  for (int64_t b = 0; b < blocks; ++b) {
+    const Q8K *xs[R];
+    for (int r = 0; r < R; ++r)
+      xs[r] = x + r * ldx + b;
+    const uint8_t *h = header + b * l.headerBytes, *c = codes + b * l.codeBytes;
+    switch (f) {
+    case kquant::Format::Q4_K:
+      dotQ45K<R, false>(h, c, xs, acc, mins);
+      break;
+    case kquant::Format::Q5_K:
+      dotQ45K<R, true>(h, c, xs, acc, mins);
+      break;
+    case kquant::Format::Q6_K:
+      dotQ6K<R>(h, c, xs, acc, mins);
+      break;
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    res[r] = simd::hsum(acc[r]) - mins[r];
+}
+
+} // namespace
+
+void dotKQuant(kquant::Format f, const uint8_t *header, const uint8_t *codes,
+               int64_t K, const Q8K *x, int64_t ldx, int64_t R, float *res) {
+  const int64_t blocks = K / kquant::kBlock;
+  switch (R) {
+  case 1:
+    return dotRowKQuant<1>(f, header, codes, blocks, x, ldx, res);
+  case 2:
+    return dotRowKQuant<2>(f, header, codes, blocks, x, ldx, res);
+  case 3:
+    return dotRowKQuant<3>(f, header, codes, blocks, x, ldx, res);
+  default:
+    return dotRowKQuant<4>(f, header, codes, blocks, x, ldx, res);
+  }
+}
+
+void gemvKQuant(const GemvArgs &a, const KQuantWeight &w) {
+  const kquant::Layout l = kquant::layout(w.format);
+  const int64_t blocks = a.K / kquant::kBlock;
+  const int64_t codeRow = blocks * l.codeBytes, headRow = blocks * l.headerBytes;
+  if (!w.int8Activations)
+    return gemvDequantized(a, [&](int64_t n, float *row) {
+      for (int64_t b = 0; b < blocks; ++b)
+        kquant::decode(w.format, w.headers + n * headRow + b * l.headerBytes,
+                       w.codes + n * codeRow + b * l.codeBytes,
+                       row + b * kquant::kBlock);
+    });
+  thread_local std::vector<Q8K> xq;
+  xq.resize(size_t(a.rows * blocks));
+  // A thread_local named inside the lambdas would be each worker's own.
+  Q8K *x = xq.data();
+  parallelFor(a.rows, a.rows * a.K >= (1 << 16), [&](int64_t r) {
+    quantizeQ8K(a.x + r * a.K, a.K, x + r * blocks);
+  });
+  gemvDriver(
+      a,
+      [&](int64_t n, const float *xf, int64_t R, float *res) {
+        const int64_t r0 = (xf - a.x) / a.K;
+        dotKQuant(w.format, w.headers + n * headRow, w.codes + n * codeRow,
+                  a.K, x + r0 * blocks, blocks, R, res);
+      },
+      WeightRows{w.codes, codeRow});
+}
+
+} // namespace llmc::cpu

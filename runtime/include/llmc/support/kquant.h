@@ -1,0 +1,194 @@
+//===- kquant.h - ggml's K-quant super-blocks, as llmc keeps them -*- C++ -*-===//
+//
+// Q4_K, Q5_K and Q6_K hold 256 weights per super-block. A plan keeps each
+// block's bytes as ggml wrote them, in two halves (backend.h): its codes and
+// its header (scales, mins, d). Both halves are contiguous runs of ggml's
+// block, so a plan is exactly as large as the GGUF tensor it came from.
+//
+//   Q4_K (144 bytes): header d, dmin (f16), scales[12] | codes qs[128]
+//   Q5_K (176 bytes): header d, dmin (f16), scales[12] | codes qh[32] qs[128]
+//   Q6_K (210 bytes): codes ql[128] qh[64] | header scales[16] (int8), d (f16)
+//
+// decode() reads them as ggml's dequantize_row_* does, expression by
+// expression, so the floats are ggml's own (test/data/ggml-quants). Every
+// backend and the GGUF reader use it; kernels use the integer form
+// (subScales(), codes()).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llmc/support/half.h"
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string_view>
+
+namespace llmc::kquant {
+
+enum class Format : uint8_t { Q4_K, Q5_K, Q6_K };
+
+constexpr int kBlock = 256;
+
+struct Layout {
+  std::string_view name;  // as llmc names the format ("q4_k")
+  std::string_view ggml;  // as ggml names the type ("Q4_K")
+  int bits;               // codes per weight: codeBytes = 256 * bits / 8
+  int headerBytes;        // per super-block
+  int codeBytes;          // per super-block
+  int headerAt, codesAt;  // offsets within ggml's block
+};
+
+constexpr Layout layout(Format f) {
+  switch (f) {
+  case Format::Q4_K:
+    return {"q4_k", "Q4_K", 4, 16, 128, 0, 16};
+  case Format::Q5_K:
+    return {"q5_k", "Q5_K", 5, 16, 160, 0, 16};
+  case Format::Q6_K:
+    break;
+  }
+  return {"q6_k", "Q6_K", 6, 18, 192, 192, 0};
+}
+
+constexpr int blockBytes(Format f) {
+  return layout(f).headerBytes + layout(f).codeBytes;
+}
+
+/// By llmc's name ("q4_k") or ggml's ("Q4_K").
+inline std::optional<Format> formatNamed(std::string_view name) {
+  for (Format f : {Format::Q4_K, Format::Q5_K, Format::Q6_K})
+    if (name == layout(f).name || name == layout(f).ggml)
+      return f;
+  return std::nullopt;
+}
+
+inline float halfAt(const uint8_t *p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return f16ToFloat(h);
+}
+
+/// The 6-bit scale and min of sub-block j (0..7) of Q4_K / Q5_K's 12 packed
+/// bytes.
+inline void scaleMin(int j, const uint8_t *q, uint8_t &d, uint8_t &m) {
+  if (j < 4) {
+    d = q[j] & 63;
+    m = q[j + 4] & 63;
+  } else {
+    d = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+    m = (q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4);
+  }
+}
+
+/// Code i (0..255) of a super-block as an integer: Q4_K 0..15, Q5_K 0..31
+/// (value d * scale * q - dmin * min), Q6_K -32..31 (value d * scale * q).
+inline int code(Format f, const uint8_t *codes, int i) {
+  const int half = i / 128, r = i % 128;
+  switch (f) {
+  case Format::Q4_K: {
+    // Each 64 values: 32 bytes, the first 32 in low nibbles.
+    const uint8_t b = codes[(i / 64) * 32 + i % 32];
+    return (i % 64) < 32 ? (b & 0xF) : (b >> 4);
+  }
+  case Format::Q5_K: {
+    const uint8_t *qh = codes, *qs = codes + 32;
+    const uint8_t b = qs[(i / 64) * 32 + i % 32];
+    const int low = (i % 64) < 32 ? (b & 0xF) : (b >> 4);
+    return low | (((qh[i % 32] >> (i / 32)) & 1) << 4);
+  }
+  case Format::Q6_K:
+    break;
+  }
+  // Q6_K: per 128 values, ql 64 bytes and qh 32: value r's low nibble in
+  // ql[r % 64] (low for r < 64), its high 2 bits in qh[r % 32] at 2*(r/32).
+  const uint8_t *ql = codes + 64 * half, *qh = codes + 128 + 32 * half;
+  const int low = r < 64 ? (ql[r % 64] & 0xF) : (ql[r % 64] >> 4);
+  return (low | (((qh[r % 32] >> (2 * (r / 32))) & 3) << 4)) - 32;
+}
+
+/// Sub-block scales as integers, with the super-block's float factors:
+/// value i = d * scale[i / sub] * code(i) - dmin * min[i / sub], sub = 32
+/// (Q4_K, Q5_K: 8 sub-blocks, scale and min 0..63) or 16 (Q6_K: 16
+/// sub-blocks, scale -128..127, no min: dmin = 0).
+struct SubScales {
+  float d, dmin;
+  int count; // 8 or 16
+  int scale[16], min[16];
+};
+
+inline SubScales subScales(Format f, const uint8_t *header) {
+  SubScales s{};
+  if (f == Format::Q6_K) {
+    s.count = 16;
+    s.d = halfAt(header + 16);
+    for (int j = 0; j < 16; ++j)
+      s.scale[j] = static_cast<int8_t>(header[j]);
+    return s;
+  }
+  s.count = 8;
+  s.d = halfAt(header);
+  s.dmin = halfAt(header + 2);
+  for (int j = 0; j < 8; ++j) {
+    uint8_t sc, m;
+    scaleMin(j, header + 4, sc, m);
+    s.scale[j] = sc;
+    s.min[j] = m;
+  }
+  return s;
+}
+
+/// The 256 floats of one super-block, bit for bit ggml's dequantize_row_*.
+inline void decode(Format f, const uint8_t *header, const uint8_t *codes,
+                   float *y) {
+  if (f == Format::Q6_K) {
+    const uint8_t *ql = codes, *qh = codes + 128;
+    const int8_t *sc = reinterpret_cast<const int8_t *>(header);
+    const float d = halfAt(header + 16);
+    for (int n = 0; n < kBlock; n += 128) {
+      for (int l = 0; l < 32; ++l) {
+        const int is = l / 16;
+        const int8_t q1 =
+            int8_t((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+        const int8_t q2 =
+            int8_t((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+        const int8_t q3 =
+            int8_t((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+        const int8_t q4 =
+            int8_t((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+        y[l + 0] = d * sc[is + 0] * q1;
+        y[l + 32] = d * sc[is + 2] * q2;
+        y[l + 64] = d * sc[is + 4] * q3;
+        y[l + 96] = d * sc[is + 6] * q4;
+      }
+      y += 128;
+      ql += 64;
+      qh += 32;
+      sc += 8;
+    }
+    return;
+  }
+  const bool five = f == Format::Q5_K;
+  const float d = halfAt(header), min = halfAt(header + 2);
+  const uint8_t *scales = header + 4, *qh = codes;
+  const uint8_t *ql = codes + (five ? 32 : 0);
+  int is = 0;
+  uint8_t u1 = 1, u2 = 2;
+  for (int j = 0; j < kBlock; j += 64) {
+    uint8_t sc, m;
+    scaleMin(is + 0, scales, sc, m);
+    const float d1 = d * sc, m1 = min * m;
+    scaleMin(is + 1, scales, sc, m);
+    const float d2 = d * sc, m2 = min * m;
+    for (int l = 0; l < 32; ++l)
+      *y++ = d1 * ((ql[l] & 0xF) + (five && (qh[l] & u1) ? 16 : 0)) - m1;
+    for (int l = 0; l < 32; ++l)
+      *y++ = d2 * ((ql[l] >> 4) + (five && (qh[l] & u2) ? 16 : 0)) - m2;
+    ql += 32;
+    is += 2;
+    u1 <<= 2;
+    u2 <<= 2;
+  }
+}
+
+} // namespace llmc::kquant
