@@ -18,18 +18,16 @@ void checkEmbedding(const llmc_op_desc &op, const Graph &g) {
     throw InvalidArgument("the table must be [vocab, dim]");
   const int64_t vocab = table.shape[0], dim = table.shape[1];
   if (isKQuant(table.dtype)) {
-    // The shape counts code bytes: the width is the result's.
     const kquant::Layout l = kquant::layout(kquantFormat(table.dtype));
-    const int64_t width = resultDesc(op, g, 0).cols;
-    if (!quantized || op.i[0] != kquant::kBlock || width % kquant::kBlock)
+    if (!quantized || op.i[0] != kquant::kBlock || dim % kquant::kBlock)
       throw InvalidArgument(std::string(l.ggml) +
                             " tables take headers (operand 2), group 256 "
                             "(i0) and a width of whole 256-blocks");
-    const int64_t blocks = width / kquant::kBlock;
-    if (dim != blocks * l.codeBytes || int64_t(table.nbytes) < vocab * dim)
-      throw InvalidArgument("the " + std::string(l.ggml) + " table must be [" +
-                            std::to_string(vocab) + ", " +
-                            std::to_string(blocks * l.codeBytes) + "] bytes");
+    const int64_t blocks = dim / kquant::kBlock;
+    if (int64_t(table.nbytes) < vocab * blocks * l.codeBytes)
+      throw InvalidArgument("the " + std::string(l.ggml) +
+                            " table is truncated");
+    expectCols(resultDesc(op, g, 0).cols, dim, "the result");
     const llmc_weight_desc &s = expectWeight(op, g, 2);
     if (s.dtype != LLMC_KQ_HEADER ||
         weightElements(s) != vocab * blocks * l.headerBytes ||
@@ -117,7 +115,7 @@ void checkQuantScales(const llmc_op_desc &op, const Graph &g,
                             std::to_string(group) +
                             ", K = " + std::to_string(K));
     const int64_t blocks = rows * (K / kquant::kBlock);
-    if (weightElements(w) != blocks * l.codeBytes ||
+    if (weightElements(w) != rows * K ||
         int64_t(w.nbytes) < blocks * l.codeBytes)
       throw InvalidArgument("the " + std::string(l.ggml) + " codes must hold " +
                             std::to_string(blocks * l.codeBytes) + " bytes");

@@ -13,6 +13,7 @@
 #include "cpu.h"
 
 #include "common/moe.h"
+#include "common/op_checks.h"
 #include "simd.h"
 
 #include <omp.h>
@@ -24,8 +25,11 @@
 namespace llmc::cpu {
 namespace {
 
-/// Bytes of one row of K values of W.
+/// Bytes of one row of K values of W (a K-quant's codes).
 size_t rowBytes(uint32_t dtype, int64_t K) {
+  if (common::isKQuant(dtype))
+    return size_t(K / kquant::kBlock) *
+           size_t(kquant::layout(common::kquantFormat(dtype)).codeBytes);
   switch (dtype) {
   case LLMC_F32:
     return size_t(K) * 4;
@@ -105,6 +109,7 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
   const llmc_weight_desc &wd = g.weights[op.operands[common::LinearW].index];
   const bool quantized = wd.dtype == LLMC_I8 || wd.dtype == LLMC_I4;
   const bool mxfp4 = wd.dtype == LLMC_MXFP4;
+  const bool kq = common::isKQuant(wd.dtype);
   std::shared_ptr<std::vector<float>> scales;
   if (quantized) {
     const llmc_weight_desc &sw =
@@ -127,7 +132,10 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
       mxfp4 ? static_cast<const uint8_t *>(
                   g.weights[op.operands[common::LinearScales].index].data)
             : nullptr,
-      mxfp4 && op.i[2] == 1};
+      (mxfp4 || kq) && op.i[2] == 1,
+      kq ? static_cast<const uint8_t *>(
+               g.weights[op.operands[common::LinearScales].index].data)
+         : nullptr};
   const OwnKernels kernels = ownKernelsFor(b, all);
   const int threads = b.threads;
   auto scratch = std::make_shared<ExpertScratch>();
@@ -183,6 +191,12 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
                      });
 
     const size_t wRow = rowBytes(all.dtype, s.K);
+    const size_t headerRow =
+        common::isKQuant(all.dtype)
+            ? size_t(s.K / kquant::kBlock) *
+                  size_t(kquant::layout(common::kquantFormat(all.dtype))
+                             .headerBytes)
+            : 0;
     const int64_t groupsPerRow = all.group > 0 ? s.K / all.group : 0;
     const int64_t outCols = out.cols;
 #pragma omp parallel num_threads(threads) if (tiles.size() > 1)
@@ -202,6 +216,8 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
           w.scales = all.scales + row0 * groupsPerRow;
         if (w.e8m0)
           w.e8m0 = all.e8m0 + row0 * groupsPerRow;
+        if (w.kqHeaders)
+          w.kqHeaders = all.kqHeaders + size_t(row0) * headerRow;
         w.N = n;
         tileOut.resize(size_t(rows * n));
         runOwnLinear(w, kernels,

@@ -13,9 +13,7 @@ void runEmbedding(const llmc_op_desc &op, Step &step) {
   const llmc_weight_desc &table = step.weight(op, 0);
   const int32_t *ids = step.input(op, 1);
   Matrix out = step.result(op, 0);
-  // A K-quant table's shape counts its code bytes; the result its values.
-  int64_t rows = table.shape[0],
-          dim = common::isKQuant(table.dtype) ? out.cols : table.shape[1];
+  int64_t rows = table.shape[0], dim = table.shape[1];
   expectRows(out, step.args.num_tokens, "the result");
   for (int64_t t = 0; t < out.rows; ++t) {
     if (ids[t] < 0 || ids[t] >= rows)

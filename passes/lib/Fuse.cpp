@@ -79,10 +79,7 @@ bool sameGgmlKind(ParamOp a, ParamOp b) {
   };
   // A K-quant may stay as it is (one format per weight): it packs only with
   // its own type.
-  auto native = [](ParamOp p) {
-    return p.getGgmlType() && nativeKQuant(*p.getGgmlType());
-  };
-  if (native(a) || native(b))
+  if (nativeKQuant(a) || nativeKQuant(b))
     return a.getGgmlTypeAttr() == b.getGgmlTypeAttr();
   return a.getGgmlTypeAttr() == b.getGgmlTypeAttr() || (block(a) && block(b));
 }

@@ -139,6 +139,10 @@ private:
                                     : LLMC_I8;
       if ((w.quant == "int4" || mxfp4) && !w.quantScales)
         w.shape.back() *= 2; // the logical [.., N, K]; two per byte
+      if (kq && !w.quantScales) // the logical [.., N, K] of its code bytes
+        w.shape.back() = w.shape.back() /
+                         ::llmc::kquant::layout(*kq).codeBytes *
+                         ::llmc::kquant::kBlock;
     } else {
       w.dtype = elt.isBF16() ? LLMC_BF16 : elt.isF16() ? LLMC_F16 : LLMC_F32;
     }

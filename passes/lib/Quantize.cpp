@@ -48,8 +48,10 @@ int64_t ggmlKeptBits(StringRef type) {
       .Default(0);
 }
 
-bool nativeKQuant(StringRef type) {
-  return ::llmc::kquant::formatNamed(type.str()).has_value();
+bool nativeKQuant(ParamOp p) {
+  auto t = p.getGgmlType();
+  return t && ::llmc::kquant::formatNamed(t->str()) &&
+         p.getType().getShape().back() % ::llmc::kquant::kBlock == 0;
 }
 
 namespace {
@@ -196,7 +198,7 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       return *t == "F16"             ? "f16"
              : *t == "BF16"          ? "bf16"
              : *t == "MXFP4"         ? "mxfp4"
-             : nativeKQuant(*t)      ? StringRef(*t).lower()
+             : nativeKQuant(w)       ? StringRef(*t).lower()
              : ggmlKeptBits(*t) == 8 ? "int8"
                                      : "int4";
     return otherwise;

@@ -1,5 +1,6 @@
 #include "llmc/runtime/graph.h"
 #include "llmc/support/error.h"
+#include "llmc/support/kquant.h"
 
 namespace llmc {
 
@@ -159,11 +160,20 @@ size_t dtypeBytes(llmc_dtype dtype, int64_t elements) {
   case LLMC_FP8_E4M3:
   case LLMC_E8M0:
   case LLMC_KQ_HEADER:
-  // A K-quant's codes: bytes (the shape counts them, not the weights).
+    return n;
   case LLMC_Q4_K:
   case LLMC_Q5_K:
-  case LLMC_Q6_K:
-    return n;
+  case LLMC_Q6_K: {
+    // The codes of whole super-blocks (their headers are another weight).
+    const kquant::Format f = dtype == LLMC_Q4_K   ? kquant::Format::Q4_K
+                             : dtype == LLMC_Q5_K ? kquant::Format::Q5_K
+                                                  : kquant::Format::Q6_K;
+    if (n % kquant::kBlock)
+      throw Error(std::string(kquant::layout(f).ggml) +
+                  " holds whole blocks of 256 values, not " +
+                  std::to_string(n));
+    return n / kquant::kBlock * size_t(kquant::layout(f).codeBytes);
+  }
   case LLMC_I4:
   case LLMC_MXFP4:
     // Two per byte; an odd count leaves the last high nibble unused.

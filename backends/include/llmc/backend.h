@@ -70,9 +70,9 @@ typedef enum llmc_dtype {
   LLMC_MXFP4 = 7,
   LLMC_E8M0 = 8, /* MXFP4's scale bytes (ABI 1.7) */
   /* ggml's K-quants (ABI 1.8), super-blocks of 256 weights kept as ggml
-     wrote them, in two halves (llmc/support/kquant.h): W [.., N,
-     K/256 * code bytes] holds each super-block's codes (Q4_K 128 bytes,
-     Q5_K 160, Q6_K 192), its scales operand (LLMC_KQ_HEADER [.., N,
+     wrote them, in two halves (llmc/support/kquant.h): W [.., N, K] (K a
+     multiple of 256) holds each super-block's codes (Q4_K 128 bytes, Q5_K
+     160, Q6_K 192), its scales operand (LLMC_KQ_HEADER bytes [.., N,
      K/256 * header bytes]) each one's header (Q4_K, Q5_K: d, dmin, 12
      bytes of 6-bit scales and mins; Q6_K: 16 int8 scales, d). A weight's
      value is ggml's dequantize_row_* of the joined block. */

@@ -824,7 +824,7 @@ func.func @case99(%x: tensor<?x4xf32>, %r: tensor<?x4xf32>, %w: tensor<6xf32>) {
 // -----
 
 func.func @case100(%x: tensor<?x64xf32>, %w: tensor<8x64xi8>, %s: tensor<8x1xf32>) {
-  // expected-error @+1 {{'llmc.quantized_linear' op bits must be 8 or 4, got 3}}
+  // expected-error @+1 {{'llmc.quantized_linear' op bits must be 8, 6, 5 or 4, got 3}}
   %0 = llmc.quantized_linear %x, %w, %s {bits = 3 : i64, group_size = 64 : i64} : (tensor<?x64xf32>, tensor<8x64xi8>, tensor<8x1xf32>) -> tensor<?x8xf32>
   return
 }
@@ -904,7 +904,7 @@ func.func @slice_case(%x: tensor<3x8xf32>) {
 // -----
 
 func.func @case_more() {
-  // expected-error @+1 {{'llmc.param' op quant must be "int8", "int4" or "mxfp4", got "int3"}}
+  // expected-error @+1 {{'llmc.param' op quant must be "int8", "int4", "mxfp4", "q4_k", "q5_k" or "q6_k", got "int3"}}
   %0 = llmc.param "w" {quant = "int3", quant_part = "weight", group_size = 32 : i64} : tensor<4x4xi8>
   return
 }
@@ -1114,7 +1114,7 @@ func.func @quantized_expert_scales(%x: tensor<?x64xf32>, %e: tensor<?x2xi32>) {
 func.func @quantized_expert_bits(%x: tensor<?x64xf32>, %e: tensor<?x2xi32>) {
   %q = llmc.param "q" : tensor<4x96x64xi8>
   %s = llmc.param "s" : tensor<4x96x1xf32>
-  // expected-error @+1 {{'llmc.quantized_expert_linear' op bits must be 8 or 4, got 2}}
+  // expected-error @+1 {{'llmc.quantized_expert_linear' op bits must be 8, 6, 5 or 4, got 2}}
   %h = llmc.quantized_expert_linear %x, %q, %s, %e {bits = 2 : i64, group_size = 64 : i64} : (tensor<?x64xf32>, tensor<4x96x64xi8>, tensor<4x96x1xf32>, tensor<?x2xi32>) -> tensor<?x2x96xf32>
   return
 }
@@ -1202,7 +1202,7 @@ func.func @mxfp4_group(%x: tensor<?x64xf32>) {
 func.func @int8_activations_int(%x: tensor<?x64xf32>) {
   %q = llmc.param "w" {quant = "int4", quant_part = "weight", group_size = 32 : i64} : tensor<96x32xi8>
   %s = llmc.param "w" {quant = "int4", quant_part = "scales", group_size = 32 : i64} : tensor<96x2xf32>
-  // expected-error @+1 {{'llmc.quantized_linear' op int8_activations applies to mxfp4 weights (int weights always round them)}}
+  // expected-error @+1 {{'llmc.quantized_linear' op int8_activations applies to mxfp4 and K-quant weights (int weights always round them)}}
   %y = llmc.quantized_linear %x, %q, %s {bits = 4 : i64, group_size = 32 : i64, int8_activations} : (tensor<?x64xf32>, tensor<96x32xi8>, tensor<96x2xf32>) -> tensor<?x96xf32>
   return
 }

@@ -63,3 +63,42 @@ func.func @mixed(%x: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>) {
   %m2 = llmc.mul %s2, %b2 : tensor<?x64xf32>
   return %m, %m2 : tensor<?x64xf32>, tensor<?x64xf32>
 }
+
+// -----
+
+// Tests that mode=ggml keeps Q4_K, Q5_K and Q6_K over whole super-blocks as
+// they are: codes [N, K/256 * 128 | 160 | 192] and headers [N, K/256 * 16 |
+// 16 | 18] as i8, int8 activations allowed; an embedding table in a K-quant
+// becomes a K-quant lookup over the same params a tied head reads. int8
+// mode still converts them (in groups of 32; w4 is the head, kept f32 there,
+// and w6 is tied to the table). llmc-fuse packs a K-quant only with its own
+// type.
+
+// CHECK-LABEL: func.func @kquants
+// CHECK: llmc.param "w4" {ggml_type = "Q4_K", group_size = 256 : i64, quant = "q4_k", quant_part = "weight"} : tensor<8x256xi8>
+// CHECK: llmc.param "w4" {ggml_type = "Q4_K", group_size = 256 : i64, quant = "q4_k", quant_part = "scales"} : tensor<8x32xi8>
+// CHECK: llmc.quantized_linear {{.*}} {bits = 4 : i64, format = "q4_k", group_size = 256 : i64, int8_activations}
+// CHECK: llmc.param "w5" {{.*}} quant = "q5_k", quant_part = "weight"} : tensor<8x320xi8>
+// CHECK: llmc.quantized_linear {{.*}} {bits = 5 : i64, format = "q5_k", group_size = 256 : i64, int8_activations}
+// CHECK: llmc.param "w6" {{.*}} quant = "q6_k", quant_part = "weight"} : tensor<8x384xi8>
+// CHECK: llmc.param "w6" {{.*}} quant = "q6_k", quant_part = "scales"} : tensor<8x36xi8>
+// CHECK: llmc.quantized_linear {{.*}} {bits = 6 : i64, format = "q6_k", group_size = 256 : i64, int8_activations}
+// CHECK: llmc.quantized_embedding {{.*}} {format = "q6_k", group_size = 256 : i64} : (tensor<8x384xi8>, tensor<8x36xi8>, tensor<?xi32>)
+
+// INT8-LABEL: func.func @kquants
+// INT8: llmc.param "w5" {ggml_type = "Q5_K", group_size = 32 : i64, quant = "int8", quant_part = "weight"} : tensor<8x512xi8>
+// INT8: llmc.quantized_linear {{.*}} {bits = 8 : i64, group_size = 32 : i64}
+
+// FUSE-LABEL: func.func @kquants
+// FUSE: llmc.param "w4" {ggml_type = "Q4_K"}
+// FUSE: llmc.param "w5" {ggml_type = "Q5_K"}
+func.func @kquants(%x: tensor<?x512xf32>, %ids: tensor<?xi32>) -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x512xf32>) {
+  %w4 = llmc.param "w4" {ggml_type = "Q4_K"} : tensor<8x512xf32>
+  %a = llmc.linear %x, %w4 : (tensor<?x512xf32>, tensor<8x512xf32>) -> tensor<?x8xf32>
+  %w5 = llmc.param "w5" {ggml_type = "Q5_K"} : tensor<8x512xf32>
+  %b = llmc.linear %x, %w5 : (tensor<?x512xf32>, tensor<8x512xf32>) -> tensor<?x8xf32>
+  %w6 = llmc.param "w6" {ggml_type = "Q6_K"} : tensor<8x512xf32>
+  %c = llmc.linear %x, %w6 : (tensor<?x512xf32>, tensor<8x512xf32>) -> tensor<?x8xf32>
+  %h = llmc.embedding %w6, %ids : (tensor<8x512xf32>, tensor<?xi32>) -> tensor<?x512xf32>
+  return %a, %b, %c, %h : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x512xf32>
+}

@@ -54,9 +54,9 @@ std::string defaultKvDtype(ModuleOp module, const std::string &dtype,
 /// 16 for F16 and BF16, 8 or 4 for a block format ("Q4_K", ...); 0 for a
 /// name it does not know.
 int64_t ggmlKeptBits(StringRef ggmlType);
-/// Whether mode=ggml keeps a GGUF type as it is, natively (Q4_K, Q5_K,
-/// Q6_K; MXFP4 has its own path).
-bool nativeKQuant(StringRef ggmlType);
+/// Whether mode=ggml keeps this weight's GGUF type as it is: Q4_K, Q5_K or
+/// Q6_K over whole super-blocks of 256 (MXFP4 has its own path).
+bool nativeKQuant(ParamOp p);
 
 /// The LM head of a model function: the llmc.linear whose result is the
 /// logits (the first result), or feeds them through a final llmc.softcap
