@@ -17,11 +17,15 @@
 //===----------------------------------------------------------------------===//
 #include "op_graph.h"
 
+#include "llmc/support/half.h"
+#include "llmc/support/kquant.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <sstream>
 
@@ -122,6 +126,49 @@ uint32_t mxfp4Weight(OpGraph &g, std::vector<int64_t> shape, std::mt19937 &rng,
   scaleShape.back() /= 32;
   scales = wt(g.weight(LLMC_E8M0, scaleShape, e8m0));
   return g.weight(LLMC_MXFP4, shape, codes);
+}
+
+kquant::Format kquantFormat(llmc_dtype d) {
+  return d == LLMC_Q4_K   ? kquant::Format::Q4_K
+         : d == LLMC_Q5_K ? kquant::Format::Q5_K
+                          : kquant::Format::Q6_K;
+}
+
+/// A random K-quant weight of `shape` (last dimension a multiple of 256):
+/// any codes, sub-block scales and mins; d and dmin around 1/64 so values
+/// stay near [-1, 1]. Its headers become `headers`; returns the codes'
+/// index.
+uint32_t kquantWeight(OpGraph &g, llmc_dtype dtype, std::vector<int64_t> shape,
+                      std::mt19937 &rng, llmc_operand &headers) {
+  const kquant::Format f = kquantFormat(dtype);
+  const kquant::Layout l = kquant::layout(f);
+  int64_t values = 1;
+  for (int64_t d : shape)
+    values *= d;
+  const int64_t blocks = values / kquant::kBlock;
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> factor(0.5f / 64, 2.0f / 64);
+  std::vector<uint8_t> codes(size_t(blocks * l.codeBytes)),
+      head(size_t(blocks * l.headerBytes));
+  for (uint8_t &c : codes)
+    c = uint8_t(byte(rng));
+  for (uint8_t &h : head)
+    h = uint8_t(byte(rng));
+  auto put = [&](int64_t b, int at, float v) {
+    const uint16_t h = floatToF16(v);
+    std::memcpy(head.data() + b * l.headerBytes + at, &h, 2);
+  };
+  for (int64_t b = 0; b < blocks; ++b)
+    if (f == kquant::Format::Q6_K) {
+      put(b, 16, factor(rng) / 4); // scales up to 127
+    } else {
+      put(b, 0, factor(rng) / 8); // 6-bit scales, codes up to 31
+      put(b, 2, factor(rng) / 8);
+    }
+  std::vector<int64_t> headShape = shape;
+  headShape.back() = headShape.back() / kquant::kBlock * l.headerBytes;
+  headers = wt(g.weight(LLMC_KQ_HEADER, headShape, head));
+  return g.weight(dtype, shape, codes);
 }
 
 void addNormCases(std::vector<Case> &cases) {
@@ -250,6 +297,64 @@ void addMxfp4LinearCases(std::vector<Case> &cases) {
                            {out}, {32, 0, int8}));
               return out;
             }));
+}
+
+// GGUF K-quant weights as the plan keeps them: exact against f32
+// activations (i2 = 0) or on q8_K ones (i2 = 1); tables; stacked experts.
+void addKQuantCases(std::vector<Case> &cases) {
+  for (llmc_dtype d : {LLMC_Q4_K, LLMC_Q5_K, LLMC_Q6_K}) {
+    const std::string name(kquant::layout(kquantFormat(d)).name);
+    for (auto [rows, k, n] :
+         {std::tuple{1, 256, 96}, {3, 512, 64}, {9, 768, 40}, {33, 256, 72}})
+      for (int64_t int8 : {0, 1})
+        cases.push_back(simple(
+            cat("linear/", name, "/", rows, "x", k, "x", n,
+                int8 ? "/int8_activations" : ""),
+            int8 ? kInt8Activations : kExact, rows, {k},
+            [=](OpGraph &g, const std::vector<uint32_t> &in,
+                std::mt19937 &rng) {
+              uint32_t out = g.buffer(rowsT(), n);
+              llmc_operand headers;
+              uint32_t wi = kquantWeight(g, d, {n, k}, rng, headers);
+              llmc_operand b = rows == 3 ? wt(g.weight(LLMC_F32, {n},
+                                                       randomVector(rng, n)))
+                                         : none();
+              g.add(makeOp(LLMC_OP_LINEAR, {buf(in[0]), wt(wi), headers, b},
+                           {out}, {256, 0, int8}));
+              return out;
+            }));
+    cases.push_back(simple(
+        cat("embedding/", name), kExact, 6, {},
+        [=](OpGraph &g, const std::vector<uint32_t> &, std::mt19937 &rng) {
+          llmc_operand headers;
+          uint32_t t = kquantWeight(g, d, {300, 512}, rng, headers);
+          uint32_t out = g.buffer(rowsT(), 512);
+          g.add(makeOp(LLMC_OP_EMBEDDING, {wt(t), tokensInput(), headers},
+                       {out}, {256}));
+          return out;
+        }));
+    const int64_t E = 6, k = 2, H = 256, I = 64;
+    for (int64_t int8 : {0, 1})
+      for (int rows : {1, 7})
+        cases.push_back(simple(
+            cat("moe/expert_linear/", name, "/e", E, "k", k, "/", rows,
+                int8 ? "/int8_activations" : ""),
+            int8 ? kInt8Activations : kExact, rows, {H, E},
+            [=](OpGraph &g, const std::vector<uint32_t> &in,
+                std::mt19937 &rng) {
+              uint32_t w = g.buffer(rowsT(), k), ids = g.buffer(rowsT(), k);
+              g.bufferDesc(ids).dtype = LLMC_I32;
+              g.add(makeOp(LLMC_OP_MOE_GATING, {buf(in[1])}, {w, ids},
+                           {k, 1, 0}));
+              llmc_operand headers;
+              uint32_t wi = kquantWeight(g, d, {E, I, H}, rng, headers);
+              uint32_t out = g.buffer(rowsT(), k * I);
+              g.add(makeOp(LLMC_OP_EXPERT_LINEAR,
+                           {buf(in[0]), wt(wi), headers, buf(ids)}, {out},
+                           {256, k, int8}));
+              return out;
+            }));
+  }
 }
 
 void addPointwiseCases(std::vector<Case> &cases) {
@@ -766,6 +871,7 @@ std::vector<Case> allCases() {
   addNormCases(cases);
   addLinearCases(cases);
   addMxfp4LinearCases(cases);
+  addKQuantCases(cases);
   addPointwiseCases(cases);
   addTakeRowsCase(cases);
   addAttentionCases(cases);

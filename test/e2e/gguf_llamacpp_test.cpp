@@ -1,7 +1,7 @@
 //===- gguf_llamacpp_test.cpp - GGUFs written by llama.cpp, against it ----===//
 //
 // test/data/gguf-llamacpp holds the bundled model quantized to Q4_K_M,
-// Q5_K_M, Q3_K_M and Q2_K by llama.cpp's own quantizer (Q2_K ... Q6_K and
+// Q5_K_M, Q6_K, Q3_K_M and Q2_K by llama.cpp's own quantizer (Q2_K ... Q6_K and
 // F16 tensors) and what llama.cpp itself makes of each: the argmax at every
 // position of a 40-token prompt and the 16-token greedy continuation
 // (make.sh there). llmc compiles each file, kept quantized and dequantized,
@@ -76,8 +76,9 @@ void expectAgreesWithLlamaCpp(const std::string &file, const std::string &flags,
 
 class GgufFromLlamaCpp : public ::testing::TestWithParam<const char *> {};
 
-// The default: K-quants kept as int8 in groups of 32 (converted with error,
-// reported by llmc compile).
+// The default: Q4_K, Q5_K and Q6_K kept as they are (on q8_K activations,
+// as llama.cpp runs them), Q2_K and Q3_K as int8 in groups of 32 (converted
+// with error, reported by llmc compile).
 // llama.cpp's top-1/top-2 gap at the last prompt position is ~1 in every
 // K-quant fixture: far above what the conversions move a logit.
 TEST_P(GgufFromLlamaCpp, KeptQuantizedAgreesWithLlamaCpp) {
@@ -158,7 +159,31 @@ TEST(GgufFromLlamaCppMoe, Qwen3MoeF32AgreesWithLlamaCpp) {
 // for down (688 columns are not whole 256-blocks), the router F32.
 INSTANTIATE_TEST_SUITE_P(KQuants, GgufFromLlamaCpp,
                          ::testing::Values("fortune-Q4_K_M", "fortune-Q5_K_M",
-                                           "fortune-Q3_K_M", "fortune-Q2_K",
+                                           "fortune-Q6_K", "fortune-Q3_K_M",
+                                           "fortune-Q2_K",
                                            "fortune-moe-Q4_K_M"));
+
+// Files whose every block format runs natively (Q4_K, Q5_K, Q6_K; the rest
+// F16/F32) compile to a plan of their own size: no tensor is widened, the
+// tied head and the table share one copy.
+class NativeKQuants : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(NativeKQuants, PlanIsTheGgufsSize) {
+  const std::string gguf = kData + "/gguf-llamacpp/" + GetParam() + ".gguf";
+  const std::string plan = tempPath(std::string(GetParam()) + ".size.plan");
+  Command c = runCommand(kBin + "/llmc compile " + gguf + " -o " + plan);
+  ASSERT_EQ(c.status, 0) << c.out;
+  EXPECT_EQ(c.out.find("converted with error"), std::string::npos) << c.out;
+  std::ifstream a(plan, std::ios::binary | std::ios::ate),
+      b(gguf, std::ios::binary | std::ios::ate);
+  const double ratio = double(a.tellg()) / double(b.tellg());
+  std::printf("[ size ] %s: plan / GGUF = %.4f\n", GetParam(), ratio);
+  EXPECT_LT(ratio, 1.03);
+  EXPECT_GT(ratio, 0.97);
+}
+
+INSTANTIATE_TEST_SUITE_P(KQuants, NativeKQuants,
+                         ::testing::Values("fortune-Q4_K_M", "fortune-Q5_K_M",
+                                           "fortune-Q6_K"));
 
 } // namespace

@@ -2,7 +2,7 @@
 # Regenerates the fixtures here with llama.cpp itself (the prebuilt libllama
 # of node-llama-cpp 3.21.1, llama.cpp 80fb11a; run bench/e2e/peers/setup.sh
 # first): the bundled model as a GGUF (llmc-make-gguf, f32), quantized to
-# Q4_K_M, Q5_K_M, Q3_K_M and Q2_K by llama.cpp's own quantizer (../shared/bench-peers/llama_quantize.cpp,
+# Q4_K_M, Q5_K_M, Q6_K, Q3_K_M and Q2_K by llama.cpp's own quantizer (../shared/bench-peers/llama_quantize.cpp,
 # copied here as llama_quantize.cpp), and llama.cpp's argmax at every
 # position of a 40-token prompt and its greedy continuation
 # (llama_reference.cpp). Also Gemma 2: test/data/models/gemma2-softcap with
@@ -30,7 +30,7 @@ done
 # wings. A journey of a thousand miles begins with a single step, ...", BOS
 # first, cut to 40.
 ids=1,377,463,476,544,497,644,382,265,411,544,497,272,1095,1333,325,473,435,665,1331,299,264,301,537,394,283,367,285,321,1332,1140,380,264,271,288,300,361,587,1339,311
-for ftype in ${LLMC_FTYPES-Q4_K_M Q5_K_M Q3_K_M Q2_K}; do
+for ftype in ${LLMC_FTYPES-Q4_K_M Q5_K_M Q6_K Q3_K_M Q2_K}; do
   NLC_BINS=$B "$tmp/llama_quantize" "$tmp/f32.gguf" "$here/fortune-$ftype.gguf" "$ftype"
   NLC_BINS=$B "$tmp/llama_reference" "$here/fortune-$ftype.gguf" "$ids" 16 > "$here/fortune-$ftype.json"
   cat "$here/fortune-$ftype.json"
