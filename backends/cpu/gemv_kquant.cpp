@@ -14,6 +14,7 @@
 
 #include "gemv_quant.h"
 
+#include <cstring>
 #include <vector>
 
 namespace llmc::cpu {
@@ -62,15 +63,31 @@ inline __m256i scaled(__m256i codes, __m256i x, __m256i s) {
   return _mm256_madd_epi16(_mm256_maddubs_epi16(codes, x), s);
 }
 
+/// Q4_K / Q5_K's eight 6-bit scales and mins from their 12 packed bytes,
+/// as bytes: scales in sm[0..7], mins in sm[8..15] (kquant::scaleMin, four
+/// at a time).
+inline void unpackScaleMin(const uint8_t *packed, uint8_t *sm) {
+  uint32_t w[3];
+  std::memcpy(w, packed, 12);
+  const uint32_t six = 0x3f3f3f3f, four = 0x0f0f0f0f, two = 0x03030303;
+  const uint32_t out[4] = {w[0] & six, (w[2] & four) | ((w[0] >> 6) & two) << 4,
+                           w[1] & six,
+                           ((w[2] >> 4) & four) | ((w[1] >> 6) & two) << 4};
+  std::memcpy(sm, out, 16);
+}
+
 /// One super-block of Q4_K / Q5_K against R rows of q8_K: acc[r] gains its
 /// scale part, mins[r] its min part (subtracted at the end).
 template <int R, bool Five>
 inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
-                    const Q8K *const *x, __m256 *acc, float *mins) {
-  const float d = kquant::halfAt(header), dmin = kquant::halfAt(header + 2);
-  uint8_t sc[8], mn[8];
-  for (int j = 0; j < 8; ++j)
-    kquant::scaleMin(j, header + 4, sc[j], mn[j]);
+                    const Q8K *const *x, __m256 *acc, __m256 *mins) {
+  const float d = kquant::halfAt(header);
+  const __m128 dmin = _mm_set1_ps(kquant::halfAt(header + 2));
+  alignas(16) uint8_t sm[16];
+  unpackScaleMin(header + 4, sm);
+  // Each min meets the sum of its 32 x: pairs of the sums per 16.
+  const __m128i mn = _mm_cvtepu8_epi16(_mm_loadl_epi64(
+      reinterpret_cast<const __m128i *>(sm + 8)));
   const uint8_t *qs = codes + (Five ? 32 : 0);
   const __m256i low = _mm256_set1_epi8(0x0f);
   const __m256i hbits = Five ? load(codes) : _mm256_setzero_si256();
@@ -93,8 +110,8 @@ inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
           _mm256_slli_epi16(
               _mm256_and_si256(_mm256_srli_epi16(hbits, 2 * c + 1), one), 4));
     }
-    const __m256i s0 = _mm256_set1_epi16(sc[2 * c]),
-                  s1 = _mm256_set1_epi16(sc[2 * c + 1]);
+    const __m256i s0 = _mm256_set1_epi16(sm[2 * c]),
+                  s1 = _mm256_set1_epi16(sm[2 * c + 1]);
     for (int r = 0; r < R; ++r)
       sum[r] = _mm256_add_epi32(
           sum[r],
@@ -102,12 +119,18 @@ inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
                            scaled(hi, load(x[r]->q + 64 * c + 32), s1)));
   }
   for (int r = 0; r < R; ++r) {
-    int m = 0;
-    for (int j = 0; j < 8; ++j)
-      m += mn[j] * (x[r]->bsums[2 * j] + x[r]->bsums[2 * j + 1]);
+    const __m128i b = _mm_loadu_si128(
+                      reinterpret_cast<const __m128i *>(x[r]->bsums)),
+                  b2 = _mm_loadu_si128(
+                      reinterpret_cast<const __m128i *>(x[r]->bsums + 8));
+    const __m128i m = _mm_madd_epi16(mn, _mm_hadd_epi16(b, b2)); // 4 int32
+    const __m128 xd = _mm_set1_ps(x[r]->d);
     acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[r]),
                              _mm256_set1_ps(d * x[r]->d), acc[r]);
-    mins[r] += dmin * x[r]->d * float(m);
+    mins[r] = _mm256_add_ps(
+        mins[r], _mm256_set_m128(_mm_setzero_ps(),
+                                 _mm_mul_ps(_mm_mul_ps(dmin, xd),
+                                            _mm_cvtepi32_ps(m))));
   }
 }
 
@@ -115,7 +138,7 @@ inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
 /// sum(code * x) - 32 * sum(x), per sub-block of 16 with its int8 scale.
 template <int R>
 inline void dotQ6K(const uint8_t *header, const uint8_t *codes,
-                   const Q8K *const *x, __m256 *acc, float *mins) {
+                   const Q8K *const *x, __m256 *acc, __m256 *mins) {
   const int8_t *sc = reinterpret_cast<const int8_t *>(header);
   const float d = kquant::halfAt(header + 16);
   const __m256i low = _mm256_set1_epi8(0x0f), two = _mm256_set1_epi8(3);
@@ -147,47 +170,54 @@ inline void dotQ6K(const uint8_t *header, const uint8_t *codes,
             sum[r], scaled(v[c], load(x[r]->q + 128 * h + 32 * c), s));
     }
   }
+  const __m256i scales = _mm256_cvtepi8_epi16(
+      _mm_loadu_si128(reinterpret_cast<const __m128i *>(sc)));
   for (int r = 0; r < R; ++r) {
-    int m = 0;
-    for (int j = 0; j < 16; ++j)
-      m += sc[j] * x[r]->bsums[j];
-    const float f = d * x[r]->d;
-    acc[r] =
-        _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[r]), _mm256_set1_ps(f), acc[r]);
-    mins[r] += f * float(32 * m);
+    // 32 * sum_j scale_j * (sum of sub-block j's x), as 8 int32.
+    const __m256i m = _mm256_madd_epi16(
+        scales,
+        _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x[r]->bsums)));
+    const __m256 f = _mm256_set1_ps(d * x[r]->d);
+    acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[r]), f, acc[r]);
+    mins[r] = _mm256_fmadd_ps(
+        _mm256_cvtepi32_ps(_mm256_slli_epi32(m, 5)), f, mins[r]);
   }
 }
 
-template <int R>
-void dotRowKQuant(kquant::Format f, const uint8_t *header,
-                  const uint8_t *codes, int64_t blocks, const Q8K *x,
-                  int64_t ldx, float *res) {
-  const kquant::Layout l = kquant::layout(f);
-  __m256 acc[R];
-  float mins[R];
-  for (int r = 0; r < R; ++r) {
-    acc[r] = _mm256_setzero_ps();
-    mins[r] = 0.0f;
-  }
+template <int R, kquant::Format F>
+void dotRowKQuant(const uint8_t *header, const uint8_t *codes, int64_t blocks,
+                  const Q8K *x, int64_t ldx, float *res) {
+  constexpr kquant::Layout l = kquant::layout(F);
+  __m256 acc[R], mins[R];
+  for (int r = 0; r < R; ++r)
+    acc[r] = mins[r] = _mm256_setzero_ps();
   for (int64_t b = 0; b < blocks; ++b) {
     const Q8K *xs[R];
     for (int r = 0; r < R; ++r)
       xs[r] = x + r * ldx + b;
     const uint8_t *h = header + b * l.headerBytes, *c = codes + b * l.codeBytes;
-    switch (f) {
-    case kquant::Format::Q4_K:
-      dotQ45K<R, false>(h, c, xs, acc, mins);
-      break;
-    case kquant::Format::Q5_K:
-      dotQ45K<R, true>(h, c, xs, acc, mins);
-      break;
-    case kquant::Format::Q6_K:
+    if constexpr (F == kquant::Format::Q6_K)
       dotQ6K<R>(h, c, xs, acc, mins);
-      break;
-    }
+    else
+      dotQ45K<R, F == kquant::Format::Q5_K>(h, c, xs, acc, mins);
   }
   for (int r = 0; r < R; ++r)
-    res[r] = simd::hsum(acc[r]) - mins[r];
+    res[r] = simd::hsum(_mm256_sub_ps(acc[r], mins[r]));
+}
+
+template <kquant::Format F>
+void dotRowsKQuant(const uint8_t *header, const uint8_t *codes, int64_t blocks,
+                   const Q8K *x, int64_t ldx, int64_t R, float *res) {
+  switch (R) {
+  case 1:
+    return dotRowKQuant<1, F>(header, codes, blocks, x, ldx, res);
+  case 2:
+    return dotRowKQuant<2, F>(header, codes, blocks, x, ldx, res);
+  case 3:
+    return dotRowKQuant<3, F>(header, codes, blocks, x, ldx, res);
+  default:
+    return dotRowKQuant<4, F>(header, codes, blocks, x, ldx, res);
+  }
 }
 
 } // namespace
@@ -195,15 +225,16 @@ void dotRowKQuant(kquant::Format f, const uint8_t *header,
 void dotKQuant(kquant::Format f, const uint8_t *header, const uint8_t *codes,
                int64_t K, const Q8K *x, int64_t ldx, int64_t R, float *res) {
   const int64_t blocks = K / kquant::kBlock;
-  switch (R) {
-  case 1:
-    return dotRowKQuant<1>(f, header, codes, blocks, x, ldx, res);
-  case 2:
-    return dotRowKQuant<2>(f, header, codes, blocks, x, ldx, res);
-  case 3:
-    return dotRowKQuant<3>(f, header, codes, blocks, x, ldx, res);
-  default:
-    return dotRowKQuant<4>(f, header, codes, blocks, x, ldx, res);
+  switch (f) {
+  case kquant::Format::Q4_K:
+    return dotRowsKQuant<kquant::Format::Q4_K>(header, codes, blocks, x, ldx,
+                                               R, res);
+  case kquant::Format::Q5_K:
+    return dotRowsKQuant<kquant::Format::Q5_K>(header, codes, blocks, x, ldx,
+                                               R, res);
+  case kquant::Format::Q6_K:
+    return dotRowsKQuant<kquant::Format::Q6_K>(header, codes, blocks, x, ldx,
+                                               R, res);
   }
 }
 

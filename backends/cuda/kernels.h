@@ -26,11 +26,13 @@ struct DevStep {
 
 //===-- embedding.cu ------------------------------------------------------===//
 
-/// out[t] = table[ids[t]] (table f32/bf16/f16 [V, dim], or i8 with f32
-/// `scales` [V, dim / group]; scales is null otherwise).
+/// out[t] = table[ids[t]] (table f32/bf16/f16 [V, dim], i8 with f32
+/// `scales` [V, dim / group], or a K-quant with its `headers`; scales and
+/// headers are null otherwise).
 void launchEmbedding(cudaStream_t s, const void *table, uint32_t dtype,
-                     const float *scales, int64_t group, const int32_t *ids,
-                     float *out, int64_t rows, int64_t dim);
+                     const float *scales, const uint8_t *headers,
+                     int64_t group, const int32_t *ids, float *out,
+                     int64_t rows, int64_t dim);
 
 //===-- norm.cu -----------------------------------------------------------===//
 
@@ -107,7 +109,8 @@ struct GemvArgs {
   int64_t group;
   const float *bias; // may be null
   float *out;
-  const uint8_t *e8m0; // MXFP4's scales [N, K / 32], else null
+  const uint8_t *e8m0; // MXFP4's scales [N, K / 32], a K-quant's headers
+                       // [N, K / 256 * header bytes], else null
 };
 void launchGemv(cudaStream_t s, const GemvArgs &a);
 /// EXPERT_LINEAR: a.w stacks E experts of [a.N, a.K] (a.scales likewise);

@@ -122,9 +122,10 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b,
   const uint8_t *e8m0 = nullptr;
   if (quant) {
     const llmc_weight_desc &s = g.weights[op.operands[2].index];
-    auto sd = uploadWeight(b, s); // f32, or MXFP4's E8M0 bytes (the checks)
+    // f32, or MXFP4's E8M0 bytes or a K-quant's headers (the checks).
+    auto sd = uploadWeight(b, s);
     p.weights.push_back(sd);
-    if (dtype == LLMC_MXFP4)
+    if (dtype == LLMC_MXFP4 || common::isKQuant(dtype))
       e8m0 = static_cast<const uint8_t *>(sd->get());
     else
       scales = sd->as<float>();

@@ -4,7 +4,8 @@
 // column n streams row n of W in 8-value chunks (16-byte loads for bf16/f16,
 // 8 for i8, 4 for i4) and multiplies it with every row of x, accumulating in
 // f32. One instantiation per weight dtype. Longer steps go to cuBLASLt; for
-// i8/i4 the weight is first expanded to bf16 here.
+// i8/i4/MXFP4/K-quants the weight is first expanded to bf16 here. A
+// K-quant's values are decoded one by one (kquantAt): correct, not yet fast.
 //
 //===----------------------------------------------------------------------===//
 #include "device.cuh"
@@ -24,11 +25,19 @@ __device__ __forceinline__ float e8m0(uint8_t s) {
   return s == 0 ? 5.877471754111438e-39f : __int_as_float(int(s) << 23);
 }
 
+template <uint32_t DT>
+__device__ __forceinline__ float load1(const GemvArgs &a, int64_t n,
+                                       int64_t k);
+
 // Eight consecutive values of row n from column k0 (k0 % 8 == 0, aligned).
 template <uint32_t DT>
 __device__ __forceinline__ void load8(const GemvArgs &a, int64_t n, int64_t k0,
                                       float w[8]) {
-  if constexpr (DT == LLMC_F32) {
+  if constexpr (DT == LLMC_Q4_K || DT == LLMC_Q5_K || DT == LLMC_Q6_K) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      w[i] = load1<DT>(a, n, k0 + i);
+  } else if constexpr (DT == LLMC_F32) {
     const float4 *p = reinterpret_cast<const float4 *>(
         static_cast<const float *>(a.w) + n * a.K + k0);
     float4 u = p[0], v = p[1];
@@ -80,7 +89,9 @@ __device__ __forceinline__ void load8(const GemvArgs &a, int64_t n, int64_t k0,
 template <uint32_t DT>
 __device__ __forceinline__ float load1(const GemvArgs &a, int64_t n,
                                        int64_t k) {
-  if constexpr (DT == LLMC_F32 || DT == LLMC_BF16 || DT == LLMC_F16) {
+  if constexpr (DT == LLMC_Q4_K || DT == LLMC_Q5_K || DT == LLMC_Q6_K) {
+    return kquantAt(DT, a.w, a.e8m0, n, a.K, k);
+  } else if constexpr (DT == LLMC_F32 || DT == LLMC_BF16 || DT == LLMC_F16) {
     return loadAny(a.w, DT, n * a.K + k);
   } else if constexpr (DT == LLMC_I8) {
     return float(static_cast<const int8_t *>(a.w)[n * a.K + k]) *
@@ -222,6 +233,15 @@ void launchGemv(cudaStream_t s, const GemvArgs &a) {
   case LLMC_MXFP4:
     gemvKernel<LLMC_MXFP4><<<blocks, kWarps * 32, 0, s>>>(a, vectorized);
     break;
+  case LLMC_Q4_K:
+    gemvKernel<LLMC_Q4_K><<<blocks, kWarps * 32, 0, s>>>(a, vectorized);
+    break;
+  case LLMC_Q5_K:
+    gemvKernel<LLMC_Q5_K><<<blocks, kWarps * 32, 0, s>>>(a, vectorized);
+    break;
+  case LLMC_Q6_K:
+    gemvKernel<LLMC_Q6_K><<<blocks, kWarps * 32, 0, s>>>(a, vectorized);
+    break;
   default:
     gemvKernel<LLMC_I4><<<blocks, kWarps * 32, 0, s>>>(a, vectorized);
     break;
@@ -255,6 +275,15 @@ void launchExpertGemv(cudaStream_t s, const GemvArgs &a, const ExpertArgs &e,
   case LLMC_MXFP4:
     expertGemvKernel<LLMC_MXFP4><<<grid, kWarps * 32, 0, s>>>(a, e, vectorized);
     break;
+  case LLMC_Q4_K:
+    expertGemvKernel<LLMC_Q4_K><<<grid, kWarps * 32, 0, s>>>(a, e, vectorized);
+    break;
+  case LLMC_Q5_K:
+    expertGemvKernel<LLMC_Q5_K><<<grid, kWarps * 32, 0, s>>>(a, e, vectorized);
+    break;
+  case LLMC_Q6_K:
+    expertGemvKernel<LLMC_Q6_K><<<grid, kWarps * 32, 0, s>>>(a, e, vectorized);
+    break;
   default:
     expertGemvKernel<LLMC_I4><<<grid, kWarps * 32, 0, s>>>(a, e, vectorized);
     break;
@@ -273,6 +302,15 @@ void launchDequantBf16(cudaStream_t s, const void *w, uint32_t dtype,
         <<<blocks, 256, 0, s>>>(w, scales, e8m0s, group, N, K, o);
   else if (dtype == LLMC_MXFP4)
     dequantKernel<LLMC_MXFP4>
+        <<<blocks, 256, 0, s>>>(w, scales, e8m0s, group, N, K, o);
+  else if (dtype == LLMC_Q4_K)
+    dequantKernel<LLMC_Q4_K>
+        <<<blocks, 256, 0, s>>>(w, scales, e8m0s, group, N, K, o);
+  else if (dtype == LLMC_Q5_K)
+    dequantKernel<LLMC_Q5_K>
+        <<<blocks, 256, 0, s>>>(w, scales, e8m0s, group, N, K, o);
+  else if (dtype == LLMC_Q6_K)
+    dequantKernel<LLMC_Q6_K>
         <<<blocks, 256, 0, s>>>(w, scales, e8m0s, group, N, K, o);
   else
     dequantKernel<LLMC_I4>

@@ -58,17 +58,21 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     uint32_t dtype = t.dtype;
     const float *scales = nullptr;
     int64_t group = 1;
-    if (op.num_operands == 3) { // an i8 table and its f32 scales
+    const uint8_t *headers = nullptr;
+    if (op.num_operands == 3) { // i8 and f32 scales, or K-quant headers
       auto s = uploadWeight(b, g.weights[bufOf(2)]);
       p.weights.push_back(s);
-      scales = static_cast<const float *>(s->get());
+      if (common::isKQuant(dtype))
+        headers = static_cast<const uint8_t *>(s->get());
+      else
+        scales = static_cast<const float *>(s->get());
       group = op.i[0];
     }
     llmc_operand ids = op.operands[1];
     int64_t vocab = t.shape[0];
     kernel = [=](StepCtx &c) {
-      launchEmbedding(c.stream, data, dtype, scales, group, inputOf(c, ids),
-                      c.buf[r0], c.rows[r0], cols);
+      launchEmbedding(c.stream, data, dtype, scales, headers, group,
+                      inputOf(c, ids), c.buf[r0], c.rows[r0], cols);
     };
     check = [=](const llmc_step_args &a, const KvPool *,
                 const std::vector<int64_t> &rows) {
@@ -328,7 +332,7 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
     if (common::isQuantized(w.dtype)) {
       auto sd = uploadWeight(b, g.weights[bufOf(2)]);
       p.weights.push_back(sd);
-      if (w.dtype == LLMC_MXFP4)
+      if (w.dtype == LLMC_MXFP4 || common::isKQuant(w.dtype))
         e8m0 = static_cast<const uint8_t *>(sd->get());
       else
         scales = sd->as<float>();

@@ -344,11 +344,14 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
                                                                : "int8";
   }
 
-  /// MXFP4 and K-quant products may round their input to int8 (as
-  /// llama.cpp does) unless the plan computes in f32, where they are exact.
+  /// K-quant products round their input to int8 blocks (llama.cpp's q8_K),
+  /// as llmc's int8/int4 ones always do; MXFP4 ones too unless the plan
+  /// computes in f32, where they are exact (gpt-oss in f32 is a reference
+  /// run).
   UnitAttr int8Activations(OpBuilder &b, StringRef format) const {
-    return format != "int" && otherwise != "f32" ? b.getUnitAttr()
-                                                 : UnitAttr();
+    const bool kq = ::llmc::kquant::formatNamed(format.str()).has_value();
+    return kq || (format == "mxfp4" && otherwise != "f32") ? b.getUnitAttr()
+                                                           : UnitAttr();
   }
 
   void quantizeLinear(LinearOp l, ParamOp w, StringRef m) {
