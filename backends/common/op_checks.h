@@ -40,14 +40,16 @@ void checkQuantScales(const llmc_op_desc &op, const Graph &g,
                       const llmc_weight_desc &w, int64_t rows, int64_t K);
 
 /// Whether W is stored in a format with scales (i8, i4, MXFP4).
+static_assert(kquant::formatOfDtype(LLMC_Q4_K) == kquant::Format::Q4_K &&
+              kquant::formatOfDtype(LLMC_Q5_K) == kquant::Format::Q5_K &&
+              kquant::formatOfDtype(LLMC_Q6_K) == kquant::Format::Q6_K &&
+              !kquant::formatOfDtype(LLMC_KQ_HEADER));
 inline bool isKQuant(uint32_t dtype) {
-  return dtype == LLMC_Q4_K || dtype == LLMC_Q5_K || dtype == LLMC_Q6_K;
+  return kquant::formatOfDtype(dtype).has_value();
 }
 /// The kquant.h format of a K-quant dtype.
 inline kquant::Format kquantFormat(uint32_t dtype) {
-  return dtype == LLMC_Q4_K   ? kquant::Format::Q4_K
-         : dtype == LLMC_Q5_K ? kquant::Format::Q5_K
-                              : kquant::Format::Q6_K;
+  return *kquant::formatOfDtype(dtype);
 }
 
 inline bool isQuantized(uint32_t dtype) {

@@ -130,9 +130,7 @@ private:
       // A K-quant's halves are bytes, shaped as stored.
       const auto kq = ::llmc::kquant::formatNamed(w.quant);
       w.dtype = kq && w.quantScales ? LLMC_KQ_HEADER
-                : kq ? (*kq == ::llmc::kquant::Format::Q4_K   ? LLMC_Q4_K
-                        : *kq == ::llmc::kquant::Format::Q5_K ? LLMC_Q5_K
-                                                              : LLMC_Q6_K)
+                : kq ? llmc_dtype(LLMC_Q4_K + int(*kq)) // kquant::formatOfDtype
                 : w.quantScales     ? (mxfp4 ? LLMC_E8M0 : LLMC_F32)
                 : mxfp4             ? LLMC_MXFP4
                 : w.quant == "int4" ? LLMC_I4

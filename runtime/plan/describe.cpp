@@ -4,6 +4,7 @@
 #include "llmc/runtime/weight_traffic.h"
 
 #include "llmc/support/error.h"
+#include "llmc/support/kquant.h"
 #include "llmc/support/half.h"
 
 #include <nlohmann/json.hpp>
@@ -412,10 +413,28 @@ std::string describeWeight(const Plan &plan, const std::string &name,
     const uint8_t *data = plan.weightData(i);
     const bool isFloat =
         w.dtype == LLMC_F32 || w.dtype == LLMC_BF16 || w.dtype == LLMC_F16;
-    if (!isFloat)
+    // A K-quant's values, decoded as ggml decodes them, with its headers
+    // (the kq_header weight of the same name).
+    std::vector<float> decoded;
+    if (const auto f = kquant::formatOfDtype(w.dtype)) {
+      for (uint32_t h = 0; h < ws.size() && decoded.empty(); ++h)
+        if (ws[h].name == name && ws[h].dtype == LLMC_KQ_HEADER) {
+          decoded.resize(size_t(n));
+          const kquant::Layout l = kquant::layout(*f);
+          for (int64_t b = 0; b < n / kquant::kBlock; ++b)
+            kquant::decode(*f, plan.weightData(h) + b * l.headerBytes,
+                           data + b * l.codeBytes,
+                           decoded.data() + b * kquant::kBlock);
+        }
+      s += "  (ggml's " + std::string(kquant::layout(*f).ggml) +
+           " super-blocks, decoded with their headers)\n";
+    } else if (!isFloat) {
       return s + "  (quantized: the values are its integers times its "
                  "scales, a weight of its own)\n";
+    }
     auto value = [&](int64_t k) {
+      if (!decoded.empty())
+        return decoded[size_t(k)];
       if (w.dtype == LLMC_F32) {
         float f;
         std::memcpy(&f, data + 4 * k, 4);

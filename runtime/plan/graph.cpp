@@ -165,9 +165,7 @@ size_t dtypeBytes(llmc_dtype dtype, int64_t elements) {
   case LLMC_Q5_K:
   case LLMC_Q6_K: {
     // The codes of whole super-blocks (their headers are another weight).
-    const kquant::Format f = dtype == LLMC_Q4_K   ? kquant::Format::Q4_K
-                             : dtype == LLMC_Q5_K ? kquant::Format::Q5_K
-                                                  : kquant::Format::Q6_K;
+    const kquant::Format f = *kquant::formatOfDtype(dtype);
     if (n % kquant::kBlock)
       throw Error(std::string(kquant::layout(f).ggml) +
                   " holds whole blocks of 256 values, not " +

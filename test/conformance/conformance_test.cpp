@@ -129,9 +129,7 @@ uint32_t mxfp4Weight(OpGraph &g, std::vector<int64_t> shape, std::mt19937 &rng,
 }
 
 kquant::Format kquantFormat(llmc_dtype d) {
-  return d == LLMC_Q4_K   ? kquant::Format::Q4_K
-         : d == LLMC_Q5_K ? kquant::Format::Q5_K
-                          : kquant::Format::Q6_K;
+  return *kquant::formatOfDtype(d);
 }
 
 /// A random K-quant weight of `shape` (last dimension a multiple of 256):

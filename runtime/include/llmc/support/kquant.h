@@ -51,6 +51,14 @@ constexpr Layout layout(Format f) {
   return {"q6_k", "Q6_K", 6, 18, 192, 192, 0};
 }
 
+/// The format of an llmc_dtype (backend.h numbers them LLMC_Q4_K = 9,
+/// LLMC_Q5_K, LLMC_Q6_K in this order), none for any other.
+constexpr std::optional<Format> formatOfDtype(uint32_t dtype) {
+  if (dtype < 9 || dtype > 11)
+    return std::nullopt;
+  return static_cast<Format>(dtype - 9);
+}
+
 constexpr int blockBytes(Format f) {
   return layout(f).headerBytes + layout(f).codeBytes;
 }
