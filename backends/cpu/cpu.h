@@ -17,6 +17,7 @@
 #include "attention_rows.h"
 #include "common/host.h"
 #include "gemv_int.h"
+#include "kquant_dot.h"
 #include "isa.h"
 
 #include <cstdint>
@@ -74,6 +75,7 @@ struct Backend {
   Bf16Panel bf16 = nullptr; // null below Avx512Bf16
   F32Tile f32Tile = nullptr;
   const RowKernels *rows = nullptr; // null below Avx512
+  KQuantDots kquant{};              // for isa
   WeightCache weights;
   std::shared_ptr<MatmulEngine> matmul; // created on first pack
 };
@@ -179,6 +181,7 @@ std::shared_ptr<PackedMatmul> packMatmul(Backend &b, const LinearWeight &w);
 /// F32Tile for bf16), the gemv panels where no tile applies (linear.cpp).
 struct OwnKernels {
   IntKernels ints{};
+  KQuantDots kquant{};
   Bf16Panel bf16 = nullptr;
   F32Tile f32Tile = nullptr;
   bool intDot = false;

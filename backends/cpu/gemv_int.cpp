@@ -109,6 +109,7 @@ void useLevel(Backend &b, Isa isa) {
                                  : intKernelsAvx2();
   b.bf16 = isa >= Isa::Avx512Bf16 ? bf16PanelAvx512() : nullptr;
   b.f32Tile = isa >= Isa::Avx512 ? f32TileAvx512 : f32TileAvx2;
+  b.kquant = isa >= Isa::Avx512 ? kquantDotsAvx512() : kquantDotsAvx2();
   static const RowKernels rowsAvx512 = rowKernelsAvx512();
   b.rows = isa >= Isa::Avx512 ? &rowsAvx512 : nullptr;
 }

@@ -222,20 +222,10 @@ void dotRowsKQuant(const uint8_t *header, const uint8_t *codes, int64_t blocks,
 
 } // namespace
 
-void dotKQuant(kquant::Format f, const uint8_t *header, const uint8_t *codes,
-               int64_t K, const Q8K *x, int64_t ldx, int64_t R, float *res) {
-  const int64_t blocks = K / kquant::kBlock;
-  switch (f) {
-  case kquant::Format::Q4_K:
-    return dotRowsKQuant<kquant::Format::Q4_K>(header, codes, blocks, x, ldx,
-                                               R, res);
-  case kquant::Format::Q5_K:
-    return dotRowsKQuant<kquant::Format::Q5_K>(header, codes, blocks, x, ldx,
-                                               R, res);
-  case kquant::Format::Q6_K:
-    return dotRowsKQuant<kquant::Format::Q6_K>(header, codes, blocks, x, ldx,
-                                               R, res);
-  }
+KQuantDots kquantDotsAvx2() {
+  return {{dotRowsKQuant<kquant::Format::Q4_K>,
+           dotRowsKQuant<kquant::Format::Q5_K>,
+           dotRowsKQuant<kquant::Format::Q6_K>}};
 }
 
 void gemvKQuant(const GemvArgs &a, const KQuantWeight &w) {
@@ -260,8 +250,8 @@ void gemvKQuant(const GemvArgs &a, const KQuantWeight &w) {
       a,
       [&](int64_t n, const float *xf, int64_t R, float *res) {
         const int64_t r0 = (xf - a.x) / a.K;
-        dotKQuant(w.format, w.headers + n * headRow, w.codes + n * codeRow,
-                  a.K, x + r0 * blocks, blocks, R, res);
+        w.dot(w.headers + n * headRow, w.codes + n * codeRow, blocks,
+              x + r0 * blocks, blocks, R, res);
       },
       WeightRows{w.codes, codeRow});
 }

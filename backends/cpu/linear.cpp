@@ -33,16 +33,19 @@ OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w) {
   const bool quantized = w.dtype == LLMC_I8 || w.dtype == LLMC_I4 ||
                          (w.dtype == LLMC_MXFP4 && w.int8Activations);
   // With AMX, oneDNN's bf16 matmul is far ahead of any FMA tile.
-  return OwnKernels{b.ints, b.bf16, b.isa == Isa::Amx ? nullptr : b.f32Tile,
+  return OwnKernels{b.ints, b.kquant, b.bf16,
+                    b.isa == Isa::Amx ? nullptr : b.f32Tile,
                     quantized && intGemvApplies(w.K, w.group)};
 }
 
 void runOwnLinear(const LinearWeight &w, const OwnKernels &k,
                   const GemvArgs &a) {
-  if (common::isKQuant(w.dtype))
-    return gemvKQuant(a, KQuantWeight{common::kquantFormat(w.dtype),
-                                      static_cast<const uint8_t *>(w.data),
-                                      w.kqHeaders, w.int8Activations});
+  if (common::isKQuant(w.dtype)) {
+    const kquant::Format f = common::kquantFormat(w.dtype);
+    return gemvKQuant(a, KQuantWeight{f, static_cast<const uint8_t *>(w.data),
+                                      w.kqHeaders, w.int8Activations,
+                                      k.kquant.dot[int(f)]});
+  }
   if (k.intDot)
     return (a.rows > kGemvMaxRows ? gemmInt : gemvInt)(
         k.ints,

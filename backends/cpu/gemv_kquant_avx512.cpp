@@ -1,0 +1,222 @@
+//===- gemv_kquant_avx512.cpp - K-quant dots on 512-bit vpmaddubsw --------===//
+//
+// Built with -mavx512f -mavx512bw -mavx512vl. The AVX2 kernels
+// (gemv_kquant.cpp) on twice the width: a chunk of 64 codes meets its 64
+// activations in one vpmaddubsw, the lower half's pair sums scaled by one
+// sub-block's scale and the upper half's by the next (Q6_K: four sub-blocks
+// of 16 per 64). Headers are read with intrinsics only (isa.h: this file
+// includes nothing from the standard library).
+//
+//===----------------------------------------------------------------------===//
+#include "kquant_dot.h"
+
+#include <immintrin.h>
+
+namespace llmc::cpu {
+namespace {
+
+inline __m256i load256(const void *p) {
+  return _mm256_loadu_si256(static_cast<const __m256i *>(p));
+}
+
+inline __m512i join(__m256i lo, __m256i hi) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+/// f16 at p (unaligned) as a float.
+inline float half(const uint8_t *p) {
+  return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(p[0] | (p[1] << 8))));
+}
+
+inline uint32_t word(const uint8_t *p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
+         uint32_t(p[3]) << 24;
+}
+
+/// Q4_K / Q5_K's eight 6-bit scales (bytes 0-7) and mins (8-15) from their
+/// 12 packed bytes (kquant::scaleMin, four at a time).
+inline __m128i scaleMins(const uint8_t *p) {
+  const uint32_t w0 = word(p), w1 = word(p + 4), w2 = word(p + 8);
+  const uint32_t six = 0x3f3f3f3f, four = 0x0f0f0f0f, two = 0x03030303;
+  return _mm_setr_epi32(int(w0 & six),
+                        int((w2 & four) | ((w0 >> 6) & two) << 4),
+                        int(w1 & six),
+                        int(((w2 >> 4) & four) | ((w1 >> 6) & two) << 4));
+}
+
+template <int R, bool Five>
+inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
+                    const Q8K *const *x, __m512 *acc, __m128 *mins) {
+  const float d = half(header), dmin = half(header + 2);
+  alignas(16) uint8_t sm[16];
+  const __m128i packed = scaleMins(header + 4);
+  _mm_store_si128(reinterpret_cast<__m128i *>(sm), packed);
+  const __m128i mn = _mm_cvtepu8_epi16(_mm_srli_si128(packed, 8));
+  const uint8_t *qs = codes + (Five ? 32 : 0);
+  const __m256i low = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
+  const __m256i hbits = Five ? load256(codes) : _mm256_setzero_si256();
+  __m512i sum[R];
+  for (int r = 0; r < R; ++r)
+    sum[r] = _mm512_setzero_si512();
+  for (int c = 0; c < 4; ++c) {
+    const __m256i q = load256(qs + 32 * c);
+    __m256i lo = _mm256_and_si256(q, low),
+            hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low);
+    if (Five) {
+      lo = _mm256_or_si256(
+          lo, _mm256_slli_epi16(
+                  _mm256_and_si256(_mm256_srli_epi16(hbits, 2 * c), one), 4));
+      hi = _mm256_or_si256(
+          hi,
+          _mm256_slli_epi16(
+              _mm256_and_si256(_mm256_srli_epi16(hbits, 2 * c + 1), one), 4));
+    }
+    const __m512i v = join(lo, hi);
+    const __m512i s = join(_mm256_set1_epi16(sm[2 * c]),
+                           _mm256_set1_epi16(sm[2 * c + 1]));
+    for (int r = 0; r < R; ++r)
+      sum[r] = _mm512_add_epi32(
+          sum[r],
+          _mm512_madd_epi16(
+              _mm512_maddubs_epi16(v, _mm512_loadu_si512(x[r]->q + 64 * c)),
+              s));
+  }
+  for (int r = 0; r < R; ++r) {
+    const __m128i b = _mm_loadu_si128(
+                      reinterpret_cast<const __m128i *>(x[r]->bsums)),
+                  b2 = _mm_loadu_si128(
+                      reinterpret_cast<const __m128i *>(x[r]->bsums + 8));
+    const __m128i m = _mm_madd_epi16(mn, _mm_hadd_epi16(b, b2));
+    acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]),
+                             _mm512_set1_ps(d * x[r]->d), acc[r]);
+    mins[r] = _mm_fmadd_ps(_mm_cvtepi32_ps(m), _mm_set1_ps(dmin * x[r]->d),
+                           mins[r]);
+  }
+}
+
+/// Lane i of 32 int16 lanes: i / 8, the sub-block of 16 a pair sum of a
+/// 64-value chunk belongs to.
+inline __m512i subBlockOfLane() {
+  return _mm512_cvtepu8_epi16(_mm256_setr_epi8(
+      0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
+      3, 3, 3, 3, 3, 3, 3, 3));
+}
+
+template <int R>
+inline void dotQ6K(const uint8_t *header, const uint8_t *codes,
+                   const Q8K *const *x, __m512 *acc, __m128 *mins) {
+  const float d = half(header + 16);
+  const __m256i scales16 = _mm256_cvtepi8_epi16(
+      _mm_loadu_si128(reinterpret_cast<const __m128i *>(header)));
+  const __m512i table = _mm512_castsi256_si512(scales16), lanes =
+                                                              subBlockOfLane();
+  const __m256i low = _mm256_set1_epi8(0x0f), two = _mm256_set1_epi8(3);
+  __m512i sum[R];
+  for (int r = 0; r < R; ++r)
+    sum[r] = _mm512_setzero_si512();
+  for (int h = 0; h < 2; ++h) {
+    const uint8_t *ql = codes + 64 * h, *qh = codes + 128 + 32 * h;
+    const __m256i a = load256(ql), b = load256(ql + 32), hb = load256(qh);
+    auto high = [&](int shift) {
+      return _mm256_slli_epi16(
+          _mm256_and_si256(_mm256_srli_epi16(hb, shift), two), 4);
+    };
+    // Values 0-63 of this half, then 64-127 (kquant::code's order).
+    const __m512i v[2] = {
+        join(_mm256_or_si256(_mm256_and_si256(a, low), high(0)),
+             _mm256_or_si256(_mm256_and_si256(b, low), high(2))),
+        join(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), low),
+                             high(4)),
+             _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), low),
+                             high(6)))};
+    for (int c = 0; c < 2; ++c) {
+      const __m512i s = _mm512_permutexvar_epi16(
+          _mm512_add_epi16(lanes, _mm512_set1_epi16(short(8 * h + 4 * c))),
+          table);
+      for (int r = 0; r < R; ++r)
+        sum[r] = _mm512_add_epi32(
+            sum[r], _mm512_madd_epi16(
+                        _mm512_maddubs_epi16(
+                            v[c], _mm512_loadu_si512(x[r]->q + 128 * h +
+                                                     64 * c)),
+                        s));
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    // Codes stand for code - 32: subtract 32 * sum_j scale_j * sums_j.
+    const __m256i m = _mm256_madd_epi16(
+        scales16,
+        _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x[r]->bsums)));
+    const __m128i m4 = _mm_add_epi32(_mm256_castsi256_si128(m),
+                                     _mm256_extracti128_si256(m, 1));
+    const float f = d * x[r]->d;
+    acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), _mm512_set1_ps(f),
+                             acc[r]);
+    mins[r] = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_slli_epi32(m4, 5)),
+                           _mm_set1_ps(f), mins[r]);
+  }
+}
+
+inline float hsum128(__m128 v) {
+  v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+  return _mm_cvtss_f32(_mm_add_ss(v, _mm_movehdup_ps(v)));
+}
+
+/// GCC 12's lane extracts trip -Wuninitialized once inlined here (their
+/// _mm512_undefined idiom, GCC PR 105593): once per row, through memory.
+inline float hsum512(__m512 v) {
+  alignas(64) float t[16];
+  _mm512_store_ps(t, v);
+  __m128 s = _mm_add_ps(_mm_add_ps(_mm_load_ps(t), _mm_load_ps(t + 4)),
+                        _mm_add_ps(_mm_load_ps(t + 8), _mm_load_ps(t + 12)));
+  return hsum128(s);
+}
+
+/// Format 0 Q4_K, 1 Q5_K, 2 Q6_K (kquant::Format).
+template <int R, int F>
+void dotRow(const uint8_t *headers, const uint8_t *codes, int64_t blocks,
+            const Q8K *x, int64_t ldx, float *res) {
+  constexpr int headerBytes = F == 2 ? 18 : 16;
+  constexpr int codeBytes = F == 0 ? 128 : F == 1 ? 160 : 192;
+  __m512 acc[R];
+  __m128 mins[R];
+  for (int r = 0; r < R; ++r) {
+    acc[r] = _mm512_setzero_ps();
+    mins[r] = _mm_setzero_ps();
+  }
+  for (int64_t b = 0; b < blocks; ++b) {
+    const Q8K *xs[R];
+    for (int r = 0; r < R; ++r)
+      xs[r] = x + r * ldx + b;
+    const uint8_t *h = headers + b * headerBytes, *c = codes + b * codeBytes;
+    if constexpr (F == 2)
+      dotQ6K<R>(h, c, xs, acc, mins);
+    else
+      dotQ45K<R, F == 1>(h, c, xs, acc, mins);
+  }
+  for (int r = 0; r < R; ++r)
+    res[r] = hsum512(acc[r]) - hsum128(mins[r]);
+}
+
+template <int F>
+void dotRows(const uint8_t *headers, const uint8_t *codes, int64_t blocks,
+             const Q8K *x, int64_t ldx, int64_t R, float *res) {
+  switch (R) {
+  case 1:
+    return dotRow<1, F>(headers, codes, blocks, x, ldx, res);
+  case 2:
+    return dotRow<2, F>(headers, codes, blocks, x, ldx, res);
+  case 3:
+    return dotRow<3, F>(headers, codes, blocks, x, ldx, res);
+  default:
+    return dotRow<4, F>(headers, codes, blocks, x, ldx, res);
+  }
+}
+
+} // namespace
+
+KQuantDots kquantDotsAvx512() {
+  return {{dotRows<0>, dotRows<1>, dotRows<2>}};
+}
+
+} // namespace llmc::cpu

@@ -1,0 +1,37 @@
+//===- kquant_dot.h - K-quant dot products per ISA level --------*- C++ -*-===//
+//
+// One weight row's super-blocks (kquant.h: header and codes) against up to
+// four rows of q8_K activations. gemv_kquant.cpp builds them for AVX2,
+// gemv_kquant_avx512.cpp for AVX-512 BW (512-bit vpmaddubsw); like every
+// level file (isa.h) this header includes nothing but integer types.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+
+namespace llmc::cpu {
+
+/// One block of 256 activations as int8 with one scale (x ~ d * q) and
+/// the sums of each 16 q: llama.cpp's q8_K.
+struct Q8K {
+  float d;
+  int16_t bsums[16];
+  int8_t q[256];
+};
+
+/// res[r] = W row (headers, codes: `blocks` super-blocks) · x row r, for
+/// R <= 4 rows of q8_K blocks, row r at x + r * ldx.
+using KQuantDot = void (*)(const uint8_t *headers, const uint8_t *codes,
+                           int64_t blocks, const Q8K *x, int64_t ldx,
+                           int64_t R, float *res);
+
+/// Indexed by kquant::Format (Q4_K, Q5_K, Q6_K).
+struct KQuantDots {
+  KQuantDot dot[3];
+};
+
+KQuantDots kquantDotsAvx2();
+KQuantDots kquantDotsAvx512();
+
+} // namespace llmc::cpu
