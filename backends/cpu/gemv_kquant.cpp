@@ -225,7 +225,8 @@ void dotRowsKQuant(const uint8_t *header, const uint8_t *codes, int64_t blocks,
 KQuantDots kquantDotsAvx2() {
   return {{dotRowsKQuant<kquant::Format::Q4_K>,
            dotRowsKQuant<kquant::Format::Q5_K>,
-           dotRowsKQuant<kquant::Format::Q6_K>}};
+           dotRowsKQuant<kquant::Format::Q6_K>},
+          4};
 }
 
 void gemvKQuant(const GemvArgs &a, const KQuantWeight &w) {
@@ -246,14 +247,26 @@ void gemvKQuant(const GemvArgs &a, const KQuantWeight &w) {
   parallelFor(a.rows, a.rows * a.K >= (1 << 16), [&](int64_t r) {
     quantizeQ8K(a.x + r * a.K, a.K, x + r * blocks);
   });
-  gemvDriver(
-      a,
-      [&](int64_t n, const float *xf, int64_t R, float *res) {
-        const int64_t r0 = (xf - a.x) / a.K;
+  // Panels of output columns: a panel's weight rows stay in L2 while
+  // every group of rows passes them.
+  const int64_t panels = (a.N + kGemvPanel - 1) / kGemvPanel;
+  const WeightRows prefetch{w.codes, codeRow};
+  parallelFor(panels, a.N * a.K >= (1 << 16), [&](int64_t p) {
+    const int64_t n0 = p * kGemvPanel, n1 = std::min(a.N, n0 + kGemvPanel);
+    float res[8];
+    for (int64_t r0 = 0; r0 < a.rows; r0 += w.maxRows) {
+      const int64_t R = std::min(w.maxRows, a.rows - r0);
+      for (int64_t n = n0; n < n1; ++n) {
+        if (r0 == 0)
+          prefetch.prefetch(n, a.N);
         w.dot(w.headers + n * headRow, w.codes + n * codeRow, blocks,
               x + r0 * blocks, blocks, R, res);
-      },
-      WeightRows{w.codes, codeRow});
+        const float bias = a.bias ? a.bias[n] : 0.0f;
+        for (int64_t r = 0; r < R; ++r)
+          a.out[(r0 + r) * a.N + n] = res[r] + bias;
+      }
+    }
+  });
 }
 
 } // namespace llmc::cpu

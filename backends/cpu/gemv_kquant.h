@@ -23,6 +23,7 @@ struct KQuantWeight {
   const uint8_t *headers; // [N][K / 256 * header bytes]
   bool int8Activations;   // op i2: x may be rounded to q8_K
   KQuantDot dot;          // the backend's level's, for this format
+  int64_t maxRows;        // rows one dot takes
 };
 
 /// out = x · Wᵀ (+ bias) for any number of rows.

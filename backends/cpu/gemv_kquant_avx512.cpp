@@ -1,10 +1,11 @@
 //===- gemv_kquant_avx512.cpp - K-quant dots on 512-bit vpmaddubsw --------===//
 //
-// Built with -mavx512f -mavx512bw -mavx512vl. The AVX2 kernels
+// Built with -mavx512f -mavx512bw -mavx512vl -mavx512vnni. The AVX2 kernels
 // (gemv_kquant.cpp) on twice the width: a chunk of 64 codes meets its 64
-// activations in one vpmaddubsw, the lower half's pair sums scaled by one
-// sub-block's scale and the upper half's by the next (Q6_K: four sub-blocks
-// of 16 per 64). Headers are read with intrinsics only (isa.h: this file
+// activations in one vpmaddubsw, and vpdpwssd scales the lower half's pair
+// sums by one sub-block's scale and the upper half's by the next (Q6_K: four
+// sub-blocks of 16 per 64) as it accumulates. Up to 8 activation rows per
+// weight row (prefill: the codes are unpacked once for all 8). Headers are read with intrinsics only (isa.h: this file
 // includes nothing from the standard library).
 //
 //===----------------------------------------------------------------------===//
@@ -75,11 +76,9 @@ inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
     const __m512i s = join(_mm256_set1_epi16(sm[2 * c]),
                            _mm256_set1_epi16(sm[2 * c + 1]));
     for (int r = 0; r < R; ++r)
-      sum[r] = _mm512_add_epi32(
+      sum[r] = _mm512_dpwssd_epi32(
           sum[r],
-          _mm512_madd_epi16(
-              _mm512_maddubs_epi16(v, _mm512_loadu_si512(x[r]->q + 64 * c)),
-              s));
+          _mm512_maddubs_epi16(v, _mm512_loadu_si512(x[r]->q + 64 * c)), s);
   }
   for (int r = 0; r < R; ++r) {
     const __m128i b = _mm_loadu_si128(
@@ -134,12 +133,11 @@ inline void dotQ6K(const uint8_t *header, const uint8_t *codes,
           _mm512_add_epi16(lanes, _mm512_set1_epi16(short(8 * h + 4 * c))),
           table);
       for (int r = 0; r < R; ++r)
-        sum[r] = _mm512_add_epi32(
-            sum[r], _mm512_madd_epi16(
-                        _mm512_maddubs_epi16(
-                            v[c], _mm512_loadu_si512(x[r]->q + 128 * h +
-                                                     64 * c)),
-                        s));
+        sum[r] = _mm512_dpwssd_epi32(
+            sum[r],
+            _mm512_maddubs_epi16(
+                v[c], _mm512_loadu_si512(x[r]->q + 128 * h + 64 * c)),
+            s);
     }
   }
   for (int r = 0; r < R; ++r) {
@@ -208,15 +206,23 @@ void dotRows(const uint8_t *headers, const uint8_t *codes, int64_t blocks,
     return dotRow<2, F>(headers, codes, blocks, x, ldx, res);
   case 3:
     return dotRow<3, F>(headers, codes, blocks, x, ldx, res);
-  default:
+  case 4:
     return dotRow<4, F>(headers, codes, blocks, x, ldx, res);
+  case 5:
+    return dotRow<5, F>(headers, codes, blocks, x, ldx, res);
+  case 6:
+    return dotRow<6, F>(headers, codes, blocks, x, ldx, res);
+  case 7:
+    return dotRow<7, F>(headers, codes, blocks, x, ldx, res);
+  default:
+    return dotRow<8, F>(headers, codes, blocks, x, ldx, res);
   }
 }
 
 } // namespace
 
 KQuantDots kquantDotsAvx512() {
-  return {{dotRows<0>, dotRows<1>, dotRows<2>}};
+  return {{dotRows<0>, dotRows<1>, dotRows<2>}, 8};
 }
 
 } // namespace llmc::cpu

@@ -21,7 +21,7 @@ struct Q8K {
 };
 
 /// res[r] = W row (headers, codes: `blocks` super-blocks) · x row r, for
-/// R <= 4 rows of q8_K blocks, row r at x + r * ldx.
+/// R <= KQuantDots::maxRows rows of q8_K blocks, row r at x + r * ldx.
 using KQuantDot = void (*)(const uint8_t *headers, const uint8_t *codes,
                            int64_t blocks, const Q8K *x, int64_t ldx,
                            int64_t R, float *res);
@@ -29,6 +29,7 @@ using KQuantDot = void (*)(const uint8_t *headers, const uint8_t *codes,
 /// Indexed by kquant::Format (Q4_K, Q5_K, Q6_K).
 struct KQuantDots {
   KQuantDot dot[3];
+  int64_t maxRows; // rows one call takes (the registers a level has)
 };
 
 KQuantDots kquantDotsAvx2();

@@ -44,11 +44,16 @@ ceiling = {
     "int4": max(gflops("f32"), gflops("int8")),
     "mxfp4": max(gflops("f32"), gflops("int8")),
 }
+for k in ("q4_k_m", "q5_k_m", "q6_k"):  # llama.cpp's K-quant GGUFs: int8 dots on both sides
+    ceiling[k] = max(gflops("f32"), gflops("int8"))
 # llama.cpp bytes of one GGUF row of token_embd, to subtract the table it only gathers from.
 # mxfp4 (gpt-oss): BF16 tables and dense weights, MXFP4 experts.
-gguf_bpe = {"f32": 4.0, "bf16": 2.0, "int8": 34 / 32, "int4": 18 / 32, "mxfp4": 2.0}
+# K-quant files: llama.cpp's quantizer keeps token_embd in Q4_K (Q4_K_M), Q5_K (Q5_K_M), Q6_K (Q6_K).
+gguf_bpe = {"f32": 4.0, "bf16": 2.0, "int8": 34 / 32, "int4": 18 / 32, "mxfp4": 2.0,
+            "q4_k_m": 144 / 256, "q5_k_m": 176 / 256, "q6_k": 210 / 256}
 expert_bpe = dict(gguf_bpe, mxfp4=17 / 32)
-gguf_name = {"f32": "F32", "bf16": "BF16", "int8": "Q8_0", "int4": "Q4_0", "mxfp4": "MXFP4 + BF16"}
+gguf_name = {"f32": "F32", "bf16": "BF16", "int8": "Q8_0", "int4": "Q4_0", "mxfp4": "MXFP4 + BF16",
+             "q4_k_m": "Q4_K_M", "q5_k_m": "Q5_K_M", "q6_k": "Q6_K"}
 
 rows, detail = [], []
 for f in formats:

@@ -10,6 +10,8 @@
 #   gpt-oss-small: gpt-oss-20b's shape scaled down (gen_gpt_oss.py: MXFP4 experts, BF16 rest), one format,
 #   mxfp4: llmc compiles the Hugging Face folder with --dtype bf16 (experts kept MXFP4), llama.cpp reads
 #   the GGUF llmc-make-gguf writes from it (the same blocks, moved).
+#   FORMATS may also name q4_k_m, q5_k_m and q6_k: llama.cpp's own quantizer makes that GGUF from the f32
+#   one (llama_quantize), and llmc compiles the same file (K-quants kept as they are, --quant auto).
 # Env: LLMC_BENCH_DIR (work folder, default /tmp/llmc-bench), LLMC_PEER_DIR (llama.cpp + checkpoints,
 #      default $LLMC_BENCH_DIR/peer), LLMC_BUILD_DIR (default <repo>/build), LLMC_BENCH_SKIP_BUILD=1,
 #      THREADS (2), PROMPT_LEN (512), GEN_LEN (128), REPS (3), FORMATS ("f32 bf16 int8 int4").
@@ -94,19 +96,27 @@ if [ -n "$kb" ]; then
     --benchmark_format=json >"$R/kernels_bench.json" 2>/dev/null || rm -f "$R/kernels_bench.json"
 fi
 
-declare -A GGUF=([f32]=f32 [bf16]=bf16 [int8]=q8_0 [int4]=q4_0 [mxfp4]=mxfp4)
+declare -A GGUF=([f32]=f32 [bf16]=bf16 [int8]=q8_0 [int4]=q4_0 [mxfp4]=mxfp4 [q4_k_m]=q4_k_m
+  [q5_k_m]=q5_k_m [q6_k]=q6_k)
 for f in $FORMATS; do
   plan=$W/plans/$size-$f.plan
+  src=$HF/config.json
   case $f in
     f32) flags="--dtype f32" ;; bf16) flags="--dtype bf16" ;;
     int8) flags="--quant int8" ;; int4) flags="--quant int4 --group 32" ;; # Q4_0 is groups of 32
     mxfp4) flags="--dtype bf16" ;; # the experts stay MXFP4 (--quant auto), the rest bf16
+    q4_k_m | q5_k_m | q6_k)
+      flags="" src=$P/models/$size-$f.gguf
+      if [ ! -f "$src" ]; then
+        log "llama.cpp's quantizer: $size-f32.gguf -> $(basename "$src")"
+        "$P/llama_quantize" "$P/models/$size-f32.gguf" "$src" "$(echo "$f" | tr a-z A-Z)" >&2
+      fi ;;
     *) echo "unknown format $f" >&2; exit 2 ;;
   esac
-  if [ ! -f "$plan" ] || [ "$plan" -ot "$LLMC" ]; then
+  if [ ! -f "$plan" ] || [ "$plan" -ot "$LLMC" ] || [ "$plan" -ot "$src" ]; then
     log "compile $f"
     # shellcheck disable=SC2086
-    "$LLMC" compile "$HF/config.json" -o "$plan" --target cpu $flags >&2
+    "$LLMC" compile "$src" -o "$plan" --target cpu $flags >&2
   fi
   log "llmc bench $f"
   OMP_NUM_THREADS=$THREADS "$LLMC" bench "$plan" --threads "$THREADS" --prompt-len "$PP" \
