@@ -275,7 +275,8 @@ void kquantRow(const llmc_weight_desc &w, const llmc_weight_desc &headers,
   const kquant::Format f = kquantFormat(w.dtype);
   const kquant::Layout l = kquant::layout(f);
   const int64_t blocks = K / kquant::kBlock;
-  const auto *codes = static_cast<const uint8_t *>(w.data) + n * blocks * l.codeBytes;
+  const auto *codes =
+      static_cast<const uint8_t *>(w.data) + n * blocks * l.codeBytes;
   const auto *head =
       static_cast<const uint8_t *>(headers.data) + n * blocks * l.headerBytes;
   for (int64_t b = 0; b < blocks; ++b)

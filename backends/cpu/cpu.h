@@ -17,8 +17,8 @@
 #include "attention_rows.h"
 #include "common/host.h"
 #include "gemv_int.h"
-#include "kquant_dot.h"
 #include "isa.h"
+#include "kquant_dot.h"
 
 #include <cstdint>
 #include <functional>
@@ -171,8 +171,8 @@ struct LinearWeight {
   size_t nbytes;
   const float *scales; // i8/i4 (owned by the caller)
   int64_t N, K, group;
-  const uint8_t *e8m0 = nullptr; // MXFP4's scales [N, K / 32] (the plan's)
-  bool int8Activations = false;  // MXFP4, K-quants: x may round (op i2)
+  const uint8_t *e8m0 = nullptr;      // MXFP4's scales [N, K / 32] (the plan's)
+  bool int8Activations = false;       // MXFP4, K-quants: x may round (op i2)
   const uint8_t *kqHeaders = nullptr; // a K-quant's headers (the plan's)
 };
 std::shared_ptr<PackedMatmul> packMatmul(Backend &b, const LinearWeight &w);

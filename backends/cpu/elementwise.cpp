@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "cpu.h"
 
-#include "common/op_checks.h"
 #include "common/moe.h"
+#include "common/op_checks.h"
 #include "simd.h"
 
 #include <cmath>

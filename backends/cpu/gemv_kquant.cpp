@@ -38,8 +38,8 @@ void quantizeQ8K(const float *x, int64_t K, Q8K *out) {
       // packs works per 128-bit lane: put the 32 bytes back in order.
       __m256i w = _mm256_packs_epi16(_mm256_packs_epi32(n[0], n[1]),
                                      _mm256_packs_epi32(n[2], n[3]));
-      w = _mm256_permutevar8x32_epi32(w,
-                                      _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      w = _mm256_permutevar8x32_epi32(
+          w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
       _mm256_storeu_si256(reinterpret_cast<__m256i *>(q.q + i), w);
     }
     for (int j = 0; j < 16; ++j) {
@@ -86,8 +86,8 @@ inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
   alignas(16) uint8_t sm[16];
   unpackScaleMin(header + 4, sm);
   // Each min meets the sum of its 32 x: pairs of the sums per 16.
-  const __m128i mn = _mm_cvtepu8_epi16(_mm_loadl_epi64(
-      reinterpret_cast<const __m128i *>(sm + 8)));
+  const __m128i mn = _mm_cvtepu8_epi16(
+      _mm_loadl_epi64(reinterpret_cast<const __m128i *>(sm + 8)));
   const uint8_t *qs = codes + (Five ? 32 : 0);
   const __m256i low = _mm256_set1_epi8(0x0f);
   const __m256i hbits = Five ? load(codes) : _mm256_setzero_si256();
@@ -128,9 +128,9 @@ inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
     acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[r]),
                              _mm256_set1_ps(d * x[r]->d), acc[r]);
     mins[r] = _mm256_add_ps(
-        mins[r], _mm256_set_m128(_mm_setzero_ps(),
-                                 _mm_mul_ps(_mm_mul_ps(dmin, xd),
-                                            _mm_cvtepi32_ps(m))));
+        mins[r],
+        _mm256_set_m128(_mm_setzero_ps(),
+                        _mm_mul_ps(_mm_mul_ps(dmin, xd), _mm_cvtepi32_ps(m))));
   }
 }
 
@@ -163,8 +163,8 @@ inline void dotQ6K(const uint8_t *header, const uint8_t *codes,
       // Values 32c..32c+31 of this half: sub-blocks 8h + 2c and + 1, one
       // per 128-bit lane of the pair sums.
       const int j = 8 * h + 2 * c;
-      const __m256i s = _mm256_setr_m128i(_mm_set1_epi16(sc[j]),
-                                          _mm_set1_epi16(sc[j + 1]));
+      const __m256i s =
+          _mm256_setr_m128i(_mm_set1_epi16(sc[j]), _mm_set1_epi16(sc[j + 1]));
       for (int r = 0; r < R; ++r)
         sum[r] = _mm256_add_epi32(
             sum[r], scaled(v[c], load(x[r]->q + 128 * h + 32 * c), s));
@@ -179,8 +179,8 @@ inline void dotQ6K(const uint8_t *header, const uint8_t *codes,
         _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x[r]->bsums)));
     const __m256 f = _mm256_set1_ps(d * x[r]->d);
     acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[r]), f, acc[r]);
-    mins[r] = _mm256_fmadd_ps(
-        _mm256_cvtepi32_ps(_mm256_slli_epi32(m, 5)), f, mins[r]);
+    mins[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_slli_epi32(m, 5)), f,
+                              mins[r]);
   }
 }
 
@@ -232,7 +232,8 @@ KQuantDots kquantDotsAvx2() {
 void gemvKQuant(const GemvArgs &a, const KQuantWeight &w) {
   const kquant::Layout l = kquant::layout(w.format);
   const int64_t blocks = a.K / kquant::kBlock;
-  const int64_t codeRow = blocks * l.codeBytes, headRow = blocks * l.headerBytes;
+  const int64_t codeRow = blocks * l.codeBytes,
+                headRow = blocks * l.headerBytes;
   if (!w.int8Activations)
     return gemvDequantized(a, [&](int64_t n, float *row) {
       for (int64_t b = 0; b < blocks; ++b)

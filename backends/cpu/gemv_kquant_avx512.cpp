@@ -5,8 +5,9 @@
 // activations in one vpmaddubsw, and vpdpwssd scales the lower half's pair
 // sums by one sub-block's scale and the upper half's by the next (Q6_K: four
 // sub-blocks of 16 per 64) as it accumulates. Up to 8 activation rows per
-// weight row (prefill: the codes are unpacked once for all 8). Headers are read with intrinsics only (isa.h: this file
-// includes nothing from the standard library).
+// weight row (prefill: the codes are unpacked once for all 8). Headers are read
+// with intrinsics only (isa.h: this file includes nothing from the standard
+// library).
 //
 //===----------------------------------------------------------------------===//
 #include "kquant_dot.h"
@@ -39,10 +40,9 @@ inline uint32_t word(const uint8_t *p) {
 inline __m128i scaleMins(const uint8_t *p) {
   const uint32_t w0 = word(p), w1 = word(p + 4), w2 = word(p + 8);
   const uint32_t six = 0x3f3f3f3f, four = 0x0f0f0f0f, two = 0x03030303;
-  return _mm_setr_epi32(int(w0 & six),
-                        int((w2 & four) | ((w0 >> 6) & two) << 4),
-                        int(w1 & six),
-                        int(((w2 >> 4) & four) | ((w1 >> 6) & two) << 4));
+  return _mm_setr_epi32(
+      int(w0 & six), int((w2 & four) | ((w0 >> 6) & two) << 4), int(w1 & six),
+      int(((w2 >> 4) & four) | ((w1 >> 6) & two) << 4));
 }
 
 template <int R, bool Five>
@@ -73,12 +73,12 @@ inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
               _mm256_and_si256(_mm256_srli_epi16(hbits, 2 * c + 1), one), 4));
     }
     const __m512i v = join(lo, hi);
-    const __m512i s = join(_mm256_set1_epi16(sm[2 * c]),
-                           _mm256_set1_epi16(sm[2 * c + 1]));
+    const __m512i s =
+        join(_mm256_set1_epi16(sm[2 * c]), _mm256_set1_epi16(sm[2 * c + 1]));
     for (int r = 0; r < R; ++r)
       sum[r] = _mm512_dpwssd_epi32(
-          sum[r],
-          _mm512_maddubs_epi16(v, _mm512_loadu_si512(x[r]->q + 64 * c)), s);
+          sum[r], _mm512_maddubs_epi16(v, _mm512_loadu_si512(x[r]->q + 64 * c)),
+          s);
   }
   for (int r = 0; r < R; ++r) {
     const __m128i b = _mm_loadu_si128(
@@ -88,17 +88,17 @@ inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
     const __m128i m = _mm_madd_epi16(mn, _mm_hadd_epi16(b, b2));
     acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]),
                              _mm512_set1_ps(d * x[r]->d), acc[r]);
-    mins[r] = _mm_fmadd_ps(_mm_cvtepi32_ps(m), _mm_set1_ps(dmin * x[r]->d),
-                           mins[r]);
+    mins[r] =
+        _mm_fmadd_ps(_mm_cvtepi32_ps(m), _mm_set1_ps(dmin * x[r]->d), mins[r]);
   }
 }
 
 /// Lane i of 32 int16 lanes: i / 8, the sub-block of 16 a pair sum of a
 /// 64-value chunk belongs to.
 inline __m512i subBlockOfLane() {
-  return _mm512_cvtepu8_epi16(_mm256_setr_epi8(
-      0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
-      3, 3, 3, 3, 3, 3, 3, 3));
+  return _mm512_cvtepu8_epi16(_mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1,
+                                               1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2,
+                                               2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
 }
 
 template <int R>
@@ -107,8 +107,8 @@ inline void dotQ6K(const uint8_t *header, const uint8_t *codes,
   const float d = half(header + 16);
   const __m256i scales16 = _mm256_cvtepi8_epi16(
       _mm_loadu_si128(reinterpret_cast<const __m128i *>(header)));
-  const __m512i table = _mm512_castsi256_si512(scales16), lanes =
-                                                              subBlockOfLane();
+  const __m512i table = _mm512_castsi256_si512(scales16),
+                lanes = subBlockOfLane();
   const __m256i low = _mm256_set1_epi8(0x0f), two = _mm256_set1_epi8(3);
   __m512i sum[R];
   for (int r = 0; r < R; ++r)
@@ -148,8 +148,8 @@ inline void dotQ6K(const uint8_t *header, const uint8_t *codes,
     const __m128i m4 = _mm_add_epi32(_mm256_castsi256_si128(m),
                                      _mm256_extracti128_si256(m, 1));
     const float f = d * x[r]->d;
-    acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), _mm512_set1_ps(f),
-                             acc[r]);
+    acc[r] =
+        _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), _mm512_set1_ps(f), acc[r]);
     mins[r] = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_slli_epi32(m4, 5)),
                            _mm_set1_ps(f), mins[r]);
   }

@@ -85,8 +85,9 @@ __device__ __forceinline__ float kquantHalf(const uint8_t *p) {
 __device__ __forceinline__ float kquantAt(uint32_t dtype, const void *w,
                                           const uint8_t *h, int64_t n,
                                           int64_t K, int64_t k) {
-  const int codeBytes = dtype == LLMC_Q4_K ? 128 : dtype == LLMC_Q5_K ? 160
-                                                                      : 192;
+  const int codeBytes = dtype == LLMC_Q4_K   ? 128
+                        : dtype == LLMC_Q5_K ? 160
+                                             : 192;
   const int headBytes = dtype == LLMC_Q6_K ? 18 : 16;
   const int64_t block = n * (K / 256) + k / 256;
   const uint8_t *c = static_cast<const uint8_t *>(w) + block * codeBytes;
@@ -106,8 +107,10 @@ __device__ __forceinline__ float kquantAt(uint32_t dtype, const void *w,
     q |= ((c[i % 32] >> (i / 32)) & 1) << 4;
   const int j = i / 32;
   const uint8_t *p = hd + 4;
-  const int sc = j < 4 ? (p[j] & 63) : ((p[j + 4] & 0xF) | ((p[j - 4] >> 6) << 4));
-  const int m = j < 4 ? (p[j + 4] & 63) : ((p[j + 4] >> 4) | ((p[j] >> 6) << 4));
+  const int sc =
+      j < 4 ? (p[j] & 63) : ((p[j + 4] & 0xF) | ((p[j - 4] >> 6) << 4));
+  const int m =
+      j < 4 ? (p[j + 4] & 63) : ((p[j + 4] >> 4) | ((p[j] >> 6) << 4));
   return kquantHalf(hd) * float(sc) * float(q) - kquantHalf(hd + 2) * float(m);
 }
 

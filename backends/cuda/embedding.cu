@@ -29,9 +29,9 @@ __global__ void embeddingKernel(const void *table, uint32_t dtype,
 } // namespace
 
 void launchEmbedding(cudaStream_t s, const void *table, uint32_t dtype,
-                     const float *scales, const uint8_t *headers,
-                     int64_t group, const int32_t *ids, float *out,
-                     int64_t rows, int64_t dim) {
+                     const float *scales, const uint8_t *headers, int64_t group,
+                     const int32_t *ids, float *out, int64_t rows,
+                     int64_t dim) {
   if (rows > 0)
     embeddingKernel<<<unsigned(rows), 256, 0, s>>>(
         table, dtype, scales, headers, group, ids, out, dim);

@@ -30,9 +30,8 @@ struct DevStep {
 /// `scales` [V, dim / group], or a K-quant with its `headers`; scales and
 /// headers are null otherwise).
 void launchEmbedding(cudaStream_t s, const void *table, uint32_t dtype,
-                     const float *scales, const uint8_t *headers,
-                     int64_t group, const int32_t *ids, float *out,
-                     int64_t rows, int64_t dim);
+                     const float *scales, const uint8_t *headers, int64_t group,
+                     const int32_t *ids, float *out, int64_t rows, int64_t dim);
 
 //===-- norm.cu -----------------------------------------------------------===//
 

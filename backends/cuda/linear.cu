@@ -26,8 +26,7 @@ __device__ __forceinline__ float e8m0(uint8_t s) {
 }
 
 template <uint32_t DT>
-__device__ __forceinline__ float load1(const GemvArgs &a, int64_t n,
-                                       int64_t k);
+__device__ __forceinline__ float load1(const GemvArgs &a, int64_t n, int64_t k);
 
 // Eight consecutive values of row n from column k0 (k0 % 8 == 0, aligned).
 template <uint32_t DT>

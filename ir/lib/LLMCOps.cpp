@@ -765,7 +765,6 @@ static LogicalResult verifyQuantFormat(Operation *op, StringRef format,
   return success();
 }
 
-
 LogicalResult AddRMSNormOp::verify() {
   if (failed(verifyEps(*this, getEps().convertToDouble())))
     return failure();
@@ -802,8 +801,8 @@ LogicalResult QuantizedEmbeddingOp::verify() {
   if (auto kq = ::llmc::kquant::formatNamed(getFormat().str())) {
     if (!s.getElementType().isInteger(8))
       return emitOpError() << getFormat() << " needs i8 (header) scales";
-    std::tie(d, scaleCols) = quantK(getFormat(),
-                                    ::llmc::kquant::layout(*kq).bits, group, d);
+    std::tie(d, scaleCols) =
+        quantK(getFormat(), ::llmc::kquant::layout(*kq).bits, group, d);
   } else if (getFormat() != "int") {
     return emitOpError() << "format must be \"int\", \"q4_k\", \"q5_k\" or "
                             "\"q6_k\", got \""

@@ -314,16 +314,16 @@ void copyMxfp4(const Source &src, const WeightSpec &w, uint8_t *dst,
 /// A K-quant spec's half (codes or headers) copied from its sources: each
 /// super-block's bytes as the GGUF holds them, rows unpermuted for rope as
 /// whole rows of blocks.
-void copyKQuant(const Source &src, const WeightSpec &w, ::llmc::kquant::Format f,
-                uint8_t *dst, size_t nbytes) {
+void copyKQuant(const Source &src, const WeightSpec &w,
+                ::llmc::kquant::Format f, uint8_t *dst, size_t nbytes) {
   const ::llmc::kquant::Layout l = ::llmc::kquant::layout(f);
   using ::llmc::weights::DType;
   const DType want = f == ::llmc::kquant::Format::Q4_K   ? DType::Q4_K
                      : f == ::llmc::kquant::Format::Q5_K ? DType::Q5_K
                                                          : DType::Q6_K;
   if (w.transposed)
-    throw Error("weight '" + w.name + "': a transposed " +
-                std::string(l.ggml) + " weight is not supported");
+    throw Error("weight '" + w.name + "': a transposed " + std::string(l.ggml) +
+                " weight is not supported");
   const int per = w.quantScales ? l.headerBytes : l.codeBytes;
   const int at = w.quantScales ? l.headerAt : l.codesAt;
   const int block = ::llmc::kquant::blockBytes(f);
@@ -338,8 +338,8 @@ void copyKQuant(const Source &src, const WeightSpec &w, ::llmc::kquant::Format f
     if (t.nbytes < size_t(blocks) * size_t(block) ||
         out + size_t(blocks) * size_t(per) > nbytes)
       throw Error("weight '" + w.name + "': tensor '" + t.name + "' in " +
-                  t.file + " does not hold its shape's " +
-                  std::string(l.ggml) + " blocks");
+                  t.file + " does not hold its shape's " + std::string(l.ggml) +
+                  " blocks");
     const uint8_t *blocksAt = t.data;
     if (w.ropeUnpermuteHeads > 0) {
       const int64_t rows = t.shape[0];
@@ -355,8 +355,8 @@ void copyKQuant(const Source &src, const WeightSpec &w, ::llmc::kquant::Format f
   }
   if (out != nbytes)
     throw Error("weight '" + w.name + "': its sources hold " +
-                std::to_string(out) + " bytes of " + std::string(l.ggml) +
-                " " + (w.quantScales ? "headers" : "codes") + ", expected " +
+                std::to_string(out) + " bytes of " + std::string(l.ggml) + " " +
+                (w.quantScales ? "headers" : "codes") + ", expected " +
                 std::to_string(nbytes));
 }
 

@@ -136,7 +136,7 @@ private:
                 : w.quant == "int4" ? LLMC_I4
                                     : LLMC_I8;
       if ((w.quant == "int4" || mxfp4) && !w.quantScales)
-        w.shape.back() *= 2; // the logical [.., N, K]; two per byte
+        w.shape.back() *= 2;    // the logical [.., N, K]; two per byte
       if (kq && !w.quantScales) // the logical [.., N, K] of its code bytes
         w.shape.back() = w.shape.back() /
                          ::llmc::kquant::layout(*kq).codeBytes *

@@ -223,8 +223,9 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       int64_t v = t.getType().getDimSize(0), d = t.getType().getDimSize(1);
       const Stored st = storedAs(m, d, ::llmc::kquant::kBlock);
       auto i8 = b.getIntegerType(8);
-      ParamOp q = cloneParam(b, t, RankedTensorType::get({v, st.weightCols}, i8),
-                             m, "weight", ::llmc::kquant::kBlock);
+      ParamOp q =
+          cloneParam(b, t, RankedTensorType::get({v, st.weightCols}, i8), m,
+                     "weight", ::llmc::kquant::kBlock);
       ParamOp scales =
           cloneParam(b, t, RankedTensorType::get({v, st.scaleCols}, i8), m,
                      "scales", ::llmc::kquant::kBlock);
@@ -250,10 +251,9 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       ParamOp scales =
           cloneParam(b, t, RankedTensorType::get({v, d / g}, b.getF32Type()),
                      "int8", "scales", g);
-      auto lookup =
-          b.create<QuantizedEmbeddingOp>(e.getLoc(), e.getType(), q, scales,
-                                         e.getIds(), b.getI64IntegerAttr(g),
-                                         b.getStringAttr("int"));
+      auto lookup = b.create<QuantizedEmbeddingOp>(
+          e.getLoc(), e.getType(), q, scales, e.getIds(),
+          b.getI64IntegerAttr(g), b.getStringAttr("int"));
       e.replaceAllUsesWith(lookup.getResult());
       e.erase();
       if (t->use_empty())
@@ -319,14 +319,13 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     const Stored st = storedAs(kindOf(m, int4), k, g);
     OpBuilder b(l);
     ParamOp wq = cloneParam(
-        b, w,
-        RankedTensorType::get({e, n, st.weightCols}, b.getIntegerType(8)),
+        b, w, RankedTensorType::get({e, n, st.weightCols}, b.getIntegerType(8)),
         kindOf(m, int4), "weight", g);
-    ParamOp scales = cloneParam(
-        b, w,
-        RankedTensorType::get({e, n, st.scaleCols},
-                              scalesType(b, st.byteScales)),
-        kindOf(m, int4), "scales", g);
+    ParamOp scales =
+        cloneParam(b, w,
+                   RankedTensorType::get({e, n, st.scaleCols},
+                                         scalesType(b, st.byteScales)),
+                   kindOf(m, int4), "scales", g);
     auto q = b.create<QuantizedExpertLinearOp>(
         l.getLoc(), l.getType(), l.getInput(), wq, scales, l.getExperts(),
         b.getI64IntegerAttr(st.bits), b.getI64IntegerAttr(g),
@@ -340,8 +339,8 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
   /// The quant attribute of a weight converted in mode `m`.
   static StringRef kindOf(StringRef m, bool int4) {
     return m == "mxfp4" || ::llmc::kquant::formatNamed(m.str()) ? m
-           : int4                                              ? "int4"
-                                                               : "int8";
+           : int4                                               ? "int4"
+                                                                : "int8";
   }
 
   /// K-quant products round their input to int8 blocks (llama.cpp's q8_K),

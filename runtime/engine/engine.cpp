@@ -64,13 +64,11 @@ void checkWeightAbi(const std::string &planPath, const llmc_graph_desc &graph,
     std::string format = dtypeName(static_cast<llmc_dtype>(d));
     for (char &c : format) // as GGUF names them: MXFP4, Q4_K
       c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    throw Error(planPath + ": weight '" + graph.weights[i].name + "' is " +
-                  format +
-                  ", which needs backend ABI 1." + std::to_string(minor) +
-                  "; backend '" + backendName + "' speaks " +
-                  std::to_string(api.abi_major) + "." +
-                  std::to_string(api.abi_minor) +
-                  ": rebuild the plugin with this llmc");
+    throw Error(
+        planPath + ": weight '" + graph.weights[i].name + "' is " + format +
+        ", which needs backend ABI 1." + std::to_string(minor) + "; backend '" +
+        backendName + "' speaks " + std::to_string(api.abi_major) + "." +
+        std::to_string(api.abi_minor) + ": rebuild the plugin with this llmc");
   }
 }
 

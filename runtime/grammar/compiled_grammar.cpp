@@ -14,7 +14,8 @@ namespace llmc::grammar {
 #if defined(__x86_64__) && defined(__linux__)
 __attribute__((target_clones("popcnt", "default")))
 #endif
-int32_t TokenMask::count() const {
+int32_t
+TokenMask::count() const {
   int32_t n = 0;
   for (uint64_t w : words_)
     n += __builtin_popcountll(w);

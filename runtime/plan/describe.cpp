@@ -4,8 +4,8 @@
 #include "llmc/runtime/weight_traffic.h"
 
 #include "llmc/support/error.h"
-#include "llmc/support/kquant.h"
 #include "llmc/support/half.h"
+#include "llmc/support/kquant.h"
 
 #include <nlohmann/json.hpp>
 

@@ -128,9 +128,7 @@ uint32_t mxfp4Weight(OpGraph &g, std::vector<int64_t> shape, std::mt19937 &rng,
   return g.weight(LLMC_MXFP4, shape, codes);
 }
 
-kquant::Format kquantFormat(llmc_dtype d) {
-  return *kquant::formatOfDtype(d);
-}
+kquant::Format kquantFormat(llmc_dtype d) { return *kquant::formatOfDtype(d); }
 
 /// A random K-quant weight of `shape` (last dimension a multiple of 256):
 /// any codes, sub-block scales and mins; d and dmin around 1/64 so values
@@ -314,9 +312,9 @@ void addKQuantCases(std::vector<Case> &cases) {
               uint32_t out = g.buffer(rowsT(), n);
               llmc_operand headers;
               uint32_t wi = kquantWeight(g, d, {n, k}, rng, headers);
-              llmc_operand b = rows == 3 ? wt(g.weight(LLMC_F32, {n},
-                                                       randomVector(rng, n)))
-                                         : none();
+              llmc_operand b =
+                  rows == 3 ? wt(g.weight(LLMC_F32, {n}, randomVector(rng, n)))
+                            : none();
               g.add(makeOp(LLMC_OP_LINEAR, {buf(in[0]), wt(wi), headers, b},
                            {out}, {256, 0, int8}));
               return out;

@@ -45,8 +45,9 @@ Action addCompile(CLI::App &app) {
       ->check(CLI::IsMember({"f32", "bf16", "f16", "int8", "fp8"}));
   app.add_option("--quant", o->quant,
                  "Weight quantization: none, int8, int4, or auto (the "
-                 "default: GGUF weights in block formats stay quantized, as "
-                 "int8 or int4 in groups of 32; none otherwise)")
+                 "default: GGUF weights in block formats stay quantized: "
+                 "Q4_K, Q5_K, Q6_K and MXFP4 as they are, the others as int8 "
+                 "or int4 in groups of 32; none otherwise)")
       ->check(CLI::IsMember({"auto", "none", "int8", "int4"}));
   app.add_option("--group", o->group, "int4 group size: 32 or 128")
       ->check(CLI::IsMember({32, 128}));

@@ -232,8 +232,9 @@ TEST_F(PlanTest, WriterRefusesBadWeights) {
       ::testing::ThrowsMessage<Error>(HasSubstr("rank 5")));
   EXPECT_THAT([&] { w.addWeight("n", LLMC_F32, {-1}, 0, {}); },
               ::testing::ThrowsMessage<Error>(HasSubstr("bad shape")));
-  EXPECT_THAT([&] { w.addWeight("d", static_cast<llmc_dtype>(13), {1}, 4, {}); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("unknown dtype 13")));
+  EXPECT_THAT(
+      [&] { w.addWeight("d", static_cast<llmc_dtype>(13), {1}, 4, {}); },
+      ::testing::ThrowsMessage<Error>(HasSubstr("unknown dtype 13")));
   w.addGraph(testGraph("decode", true));
   EXPECT_THAT([&] { w.addGraph(testGraph("decode", true)); },
               ::testing::ThrowsMessage<Error>(

@@ -73,8 +73,8 @@ TEST(GgmlDequantize, EqualsGgmlOnItsOwnQuantizersOutput) {
 // The integer form the kernels read (kquant::code, kquant::subScales)
 // gives every value decode() gives, computed as ggml computes it.
 TEST(GgmlDequantize, KQuantIntegerFormMatchesDecode) {
-  for (kquant::Format f : {kquant::Format::Q4_K, kquant::Format::Q5_K,
-                           kquant::Format::Q6_K}) {
+  for (kquant::Format f :
+       {kquant::Format::Q4_K, kquant::Format::Q5_K, kquant::Format::Q6_K}) {
     const kquant::Layout l = kquant::layout(f);
     SCOPED_TRACE(std::string(l.ggml));
     std::string name(l.ggml);
@@ -95,10 +95,10 @@ TEST(GgmlDequantize, KQuantIntegerFormMatchesDecode) {
       for (int i = 0; i < kquant::kBlock; ++i) {
         const int j = i / (kquant::kBlock / s.count);
         const int q = kquant::code(f, block + l.codesAt, i);
-        const float v = f == kquant::Format::Q6_K
-                            ? s.d * float(s.scale[j]) * float(q)
-                            : s.d * float(s.scale[j]) * float(q) -
-                                  s.dmin * float(s.min[j]);
+        const float v =
+            f == kquant::Format::Q6_K
+                ? s.d * float(s.scale[j]) * float(q)
+                : s.d * float(s.scale[j]) * float(q) - s.dmin * float(s.min[j]);
         if (v != y[i] && ++differ < 4)
           ADD_FAILURE() << "block " << b << " value " << i << ": " << v
                         << " vs " << y[i];

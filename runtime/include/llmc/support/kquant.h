@@ -1,4 +1,5 @@
-//===- kquant.h - ggml's K-quant super-blocks, as llmc keeps them -*- C++ -*-===//
+//===- kquant.h - ggml's K-quant super-blocks, as llmc keeps them -*- C++
+//-*-===//
 //
 // Q4_K, Q5_K and Q6_K hold 256 weights per super-block. A plan keeps each
 // block's bytes as ggml wrote them, in two halves (backend.h): its codes and
@@ -31,12 +32,12 @@ enum class Format : uint8_t { Q4_K, Q5_K, Q6_K };
 constexpr int kBlock = 256;
 
 struct Layout {
-  std::string_view name;  // as llmc names the format ("q4_k")
-  std::string_view ggml;  // as ggml names the type ("Q4_K")
-  int bits;               // codes per weight: codeBytes = 256 * bits / 8
-  int headerBytes;        // per super-block
-  int codeBytes;          // per super-block
-  int headerAt, codesAt;  // offsets within ggml's block
+  std::string_view name; // as llmc names the format ("q4_k")
+  std::string_view ggml; // as ggml names the type ("Q4_K")
+  int bits;              // codes per weight: codeBytes = 256 * bits / 8
+  int headerBytes;       // per super-block
+  int codeBytes;         // per super-block
+  int headerAt, codesAt; // offsets within ggml's block
 };
 
 constexpr Layout layout(Format f) {
@@ -160,8 +161,7 @@ inline void decode(Format f, const uint8_t *header, const uint8_t *codes,
             int8_t((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
         const int8_t q2 =
             int8_t((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
-        const int8_t q3 =
-            int8_t((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+        const int8_t q3 = int8_t((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
         const int8_t q4 =
             int8_t((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
         y[l + 0] = d * sc[is + 0] * q1;
