@@ -208,16 +208,9 @@ void dotRowKQuant(const uint8_t *header, const uint8_t *codes, int64_t blocks,
 template <kquant::Format F>
 void dotRowsKQuant(const uint8_t *header, const uint8_t *codes, int64_t blocks,
                    const Q8K *x, int64_t ldx, int64_t R, float *res) {
-  switch (R) {
-  case 1:
-    return dotRowKQuant<1, F>(header, codes, blocks, x, ldx, res);
-  case 2:
-    return dotRowKQuant<2, F>(header, codes, blocks, x, ldx, res);
-  case 3:
-    return dotRowKQuant<3, F>(header, codes, blocks, x, ldx, res);
-  default:
-    return dotRowKQuant<4, F>(header, codes, blocks, x, ldx, res);
-  }
+  withRows<4>(R, [&](auto rows) {
+    dotRowKQuant<decltype(rows)::value, F>(header, codes, blocks, x, ldx, res);
+  });
 }
 
 } // namespace

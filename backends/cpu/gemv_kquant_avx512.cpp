@@ -199,24 +199,9 @@ void dotRow(const uint8_t *headers, const uint8_t *codes, int64_t blocks,
 template <int F>
 void dotRows(const uint8_t *headers, const uint8_t *codes, int64_t blocks,
              const Q8K *x, int64_t ldx, int64_t R, float *res) {
-  switch (R) {
-  case 1:
-    return dotRow<1, F>(headers, codes, blocks, x, ldx, res);
-  case 2:
-    return dotRow<2, F>(headers, codes, blocks, x, ldx, res);
-  case 3:
-    return dotRow<3, F>(headers, codes, blocks, x, ldx, res);
-  case 4:
-    return dotRow<4, F>(headers, codes, blocks, x, ldx, res);
-  case 5:
-    return dotRow<5, F>(headers, codes, blocks, x, ldx, res);
-  case 6:
-    return dotRow<6, F>(headers, codes, blocks, x, ldx, res);
-  case 7:
-    return dotRow<7, F>(headers, codes, blocks, x, ldx, res);
-  default:
-    return dotRow<8, F>(headers, codes, blocks, x, ldx, res);
-  }
+  withRows<8>(R, [&](auto rows) {
+    dotRow<decltype(rows)::value, F>(headers, codes, blocks, x, ldx, res);
+  });
 }
 
 } // namespace

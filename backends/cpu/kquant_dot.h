@@ -32,6 +32,17 @@ struct KQuantDots {
   int64_t maxRows; // rows one call takes (the registers a level has)
 };
 
+/// f(Rows<R>{}) for the runtime R in 1..Max: a level's kernels take the
+/// row count as a template argument. (Each level file instantiates it with
+/// its own lambda: nothing built for one level is shared with another.)
+template <int N> struct Rows { static constexpr int value = N; };
+template <int Max, typename F> inline void withRows(int64_t R, const F &f) {
+  if constexpr (Max > 1)
+    if (R < Max)
+      return withRows<Max - 1>(R, f);
+  f(Rows<Max>{});
+}
+
 KQuantDots kquantDotsAvx2();
 KQuantDots kquantDotsAvx512();
 

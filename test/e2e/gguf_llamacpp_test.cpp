@@ -6,7 +6,8 @@
 // position of a 40-token prompt and the 16-token greedy continuation
 // (make.sh there). llmc compiles each file, kept quantized and dequantized,
 // and on every usable backend must agree at >= 95% of the positions and give
-// the same greedy tokens. The same for Gemma 2 (gemma2-softcap as llama.cpp's
+// the same greedy tokens (up to a near-tie in llama.cpp's own logits). The
+// same for Gemma 2 (gemma2-softcap as llama.cpp's
 // gemma2, F32): llama.cpp's reading of the norms' 1 + w, the soft-caps, the
 // alternating window and the attention scale it derives; and Gemma 3. And the
 // MoE architectures (GgufFromLlamaCppMoe, fortune-moe-Q4_K_M).
@@ -70,7 +71,27 @@ void expectAgreesWithLlamaCpp(const std::string &file, const std::string &flags,
                 file.c_str(), flags.c_str(), backend.c_str(), same, positions);
     EXPECT_GE(double(same), 0.95 * double(positions));
     ASSERT_GT(ref["last_top2_margin"].get<double>(), minMargin);
-    EXPECT_EQ(out["output_ids"], ref["greedy"]);
+    // Every greedy token up to the first llama.cpp itself chose by less
+    // than kNearTie (greedy_margins, where the fixture has them): rounding
+    // activations to int8 moves these logits by up to ~0.025 (llmc's q8_K
+    // against its exact path, and llama.cpp's own q8_K), so such a step
+    // is a coin toss for any reduced-precision path, and every token
+    // after it follows from it.
+    constexpr double kNearTie = 0.03;
+    size_t fair = ref["greedy"].size();
+    if (ref.contains("greedy_margins"))
+      for (size_t j = 0; j < ref["greedy_margins"].size() && j < fair; ++j)
+        if (ref["greedy_margins"][j].get<double>() < kNearTie)
+          fair = j;
+    std::printf("[ greedy ] %s %s %s: %zu of %zu tokens before a near-tie\n",
+                file.c_str(), flags.c_str(), backend.c_str(), fair,
+                ref["greedy"].size());
+    EXPECT_GE(fair, 12u) << "the fixture's greedy path has a near-tie early";
+    ASSERT_GE(out["output_ids"].size(), fair);
+    EXPECT_EQ(json(std::vector<json>(out["output_ids"].begin(),
+                                     out["output_ids"].begin() + fair)),
+              json(std::vector<json>(ref["greedy"].begin(),
+                                     ref["greedy"].begin() + fair)));
   }
 }
 

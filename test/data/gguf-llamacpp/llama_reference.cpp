@@ -1,7 +1,8 @@
 // llama.cpp's own reading of a GGUF, for test/e2e/gguf_llamacpp_test.cpp:
 // for a prompt of token ids, the argmax of the logits at every position,
-// the gap between the two largest at the last one, and the greedy
-// continuation (stopping at an end-of-generation token). Built and run by
+// the gap between the two largest at the last one, the greedy
+// continuation (stopping at an end-of-generation token) and each greedy
+// token's top-1/top-2 gap (greedy_margins). Built and run by
 // make.sh against the prebuilt libllama of bench/e2e/peers.
 #include "ggml-backend.h"
 #include "llama.h"
@@ -64,16 +65,28 @@ int main(int argc, char **argv) {
   std::partial_sort(last.begin(), last.begin() + 2, last.end(),
                     std::greater<float>());
   std::printf("],\"last_top2_margin\":%.6f,\"greedy\":[", last[0] - last[1]);
+  // Each greedy token's top-1/top-2 gap: a step decided by less than a
+  // backend's rounding is no fair comparison (nor is anything after it).
+  auto margin = [&](const float *l) {
+    std::vector<float> v(l, l + nv);
+    std::partial_sort(v.begin(), v.begin() + 2, v.end(), std::greater<float>());
+    return v[0] - v[1];
+  };
+  std::vector<float> margins{margin(llama_get_logits_ith(ctx, n - 1))};
   llama_token tok = argmax(llama_get_logits_ith(ctx, n - 1), nv);
   for (int j = 0; j < nGen; ++j) {
     std::printf("%s%d", j ? "," : "", tok);
-    if (llama_vocab_is_eog(vocab, tok))
+    if (llama_vocab_is_eog(vocab, tok) || j + 1 == nGen)
       break;
     llama_batch one = llama_batch_get_one(&tok, 1);
     if (llama_decode(ctx, one))
       return 1;
     tok = argmax(llama_get_logits_ith(ctx, -1), nv);
+    margins.push_back(margin(llama_get_logits_ith(ctx, -1)));
   }
+  std::printf("],\"greedy_margins\":[");
+  for (size_t j = 0; j < margins.size(); ++j)
+    std::printf("%s%.6f", j ? "," : "", margins[j]);
   std::printf("]}\n");
   llama_batch_free(b);
   llama_free(ctx);
