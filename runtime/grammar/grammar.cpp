@@ -51,6 +51,8 @@ void Grammar::appendLiteral(Sequence &s, const std::string &text) {
 }
 
 Element Grammar::literals(std::vector<std::string> texts) {
+  if (texts.empty())
+    throw Error("internal error: a choice of no literals");
   std::sort(texts.begin(), texts.end());
   texts.erase(std::unique(texts.begin(), texts.end()), texts.end());
   // texts[lo, hi) share their first `depth` bytes; a rule for what follows.
