@@ -28,8 +28,12 @@ void quantizeQ8K(const float *x, int64_t K, Q8K *out) {
     for (int i = 0; i < kquant::kBlock; i += 8)
       amax = _mm256_max_ps(amax, _mm256_and_ps(_mm256_loadu_ps(v + i), abs));
     float m = simd::hmax(amax);
-    q.d = m / 127.0f;
-    const __m256 inv = _mm256_set1_ps(m > 0.0f ? 127.0f / m : 0.0f);
+    // As ggml's quantize_row_q8_K (its x86 build too): scale 127 / max,
+    // d its reciprocal, so every product is llama.cpp's (its sign trick,
+    // -127 / max, flips q and d together).
+    const float scale = m > 0.0f ? 127.0f / m : 0.0f;
+    q.d = m > 0.0f ? 1.0f / scale : 0.0f;
+    const __m256 inv = _mm256_set1_ps(scale);
     for (int i = 0; i < kquant::kBlock; i += 32) {
       __m256i n[4];
       for (int j = 0; j < 4; ++j) // round to nearest even, |n| <= 127

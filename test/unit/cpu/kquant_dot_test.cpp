@@ -1,0 +1,131 @@
+//===- kquant_dot_test.cpp - K-quant dots at every level, exactly ---------===//
+//
+// quantizeQ8K must round as ggml's quantize_row_q8_K does (the products
+// llama.cpp computes), and each level's dot must equal the double-precision
+// sum of decoded weights times the q8_K activations it was given, for every
+// row count a level takes: what remains is f32 summation order.
+//
+//===----------------------------------------------------------------------===//
+#include "gemv_kquant.h"
+
+#include "llmc/support/half.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace llmc::cpu {
+namespace {
+
+/// ggml's quantize_row_q8_K_ref, transcribed: signed max, -127 / max.
+void ggmlQ8K(const float *x, int8_t *q, float &d) {
+  float max = 0, amax = 0;
+  for (int j = 0; j < kquant::kBlock; ++j)
+    if (std::fabs(x[j]) > amax) {
+      amax = std::fabs(x[j]);
+      max = x[j];
+    }
+  if (amax == 0) {
+    d = 0;
+    std::fill(q, q + kquant::kBlock, 0);
+    return;
+  }
+  const float iscale = -127.f / max;
+  for (int j = 0; j < kquant::kBlock; ++j)
+    q[j] = int8_t(std::min(127, int(std::nearbyint(iscale * x[j]))));
+  d = 1 / iscale;
+}
+
+TEST(KQuantDot, ActivationsRoundAsGgmlQ8K) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> n(0.0f, 1.0f);
+  std::vector<float> x(4 * kquant::kBlock);
+  for (float &v : x)
+    v = n(rng);
+  x[300] = -9.5f; // a negative max in block 1
+  std::fill(x.begin() + 512, x.begin() + 768, 0.0f); // an all-zero block
+  std::vector<Q8K> q(4);
+  quantizeQ8K(x.data(), int64_t(x.size()), q.data());
+  for (int b = 0; b < 4; ++b) {
+    int8_t want[kquant::kBlock];
+    float wd;
+    ggmlQ8K(x.data() + b * kquant::kBlock, want, wd);
+    for (int j = 0; j < kquant::kBlock; ++j)
+      ASSERT_EQ(float(q[b].q[j]) * q[b].d, float(want[j]) * wd)
+          << "block " << b << " value " << j; // the same products
+    for (int j = 0; j < 16; ++j) {
+      int s = 0;
+      for (int i = 0; i < 16; ++i)
+        s += q[b].q[16 * j + i];
+      EXPECT_EQ(q[b].bsums[j], s);
+    }
+  }
+}
+
+TEST(KQuantDot, EveryLevelEveryFormatEveryRowCount) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const int64_t blocks = 3, K = blocks * kquant::kBlock;
+  const Isa best = detectIsa();
+  for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
+    if (isa > best)
+      continue;
+    Backend b;
+    useLevel(b, isa);
+    for (kquant::Format f :
+         {kquant::Format::Q4_K, kquant::Format::Q5_K, kquant::Format::Q6_K}) {
+      const kquant::Layout l = kquant::layout(f);
+      std::vector<uint8_t> codes(size_t(blocks * l.codeBytes)),
+          headers(size_t(blocks * l.headerBytes));
+      for (uint8_t &c : codes)
+        c = uint8_t(byte(rng));
+      for (uint8_t &h : headers)
+        h = uint8_t(byte(rng));
+      for (int64_t i = 0; i < blocks; ++i) { // d, dmin: finite, ~1/64
+        const uint16_t d = floatToF16(0.01f + 0.01f * u(rng));
+        std::memcpy(&headers[size_t(i * l.headerBytes) +
+                             (f == kquant::Format::Q6_K ? 16 : 0)],
+                    &d, 2);
+        if (f != kquant::Format::Q6_K)
+          std::memcpy(&headers[size_t(i * l.headerBytes) + 2], &d, 2);
+      }
+      std::vector<float> w(static_cast<size_t>(K));
+      for (int64_t i = 0; i < blocks; ++i)
+        kquant::decode(f, &headers[size_t(i * l.headerBytes)],
+                       &codes[size_t(i * l.codeBytes)], &w[size_t(i * 256)]);
+      const int64_t maxRows = b.kquant.maxRows;
+      std::vector<float> x(static_cast<size_t>(maxRows * K));
+      for (float &v : x)
+        v = u(rng);
+      std::vector<Q8K> xq(static_cast<size_t>(maxRows * blocks));
+      for (int64_t r = 0; r < maxRows; ++r)
+        quantizeQ8K(&x[size_t(r * K)], K, &xq[size_t(r * blocks)]);
+      for (int64_t R = 1; R <= maxRows; ++R) {
+        SCOPED_TRACE(std::string(isaName(isa)) + " " + std::string(l.name) +
+                     " R=" + std::to_string(R));
+        float res[8];
+        b.kquant.dot[int(f)](headers.data(), codes.data(), blocks, xq.data(),
+                             blocks, R, res);
+        for (int64_t r = 0; r < R; ++r) {
+          double want = 0, norm = 0;
+          for (int64_t k = 0; k < K; ++k) {
+            const Q8K &q = xq[size_t(r * blocks + k / 256)];
+            const double xv = double(q.d) * q.q[k % 256];
+            want += double(w[size_t(k)]) * xv;
+            norm += std::fabs(double(w[size_t(k)]) * xv);
+          }
+          EXPECT_NEAR(res[r], want, 1e-5 * norm) << "row " << r;
+        }
+      }
+    }
+  }
+}
+
+} // namespace
+} // namespace llmc::cpu
