@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "cpu.h"
 #include "gemv_int.h"
+#include "gemv_kquant.h"
 #include "parallel.h"
 
 #include "llmc/support/half.h"
@@ -110,6 +111,29 @@ void transpose8x8(__m256i r[8]) {
 /// then flipped as an i8).
 __m256i loadBlock(IntFormat f, const void *w, int64_t K, int64_t n, int64_t b,
                   __m256i flip) {
+  if (f == kKq) { // codes 0..31 as they are (flip is 0: offset 0)
+    const auto &kw = *static_cast<const KQuantWeight *>(w);
+    const kquant::Layout l = kquant::layout(kw.format);
+    const uint8_t *codes =
+        kw.codes + (n * (K / kquant::kBlock) + b / 8) * l.codeBytes;
+    const int j = int(b % 8); // sub-block: nibbles of qs[32 * (j / 2)]
+    const bool five = kw.format == kquant::Format::Q5_K;
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+        codes + (five ? 32 : 0) + 32 * (j / 2)));
+    __m256i v = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q, 4) : q,
+                                 _mm256_set1_epi8(0x0f));
+    if (five) // bit j of qh[l] is value 32j + l's fifth bit
+      v = _mm256_or_si256(
+          v, _mm256_slli_epi16(
+                 _mm256_and_si256(
+                     _mm256_srli_epi16(
+                         _mm256_loadu_si256(
+                             reinterpret_cast<const __m256i *>(codes)),
+                         j),
+                     _mm256_set1_epi8(1)),
+                 4));
+    return v;
+  }
   if (f == kI8)
     return _mm256_xor_si256(
         _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
@@ -218,7 +242,7 @@ void packBf16(const uint16_t *w, int64_t K, int64_t N, int64_t n0, int64_t k0,
 void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
              const float *scales, int64_t group, const uint8_t *e8m0) {
   const bool q4 = f == kI4;
-  const int32_t offset = q4 ? 8 : k.q8Offset;
+  const int32_t offset = q4 ? 8 : f == kKq ? 0 : k.q8Offset;
   static thread_local Activations scratch;
   // Named inside the parallel loop, `scratch` would be each worker's own.
   Activations &x = scratch;
@@ -289,6 +313,51 @@ void gemmWidened(F32Tile tile, const GemvArgs &a, Pack pack) {
 void gemmBf16(F32Tile tile, const GemvArgs &a, const uint16_t *w) {
   gemmWidened(tile, a, [&](int64_t n0, int64_t k0, int64_t kc, Panel &p) {
     packBf16(w, a.K, a.N, n0, k0, kc, p);
+  });
+}
+
+void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w) {
+  // As i8 weights in groups of 32 (one per sub-block) with scale d * scale
+  // and no offset (codes are unsigned already): the tile gives
+  // sum_g d sc_g x_s sum(q x_q); the mins, -dmin m_g sum_g(x), follow as a
+  // product over the groups alone (K / 32 wide), on exact sums of x.
+  const int64_t groups = a.K / kQuantBlock, blocks = a.K / kquant::kBlock;
+  const kquant::Layout l = kquant::layout(w.format);
+  static thread_local std::vector<float> scratch; // see gemmInt
+  std::vector<float> &t = scratch;
+  t.resize(size_t(2 * a.N * groups + a.rows * groups));
+  float *scales = t.data(), *mins = scales + a.N * groups,
+        *sums = mins + a.N * groups;
+  parallelFor(a.N, a.N * a.K >= (1 << 16), [&](int64_t n) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t *h = w.headers + (n * blocks + b) * l.headerBytes;
+      const kquant::SubScales s = kquant::subScales(w.format, h);
+      for (int j = 0; j < 8; ++j) {
+        scales[n * groups + b * 8 + j] = s.d * float(s.scale[j]);
+        mins[(b * 8 + j) * a.N + n] = s.dmin * float(s.min[j]);
+      }
+    }
+  });
+  for (int64_t r = 0; r < a.rows; ++r)
+    for (int64_t g = 0; g < groups; ++g) {
+      float s = 0;
+      for (int64_t i = 0; i < kQuantBlock; ++i)
+        s += a.x[r * a.K + g * kQuantBlock + i];
+      sums[r * groups + g] = s;
+    }
+  gemmInt(k, kKq, a, &w, scales, kQuantBlock, nullptr);
+  parallelFor(a.rows, a.rows * a.N >= (1 << 14), [&](int64_t r) {
+    float *out = a.out + r * a.N;
+    for (int64_t g = 0; g < groups; ++g) {
+      const __m256 s = _mm256_set1_ps(sums[r * groups + g]);
+      const float *m = mins + g * a.N;
+      int64_t n = 0;
+      for (; n + 8 <= a.N; n += 8)
+        _mm256_storeu_ps(out + n, _mm256_fnmadd_ps(s, _mm256_loadu_ps(m + n),
+                                                   _mm256_loadu_ps(out + n)));
+      for (; n < a.N; ++n)
+        out[n] -= sums[r * groups + g] * m[n];
+    }
   });
 }
 

@@ -18,8 +18,9 @@ namespace llmc::cpu {
 
 constexpr int64_t kQuantBlock = 32;
 
-/// The weight formats of the integer kernels: i8, i4, MXFP4.
-enum IntFormat : int { kI8 = 0, kI4 = 1, kMx = 2 };
+/// The weight formats of the integer kernels: i8, i4, MXFP4, and (GEMM
+/// tiles only) a Q4_K / Q5_K weight's codes as unsigned bytes (gemm.cpp).
+enum IntFormat : int { kI8 = 0, kI4 = 1, kMx = 2, kKq = 3 };
 /// How many weight rows ahead the panels prefetch.
 constexpr int64_t kPrefetchRows = 4;
 

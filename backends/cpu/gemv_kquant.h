@@ -24,7 +24,12 @@ struct KQuantWeight {
   bool int8Activations;   // op i2: x may be rounded to q8_K
   KQuantDot dot;          // the backend's level's, for this format
   int64_t maxRows;        // rows one dot takes
+  const IntKernels *ints; // the level's GEMM tiles (prefill of Q4_K/Q5_K)
 };
+
+/// Many rows of Q4_K / Q5_K on the integer GEMM tiles (gemm.cpp): x in
+/// blocks of 32 as the other int8 GEMMs round it.
+void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w);
 
 /// out = x · Wᵀ (+ bias) for any number of rows.
 void gemvKQuant(const GemvArgs &a, const KQuantWeight &w);
