@@ -237,17 +237,12 @@ void packBf16(const uint16_t *w, int64_t K, int64_t N, int64_t n0, int64_t k0,
   }
 }
 
-} // namespace
-
-void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
-             const float *scales, int64_t group, const uint8_t *e8m0) {
-  const bool q4 = f == kI4;
-  const int32_t offset = q4 ? 8 : f == kKq ? 0 : k.q8Offset;
-  static thread_local Activations scratch;
-  // Named inside the parallel loop, `scratch` would be each worker's own.
-  Activations &x = scratch;
-  quantize(a, offset, x);
-  const IntTile tile = q4 ? k.t4 : k.t8;
+/// The GEMM over activations x already quantized (x.c holding -offset
+/// times each block's sum), w packed a panel at a time.
+void gemmQuantized(const IntKernels &k, IntFormat f, int32_t offset,
+                   const GemvArgs &a, const Activations &x, const void *w,
+                   const float *scales, int64_t group, const uint8_t *e8m0) {
+  const IntTile tile = f == kI4 ? k.t4 : k.t8;
   // Blocks of K hold whole scale groups (a row's one scale applies to
   // each block's partial sum alike).
   const int64_t kBlock =
@@ -262,6 +257,18 @@ void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
                      a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
                      std::min(kTileN, a.N - n0), k0 > 0});
       });
+}
+
+} // namespace
+
+void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
+             const float *scales, int64_t group, const uint8_t *e8m0) {
+  const int32_t offset = f == kI4 ? 8 : k.q8Offset;
+  static thread_local Activations scratch;
+  // Named inside the parallel loop, `scratch` would be each worker's own.
+  Activations &x = scratch;
+  quantize(a, offset, x);
+  gemmQuantized(k, f, offset, a, x, w, scales, group, e8m0);
 }
 
 /// Columns [n0, n0 + kTileN) x [k0, k0 + kc) of MXFP4 w decoded to f32 in
@@ -318,9 +325,12 @@ void gemmBf16(F32Tile tile, const GemvArgs &a, const uint16_t *w) {
 
 void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w) {
   // As i8 weights in groups of 32 (one per sub-block) with scale d * scale
-  // and no offset (codes are unsigned already): the tile gives
-  // sum_g d sc_g x_s sum(q x_q); the mins, -dmin m_g sum_g(x), follow as a
-  // product over the groups alone (K / 32 wide), on exact sums of x.
+  // and no offset (codes are unsigned already), x rounded to q8_K as the
+  // GEMV rounds it (decode and prefill agree): the tile gives
+  // sum_g d sc_g d_x sum(q x_q); the mins, -dmin m_g d_x sum_g(x_q), follow
+  // as a product over the groups alone (K / 32 wide). The f32 scales and
+  // mins are derived per call: kept, they would add 2 bits to each
+  // weight's 4.5.
   const int64_t groups = a.K / kQuantBlock, blocks = a.K / kquant::kBlock;
   const kquant::Layout l = kquant::layout(w.format);
   static thread_local std::vector<float> scratch; // see gemmInt
@@ -338,14 +348,26 @@ void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w) {
       }
     }
   });
-  for (int64_t r = 0; r < a.rows; ++r)
-    for (int64_t g = 0; g < groups; ++g) {
-      float s = 0;
-      for (int64_t i = 0; i < kQuantBlock; ++i)
-        s += a.x[r * a.K + g * kQuantBlock + i];
-      sums[r * groups + g] = s;
+  static thread_local Activations xscratch; // see gemmInt
+  Activations &x = xscratch;
+  x.q.resize(size_t(a.rows * a.K));
+  x.s.resize(size_t(a.rows * groups));
+  x.c.assign(size_t(a.rows * groups), 0);
+  parallelFor(a.rows, a.rows * a.K >= (1 << 16), [&](int64_t r) {
+    thread_local std::vector<Q8K> q8; // this worker's own
+    q8.resize(size_t(blocks));
+    quantizeQ8K(a.x + r * a.K, a.K, q8.data());
+    for (int64_t b = 0; b < blocks; ++b) {
+      std::copy(q8[b].q, q8[b].q + kquant::kBlock,
+                x.q.begin() + r * a.K + b * kquant::kBlock);
+      for (int64_t j = 0; j < 8; ++j) {
+        x.s[size_t(r * groups + b * 8 + j)] = q8[b].d;
+        sums[r * groups + b * 8 + j] =
+            q8[b].d * float(q8[b].bsums[2 * j] + q8[b].bsums[2 * j + 1]);
+      }
     }
-  gemmInt(k, kKq, a, &w, scales, kQuantBlock, nullptr);
+  });
+  gemmQuantized(k, kKq, 0, a, x, &w, scales, kQuantBlock, nullptr);
   parallelFor(a.rows, a.rows * a.N >= (1 << 14), [&](int64_t r) {
     float *out = a.out + r * a.N;
     for (int64_t g = 0; g < groups; ++g) {

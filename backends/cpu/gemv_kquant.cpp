@@ -14,7 +14,6 @@
 
 #include "gemv_quant.h"
 
-#include <cstring>
 #include <vector>
 
 namespace llmc::cpu {
@@ -67,19 +66,6 @@ inline __m256i scaled(__m256i codes, __m256i x, __m256i s) {
   return _mm256_madd_epi16(_mm256_maddubs_epi16(codes, x), s);
 }
 
-/// Q4_K / Q5_K's eight 6-bit scales and mins from their 12 packed bytes,
-/// as bytes: scales in sm[0..7], mins in sm[8..15] (kquant::scaleMin, four
-/// at a time).
-inline void unpackScaleMin(const uint8_t *packed, uint8_t *sm) {
-  uint32_t w[3];
-  std::memcpy(w, packed, 12);
-  const uint32_t six = 0x3f3f3f3f, four = 0x0f0f0f0f, two = 0x03030303;
-  const uint32_t out[4] = {w[0] & six, (w[2] & four) | ((w[0] >> 6) & two) << 4,
-                           w[1] & six,
-                           ((w[2] >> 4) & four) | ((w[1] >> 6) & two) << 4};
-  std::memcpy(sm, out, 16);
-}
-
 /// One super-block of Q4_K / Q5_K against R rows of q8_K: acc[r] gains its
 /// scale part, mins[r] its min part (subtracted at the end).
 template <int R, bool Five>
@@ -88,7 +74,7 @@ inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
   const float d = kquant::halfAt(header);
   const __m128 dmin = _mm_set1_ps(kquant::halfAt(header + 2));
   alignas(16) uint8_t sm[16];
-  unpackScaleMin(header + 4, sm);
+  kquant::scalesAndMins(header + 4, sm);
   // Each min meets the sum of its 32 x: pairs of the sums per 16.
   const __m128i mn = _mm_cvtepu8_epi16(
       _mm_loadl_epi64(reinterpret_cast<const __m128i *>(sm + 8)));

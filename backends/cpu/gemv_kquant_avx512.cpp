@@ -36,7 +36,7 @@ inline uint32_t word(const uint8_t *p) {
 }
 
 /// Q4_K / Q5_K's eight 6-bit scales (bytes 0-7) and mins (8-15) from their
-/// 12 packed bytes (kquant::scaleMin, four at a time).
+/// 12 packed bytes (kquant::scalesAndMins, in intrinsics).
 inline __m128i scaleMins(const uint8_t *p) {
   const uint32_t w0 = word(p), w1 = word(p + 4), w2 = word(p + 8);
   const uint32_t six = 0x3f3f3f3f, four = 0x0f0f0f0f, two = 0x03030303;

@@ -778,16 +778,22 @@ LogicalResult AddRMSNormOp::verify() {
 
 /// The input features a quantized weight's last dimension holds, and its
 /// scales' last dimension: bytes of codes and of headers for a K-quant.
-static std::pair<int64_t, int64_t> quantK(StringRef format, int64_t bits,
-                                          int64_t group, int64_t lastDim) {
+static LogicalResult quantK(Operation *op, StringRef format, int64_t bits,
+                            int64_t group, int64_t lastDim, int64_t &k,
+                            int64_t &scaleCols) {
   if (auto kq = ::llmc::kquant::formatNamed(format.str())) {
     const ::llmc::kquant::Layout l = ::llmc::kquant::layout(*kq);
-    const int64_t blocks = lastDim / l.codeBytes;
-    return {lastDim % l.codeBytes ? -1 : blocks * group,
-            blocks * l.headerBytes};
+    if (lastDim % l.codeBytes)
+      return op->emitOpError()
+             << "the weight's last dimension (" << lastDim << ") is not whole "
+             << format << " blocks (" << l.codeBytes << " bytes each)";
+    k = lastDim / l.codeBytes * ::llmc::kquant::kBlock;
+    scaleCols = lastDim / l.codeBytes * l.headerBytes;
+    return success();
   }
-  const int64_t k = bits == 4 ? lastDim * 2 : lastDim;
-  return {k, group > 0 ? k / group : 0};
+  k = bits == 4 ? lastDim * 2 : lastDim;
+  scaleCols = group > 0 ? k / group : 0;
+  return success();
 }
 
 LogicalResult QuantizedEmbeddingOp::verify() {
@@ -801,8 +807,9 @@ LogicalResult QuantizedEmbeddingOp::verify() {
   if (auto kq = ::llmc::kquant::formatNamed(getFormat().str())) {
     if (!s.getElementType().isInteger(8))
       return emitOpError() << getFormat() << " needs i8 (header) scales";
-    std::tie(d, scaleCols) =
-        quantK(getFormat(), ::llmc::kquant::layout(*kq).bits, group, d);
+    if (failed(quantK(*this, getFormat(), ::llmc::kquant::layout(*kq).bits,
+                      group, d, d, scaleCols)))
+      return failure();
   } else if (getFormat() != "int") {
     return emitOpError() << "format must be \"int\", \"q4_k\", \"q5_k\" or "
                             "\"q6_k\", got \""
@@ -810,7 +817,7 @@ LogicalResult QuantizedEmbeddingOp::verify() {
   } else if (!s.getElementType().isF32()) {
     return emitOpError() << "int scales must be f32";
   }
-  if (group <= 0 || d < 0 || d % group)
+  if (group <= 0 || d % group)
     return emitOpError() << "group_size (" << group
                          << ") must divide the table width (" << d << ")";
   if (!dimsMatch(s.getDimSize(0), v) || !dimsMatch(s.getDimSize(1), scaleCols))
@@ -838,9 +845,11 @@ LogicalResult QuantizedLinearOp::verify() {
   if (failed(verifyQuantFormat(*this, getFormat(), bits, group, getScales())))
     return failure();
   auto w = tensorType(getWeight()), s = tensorType(getScales());
-  int64_t n = w.getDimSize(0);
-  auto [k, scaleCols] = quantK(getFormat(), bits, group, w.getDimSize(1));
-  if (group <= 0 || k < 0 || k % group)
+  int64_t n = w.getDimSize(0), k, scaleCols;
+  if (failed(quantK(*this, getFormat(), bits, group, w.getDimSize(1), k,
+                    scaleCols)))
+    return failure();
+  if (group <= 0 || k % group)
     return emitOpError() << "group_size (" << group
                          << ") must divide the input features (" << k << ")";
   if (!dimsMatch(s.getDimSize(0), n) || !dimsMatch(s.getDimSize(1), scaleCols))
@@ -955,9 +964,11 @@ LogicalResult QuantizedExpertLinearOp::verify() {
   if (failed(verifyQuantFormat(*this, getFormat(), bits, group, getScales())))
     return failure();
   auto w = tensorType(getWeight()), s = tensorType(getScales());
-  int64_t e = w.getDimSize(0), n = w.getDimSize(1);
-  auto [k, scaleCols] = quantK(getFormat(), bits, group, w.getDimSize(2));
-  if (group <= 0 || k < 0 || k % group)
+  int64_t e = w.getDimSize(0), n = w.getDimSize(1), k, scaleCols;
+  if (failed(quantK(*this, getFormat(), bits, group, w.getDimSize(2), k,
+                    scaleCols)))
+    return failure();
+  if (group <= 0 || k % group)
     return emitOpError() << "group_size (" << group
                          << ") must divide the input features (" << k << ")";
   if (!dimsMatch(s.getDimSize(0), e) || !dimsMatch(s.getDimSize(1), n) ||

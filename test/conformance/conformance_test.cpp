@@ -17,15 +17,13 @@
 //===----------------------------------------------------------------------===//
 #include "op_graph.h"
 
-#include "llmc/support/half.h"
-#include "llmc/support/kquant.h"
+#include "../unit/kquant_blocks.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <sstream>
 
@@ -128,43 +126,20 @@ uint32_t mxfp4Weight(OpGraph &g, std::vector<int64_t> shape, std::mt19937 &rng,
   return g.weight(LLMC_MXFP4, shape, codes);
 }
 
-kquant::Format kquantFormat(llmc_dtype d) { return *kquant::formatOfDtype(d); }
-
-/// A random K-quant weight of `shape` (last dimension a multiple of 256):
-/// any codes, sub-block scales and mins; d and dmin around 1/64 so values
-/// stay near [-1, 1]. Its headers become `headers`; returns the codes'
-/// index.
+/// A random K-quant weight of `shape` (last dimension a multiple of 256),
+/// its headers as `headers`; returns the codes' index.
 uint32_t kquantWeight(OpGraph &g, llmc_dtype dtype, std::vector<int64_t> shape,
                       std::mt19937 &rng, llmc_operand &headers) {
-  const kquant::Format f = kquantFormat(dtype);
-  const kquant::Layout l = kquant::layout(f);
+  const kquant::Format f = *kquant::formatOfDtype(dtype);
   int64_t values = 1;
   for (int64_t d : shape)
     values *= d;
-  const int64_t blocks = values / kquant::kBlock;
-  std::uniform_int_distribution<int> byte(0, 255);
-  std::uniform_real_distribution<float> factor(0.5f / 64, 2.0f / 64);
-  std::vector<uint8_t> codes(size_t(blocks * l.codeBytes)),
-      head(size_t(blocks * l.headerBytes));
-  for (uint8_t &c : codes)
-    c = uint8_t(byte(rng));
-  for (uint8_t &h : head)
-    h = uint8_t(byte(rng));
-  auto put = [&](int64_t b, int at, float v) {
-    const uint16_t h = floatToF16(v);
-    std::memcpy(head.data() + b * l.headerBytes + at, &h, 2);
-  };
-  for (int64_t b = 0; b < blocks; ++b)
-    if (f == kquant::Format::Q6_K) {
-      put(b, 16, factor(rng) / 4); // scales up to 127
-    } else {
-      put(b, 0, factor(rng) / 8); // 6-bit scales, codes up to 31
-      put(b, 2, factor(rng) / 8);
-    }
+  KQuantBlocks b = randomKQuantBlocks(f, values / kquant::kBlock, rng);
   std::vector<int64_t> headShape = shape;
-  headShape.back() = headShape.back() / kquant::kBlock * l.headerBytes;
-  headers = wt(g.weight(LLMC_KQ_HEADER, headShape, head));
-  return g.weight(dtype, shape, codes);
+  headShape.back() =
+      headShape.back() / kquant::kBlock * kquant::layout(f).headerBytes;
+  headers = wt(g.weight(LLMC_KQ_HEADER, headShape, b.headers));
+  return g.weight(dtype, shape, b.codes);
 }
 
 void addNormCases(std::vector<Case> &cases) {
@@ -299,7 +274,7 @@ void addMxfp4LinearCases(std::vector<Case> &cases) {
 // activations (i2 = 0) or on q8_K ones (i2 = 1); tables; stacked experts.
 void addKQuantCases(std::vector<Case> &cases) {
   for (llmc_dtype d : {LLMC_Q4_K, LLMC_Q5_K, LLMC_Q6_K}) {
-    const std::string name(kquant::layout(kquantFormat(d)).name);
+    const std::string name(kquant::layout(*kquant::formatOfDtype(d)).name);
     for (auto [rows, k, n] :
          {std::tuple{1, 256, 96}, {3, 512, 64}, {9, 768, 40}, {33, 256, 72}})
       for (int64_t int8 : {0, 1})

@@ -1214,3 +1214,51 @@ func.func @param_mxfp4_group() {
   %0 = llmc.param "w" {quant = "mxfp4", quant_part = "weight", group_size = 16 : i64} : tensor<96x32xi8>
   return
 }
+
+// -----
+
+func.func @kquant_bits(%x: tensor<?x256xf32>) {
+  %q = llmc.param "w" {quant = "q4_k", quant_part = "weight", group_size = 256 : i64} : tensor<8x128xi8>
+  %s = llmc.param "w" {quant = "q4_k", quant_part = "scales", group_size = 256 : i64} : tensor<8x16xi8>
+  // expected-error @+1 {{'llmc.quantized_linear' op q4_k needs bits 4, group_size 256 and i8 (header) scales}}
+  %y = llmc.quantized_linear %x, %q, %s {bits = 8 : i64, format = "q4_k", group_size = 256 : i64} : (tensor<?x256xf32>, tensor<8x128xi8>, tensor<8x16xi8>) -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @kquant_headers(%x: tensor<?x256xf32>) {
+  %q = llmc.param "w" {quant = "q6_k", quant_part = "weight", group_size = 256 : i64} : tensor<8x192xi8>
+  %s = llmc.param "w" {quant = "q6_k", quant_part = "scales", group_size = 256 : i64} : tensor<8x16xi8>
+  // expected-error @+1 {{'llmc.quantized_linear' op scales must be [8, 18], got [8, 16]}}
+  %y = llmc.quantized_linear %x, %q, %s {bits = 6 : i64, format = "q6_k", group_size = 256 : i64} : (tensor<?x256xf32>, tensor<8x192xi8>, tensor<8x16xi8>) -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @kquant_codes(%x: tensor<?x256xf32>) {
+  %q = llmc.param "w" {quant = "q5_k", quant_part = "weight", group_size = 256 : i64} : tensor<8x128xi8>
+  %s = llmc.param "w" {quant = "q5_k", quant_part = "scales", group_size = 256 : i64} : tensor<8x16xi8>
+  // expected-error @+1 {{'llmc.quantized_linear' op the weight's last dimension (128) is not whole q5_k blocks (160 bytes each)}}
+  %y = llmc.quantized_linear %x, %q, %s {bits = 5 : i64, format = "q5_k", group_size = 256 : i64} : (tensor<?x256xf32>, tensor<8x128xi8>, tensor<8x16xi8>) -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @kquant_table(%ids: tensor<?xi32>) {
+  %t = llmc.param "t" {quant = "q4_k", quant_part = "weight", group_size = 256 : i64} : tensor<16x128xi8>
+  %s = llmc.param "t" {quant = "q4_k", quant_part = "scales", group_size = 256 : i64} : tensor<16x1xf32>
+  // expected-error @+1 {{'llmc.quantized_embedding' op q4_k needs i8 (header) scales}}
+  %h = llmc.quantized_embedding %t, %s, %ids {format = "q4_k", group_size = 256 : i64} : (tensor<16x128xi8>, tensor<16x1xf32>, tensor<?xi32>) -> tensor<?x256xf32>
+  return
+}
+
+// -----
+
+func.func @param_kquant_group() {
+  // expected-error @+1 {{'llmc.param' op q6_k has groups of 256}}
+  %0 = llmc.param "w" {quant = "q6_k", quant_part = "weight", group_size = 32 : i64} : tensor<8x192xi8>
+  return
+}

@@ -216,6 +216,49 @@ TEST_F(RefErrors, BadGemmaAttributesAreRefused) {
   }
 }
 
+// K-quant weights with operands that do not hold their blocks, refused at
+// prepare with what is wrong.
+TEST_F(RefErrors, BadKQuantOperandsAreRefused) {
+  struct Case {
+    const char *what, *message;
+    llmc_dtype headerDtype;
+    int64_t K, group, headerBytes, i2;
+  } cases[] = {
+      {"group 32", "Q4_K has groups of 256 (i0) dividing K, got i0 = 32",
+       LLMC_KQ_HEADER, 256, 32, 16, 1},
+      {"K not whole blocks", "dividing K, got i0 = 256, K = 384",
+       LLMC_KQ_HEADER, 384, 256, 16, 1},
+      {"f32 headers", "Q4_K scales must be kq_header", LLMC_F32, 256, 256, 16,
+       1},
+      {"short headers", "the Q4_K headers must hold 64 bytes", LLMC_KQ_HEADER,
+       256, 256, 8, 1},
+      {"i2 = 2", "i2 (int8 activations) must be 0, or 1", LLMC_KQ_HEADER, 256,
+       256, 16, 2},
+  };
+  for (const Case &c : cases) {
+    OpGraph g;
+    const int64_t N = 4;
+    uint32_t x = g.feed(std::vector<float>(size_t(c.K)), c.K),
+             out = g.buffer(rowsT(), N);
+    uint32_t w = g.weight(LLMC_Q4_K, {N, c.K},
+                          std::vector<uint8_t>(size_t(N * c.K / 2)));
+    uint32_t h =
+        c.headerDtype == LLMC_F32
+            ? g.weight(LLMC_F32, {N, 1}, std::vector<float>(N))
+            : g.weight(c.headerDtype, {N, c.headerBytes},
+                       std::vector<uint8_t>(size_t(N * c.headerBytes)));
+    g.add(makeOp(LLMC_OP_LINEAR, {buf(x), wt(w), wt(h)}, {out},
+                 {c.group, 0, c.i2}));
+    llmc_graph_desc desc = g.desc(out);
+    llmc_prepared *prepared = nullptr;
+    EXPECT_EQ(backend.api().prepare(backend.get(), &desc, &prepared),
+              LLMC_INVALID_ARGUMENT)
+        << c.what;
+    EXPECT_THAT(backend.api().last_error(backend.get()), HasSubstr(c.message))
+        << c.what;
+  }
+}
+
 // MoE ops whose operands or attributes cannot work, refused at prepare
 // with what is wrong (and supports() agrees).
 TEST_F(RefErrors, BadMoeGraphsAreRefused) {

@@ -3,18 +3,18 @@
 // quantizeQ8K must round as ggml's quantize_row_q8_K does (the products
 // llama.cpp computes), and each level's dot must equal the double-precision
 // sum of decoded weights times the q8_K activations it was given, for every
-// row count a level takes: what remains is f32 summation order.
+// row count a level takes: what remains is f32 summation order. Many rows
+// (the GEMM tiles) agree with one row at a time.
 //
 //===----------------------------------------------------------------------===//
 #include "gemv_kquant.h"
 
-#include "llmc/support/half.h"
+#include "../kquant_blocks.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -69,7 +69,6 @@ TEST(KQuantDot, ActivationsRoundAsGgmlQ8K) {
 
 TEST(KQuantDot, EveryLevelEveryFormatEveryRowCount) {
   std::mt19937 rng(11);
-  std::uniform_int_distribution<int> byte(0, 255);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   const int64_t blocks = 3, K = blocks * kquant::kBlock;
   const Isa best = detectIsa();
@@ -81,20 +80,7 @@ TEST(KQuantDot, EveryLevelEveryFormatEveryRowCount) {
     for (kquant::Format f :
          {kquant::Format::Q4_K, kquant::Format::Q5_K, kquant::Format::Q6_K}) {
       const kquant::Layout l = kquant::layout(f);
-      std::vector<uint8_t> codes(size_t(blocks * l.codeBytes)),
-          headers(size_t(blocks * l.headerBytes));
-      for (uint8_t &c : codes)
-        c = uint8_t(byte(rng));
-      for (uint8_t &h : headers)
-        h = uint8_t(byte(rng));
-      for (int64_t i = 0; i < blocks; ++i) { // d, dmin: finite, ~1/64
-        const uint16_t d = floatToF16(0.01f + 0.01f * u(rng));
-        std::memcpy(&headers[size_t(i * l.headerBytes) +
-                             (f == kquant::Format::Q6_K ? 16 : 0)],
-                    &d, 2);
-        if (f != kquant::Format::Q6_K)
-          std::memcpy(&headers[size_t(i * l.headerBytes) + 2], &d, 2);
-      }
+      auto [codes, headers] = testing::randomKQuantBlocks(f, blocks, rng);
       std::vector<float> w(static_cast<size_t>(K));
       for (int64_t i = 0; i < blocks; ++i)
         kquant::decode(f, &headers[size_t(i * l.headerBytes)],
@@ -122,6 +108,47 @@ TEST(KQuantDot, EveryLevelEveryFormatEveryRowCount) {
           }
           EXPECT_NEAR(res[r], want, 1e-5 * norm) << "row " << r;
         }
+      }
+    }
+  }
+}
+
+// Prefill (more than 8 rows: Q4_K/Q5_K on the GEMM tiles) rounds the
+// activations as decode does: a row gives the same result in a batch of 12
+// as alone, up to f32 summation order.
+TEST(KQuantDot, ManyRowsAgreeWithOneRowAtATime) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const int64_t K = 512, N = 40, rows = 12;
+  for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
+    if (isa > detectIsa())
+      continue;
+    Backend b;
+    useLevel(b, isa);
+    for (kquant::Format f :
+         {kquant::Format::Q4_K, kquant::Format::Q5_K, kquant::Format::Q6_K}) {
+      SCOPED_TRACE(std::string(isaName(isa)) + " " +
+                   std::string(kquant::layout(f).name));
+      auto [codes, headers] =
+          testing::randomKQuantBlocks(f, N * K / kquant::kBlock, rng);
+      const KQuantWeight w{f,      codes.data(),         headers.data(),
+                           true,   b.kquant.dot[int(f)], b.kquant.maxRows,
+                           &b.ints};
+      std::vector<float> x(static_cast<size_t>(rows * K)), bias(N);
+      for (float &v : x)
+        v = u(rng);
+      for (float &v : bias)
+        v = u(rng);
+      std::vector<float> all(static_cast<size_t>(rows * N)),
+          one(static_cast<size_t>(N));
+      gemvKQuant(GemvArgs{x.data(), rows, K, N, bias.data(), all.data()}, w);
+      for (int64_t r = 0; r < rows; ++r) {
+        gemvKQuant(GemvArgs{x.data() + r * K, 1, K, N, bias.data(), one.data()},
+                   w);
+        for (int64_t n = 0; n < N; ++n)
+          EXPECT_NEAR(all[size_t(r * N + n)], one[size_t(n)],
+                      1e-5f * (1 + std::fabs(one[size_t(n)])))
+              << "row " << r << " column " << n;
       }
     }
   }

@@ -78,16 +78,19 @@ inline float halfAt(const uint8_t *p) {
   return f16ToFloat(h);
 }
 
-/// The 6-bit scale and min of sub-block j (0..7) of Q4_K / Q5_K's 12 packed
-/// bytes.
-inline void scaleMin(int j, const uint8_t *q, uint8_t &d, uint8_t &m) {
-  if (j < 4) {
-    d = q[j] & 63;
-    m = q[j + 4] & 63;
-  } else {
-    d = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-    m = (q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4);
-  }
+/// Q4_K / Q5_K's eight 6-bit scales and mins from their 12 packed bytes:
+/// scales in sm[0..7], mins in sm[8..15]. Sub-block j < 4 keeps its scale
+/// and min in the low 6 bits of bytes j and j + 4; j >= 4 has its low 4
+/// bits in byte j + 4 (scale low nibble, min high) and its top 2 in the
+/// spare bits of bytes j - 4 (scale) and j (min). Four at a time.
+inline void scalesAndMins(const uint8_t *packed, uint8_t *sm) {
+  uint32_t w[3];
+  std::memcpy(w, packed, 12);
+  const uint32_t six = 0x3f3f3f3f, four = 0x0f0f0f0f, two = 0x03030303;
+  const uint32_t out[4] = {w[0] & six, (w[2] & four) | ((w[0] >> 6) & two) << 4,
+                           w[1] & six,
+                           ((w[2] >> 4) & four) | ((w[1] >> 6) & two) << 4};
+  std::memcpy(sm, out, 16);
 }
 
 /// Code i (0..255) of a super-block as an integer: Q4_K 0..15, Q5_K 0..31
@@ -138,11 +141,11 @@ inline SubScales subScales(Format f, const uint8_t *header) {
   s.count = 8;
   s.d = halfAt(header);
   s.dmin = halfAt(header + 2);
+  uint8_t sm[16];
+  scalesAndMins(header + 4, sm);
   for (int j = 0; j < 8; ++j) {
-    uint8_t sc, m;
-    scaleMin(j, header + 4, sc, m);
-    s.scale[j] = sc;
-    s.min[j] = m;
+    s.scale[j] = sm[j];
+    s.min[j] = sm[8 + j];
   }
   return s;
 }
@@ -178,16 +181,14 @@ inline void decode(Format f, const uint8_t *header, const uint8_t *codes,
   }
   const bool five = f == Format::Q5_K;
   const float d = halfAt(header), min = halfAt(header + 2);
-  const uint8_t *scales = header + 4, *qh = codes;
-  const uint8_t *ql = codes + (five ? 32 : 0);
+  uint8_t sm[16];
+  scalesAndMins(header + 4, sm);
+  const uint8_t *qh = codes, *ql = codes + (five ? 32 : 0);
   int is = 0;
   uint8_t u1 = 1, u2 = 2;
   for (int j = 0; j < kBlock; j += 64) {
-    uint8_t sc, m;
-    scaleMin(is + 0, scales, sc, m);
-    const float d1 = d * sc, m1 = min * m;
-    scaleMin(is + 1, scales, sc, m);
-    const float d2 = d * sc, m2 = min * m;
+    const float d1 = d * sm[is], m1 = min * sm[8 + is];
+    const float d2 = d * sm[is + 1], m2 = min * sm[8 + is + 1];
     for (int l = 0; l < 32; ++l)
       *y++ = d1 * ((ql[l] & 0xF) + (five && (qh[l] & u1) ? 16 : 0)) - m1;
     for (int l = 0; l < 32; ++l)
