@@ -18,7 +18,7 @@
 
 namespace llmc::cpu {
 
-void quantizeQ8K(const float *x, int64_t K, Q8K *out) {
+void quantizeQ8K(const float *x, int64_t K, Q8K *out, bool paired) {
   for (int64_t b = 0; b < K / kquant::kBlock; ++b) {
     const float *v = x + b * kquant::kBlock;
     Q8K &q = out[b];
@@ -43,12 +43,13 @@ void quantizeQ8K(const float *x, int64_t K, Q8K *out) {
                                      _mm256_packs_epi32(n[2], n[3]));
       w = _mm256_permutevar8x32_epi32(
           w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-      _mm256_storeu_si256(reinterpret_cast<__m256i *>(q.q + i), w);
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i *>(q.q + q8kIndex(int(i), paired)), w);
     }
     for (int j = 0; j < 16; ++j) {
       int s = 0;
       for (int i = 0; i < 16; ++i)
-        s += q.q[16 * j + i];
+        s += q.q[q8kIndex(16 * j + i, paired)];
       q.bsums[j] = static_cast<int16_t>(s);
     }
   }
@@ -209,6 +210,7 @@ KQuantDots kquantDotsAvx2() {
   return {{dotRowsKQuant<kquant::Format::Q4_K>,
            dotRowsKQuant<kquant::Format::Q5_K>,
            dotRowsKQuant<kquant::Format::Q6_K>},
+          {false, false, false},
           4};
 }
 
@@ -231,7 +233,7 @@ void gemvKQuant(const GemvArgs &a, const KQuantWeight &w) {
   // A thread_local named inside the lambdas would be each worker's own.
   Q8K *x = xq.data();
   parallelFor(a.rows, a.rows * a.K >= (1 << 16), [&](int64_t r) {
-    quantizeQ8K(a.x + r * a.K, a.K, x + r * blocks);
+    quantizeQ8K(a.x + r * a.K, a.K, x + r * blocks, w.pairedX);
   });
   // Panels of output columns: a panel's weight rows stay in L2 while
   // every group of rows passes them.

@@ -14,8 +14,9 @@
 
 namespace llmc::cpu {
 
-/// x [K] (K a multiple of 256) as K / 256 blocks.
-void quantizeQ8K(const float *x, int64_t K, Q8K *out);
+/// x [K] (K a multiple of 256) as K / 256 blocks, q in the paired order
+/// where asked (q8kIndex).
+void quantizeQ8K(const float *x, int64_t K, Q8K *out, bool paired = false);
 
 struct KQuantWeight {
   kquant::Format format;
@@ -23,6 +24,7 @@ struct KQuantWeight {
   const uint8_t *headers; // [N][K / 256 * header bytes]
   bool int8Activations;   // op i2: x may be rounded to q8_K
   KQuantDot dot;          // the backend's level's, for this format
+  bool pairedX;           // dot reads q8_K in the paired order
   int64_t maxRows;        // rows one dot takes
   const IntKernels *ints; // the level's GEMM tiles (prefill of Q4_K/Q5_K)
 };

@@ -45,40 +45,73 @@ inline __m128i scaleMins(const uint8_t *p) {
       int(((w2 >> 4) & four) | ((w1 >> 6) & two) << 4));
 }
 
+/// The scales for one 128-value half h of a super-block, as vpdpwssd takes
+/// them beside the paired q8_K order: sub-blocks 4h and 4h + 2 (the low
+/// nibbles of 64 code bytes) in the low and high 16 words, then 4h + 1 and
+/// 4h + 3 (the high nibbles).
+struct PairScales {
+  __m512i index[4]; // words of the scales table, per (h, nibble)
+  PairScales() {
+    for (int i = 0; i < 4; ++i) {
+      const int first = 4 * (i / 2) + i % 2;
+      index[i] = _mm512_mask_blend_epi16(0xffff0000u,
+                                         _mm512_set1_epi16(short(first)),
+                                         _mm512_set1_epi16(short(first + 2)));
+    }
+  }
+};
+
+/// Q5_K's fifth bits of the same 64 values: bit j of qh[l] belongs to
+/// value 32j + l, so each half of a broadcast qh tests its own bit.
+struct FifthBits {
+  __m512i select[4];
+  FifthBits() {
+    for (int i = 0; i < 4; ++i) {
+      const int first = 4 * (i / 2) + i % 2;
+      select[i] =
+          _mm512_mask_blend_epi8(0xffffffff00000000ull,
+                                 _mm512_set1_epi8(char(1 << first)),
+                                 _mm512_set1_epi8(char(1 << (first + 2))));
+    }
+  }
+};
+
+/// One super-block of Q4_K / Q5_K against R rows of q8_K in the paired order
+/// (kquant_dot.h): 64 code bytes are 128 values, their low nibbles meeting
+/// the first 64 activations and their high nibbles the next 64.
 template <int R, bool Five>
 inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
-                    const Q8K *const *x, __m512 *acc, __m128 *mins) {
-  const float d = half(header), dmin = half(header + 2);
-  alignas(16) uint8_t sm[16];
+                    const Q8K *const *x, __m512 *acc, __m128 *mins,
+                    const PairScales &ps, const FifthBits &fb) {
+  // d and dmin in one conversion.
+  const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(int(word(header))));
   const __m128i packed = scaleMins(header + 4);
-  _mm_store_si128(reinterpret_cast<__m128i *>(sm), packed);
+  const __m512i table = _mm512_cvtepu8_epi16(_mm256_zextsi128_si256(packed));
   const __m128i mn = _mm_cvtepu8_epi16(_mm_srli_si128(packed, 8));
   const uint8_t *qs = codes + (Five ? 32 : 0);
-  const __m256i low = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
-  const __m256i hbits = Five ? load256(codes) : _mm256_setzero_si256();
+  const __m512i low = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(16);
+  const __m512i hbits =
+      Five ? _mm512_broadcast_i64x4(load256(codes)) : _mm512_setzero_si512();
   __m512i sum[R];
   for (int r = 0; r < R; ++r)
     sum[r] = _mm512_setzero_si512();
-  for (int c = 0; c < 4; ++c) {
-    const __m256i q = load256(qs + 32 * c);
-    __m256i lo = _mm256_and_si256(q, low),
-            hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low);
-    if (Five) {
-      lo = _mm256_or_si256(
-          lo, _mm256_slli_epi16(
-                  _mm256_and_si256(_mm256_srli_epi16(hbits, 2 * c), one), 4));
-      hi = _mm256_or_si256(
-          hi,
-          _mm256_slli_epi16(
-              _mm256_and_si256(_mm256_srli_epi16(hbits, 2 * c + 1), one), 4));
+  for (int h = 0; h < 2; ++h) {
+    const __m512i q = _mm512_loadu_si512(qs + 64 * h);
+    __m512i v[2] = {_mm512_and_si512(q, low),
+                    _mm512_and_si512(_mm512_srli_epi16(q, 4), low)};
+    for (int n = 0; n < 2; ++n) {
+      if (Five)
+        v[n] = _mm512_mask_add_epi8(
+            v[n], _mm512_test_epi8_mask(hbits, fb.select[2 * h + n]), v[n],
+            sixteen);
+      const __m512i s = _mm512_permutexvar_epi16(ps.index[2 * h + n], table);
+      for (int r = 0; r < R; ++r)
+        sum[r] = _mm512_dpwssd_epi32(
+            sum[r],
+            _mm512_maddubs_epi16(
+                v[n], _mm512_loadu_si512(x[r]->q + 128 * h + 64 * n)),
+            s);
     }
-    const __m512i v = join(lo, hi);
-    const __m512i s =
-        join(_mm256_set1_epi16(sm[2 * c]), _mm256_set1_epi16(sm[2 * c + 1]));
-    for (int r = 0; r < R; ++r)
-      sum[r] = _mm512_dpwssd_epi32(
-          sum[r], _mm512_maddubs_epi16(v, _mm512_loadu_si512(x[r]->q + 64 * c)),
-          s);
   }
   for (int r = 0; r < R; ++r) {
     const __m128i b = _mm_loadu_si128(
@@ -86,10 +119,12 @@ inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
                   b2 = _mm_loadu_si128(
                       reinterpret_cast<const __m128i *>(x[r]->bsums + 8));
     const __m128i m = _mm_madd_epi16(mn, _mm_hadd_epi16(b, b2));
+    const __m128 f = _mm_mul_ps(dd, _mm_set1_ps(x[r]->d)); // d x, dmin x
     acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]),
-                             _mm512_set1_ps(d * x[r]->d), acc[r]);
-    mins[r] =
-        _mm_fmadd_ps(_mm_cvtepi32_ps(m), _mm_set1_ps(dmin * x[r]->d), mins[r]);
+                             _mm512_broadcastss_ps(f), acc[r]);
+    mins[r] = _mm_fmadd_ps(_mm_cvtepi32_ps(m),
+                           _mm_shuffle_ps(f, f, _MM_SHUFFLE(1, 1, 1, 1)),
+                           mins[r]);
   }
 }
 
@@ -182,6 +217,8 @@ void dotRow(const uint8_t *headers, const uint8_t *codes, int64_t blocks,
     acc[r] = _mm512_setzero_ps();
     mins[r] = _mm_setzero_ps();
   }
+  const PairScales ps;
+  const FifthBits fb;
   for (int64_t b = 0; b < blocks; ++b) {
     const Q8K *xs[R];
     for (int r = 0; r < R; ++r)
@@ -190,7 +227,7 @@ void dotRow(const uint8_t *headers, const uint8_t *codes, int64_t blocks,
     if constexpr (F == 2)
       dotQ6K<R>(h, c, xs, acc, mins);
     else
-      dotQ45K<R, F == 1>(h, c, xs, acc, mins);
+      dotQ45K<R, F == 1>(h, c, xs, acc, mins, ps, fb);
   }
   for (int r = 0; r < R; ++r)
     res[r] = hsum512(acc[r]) - hsum128(mins[r]);
@@ -207,7 +244,7 @@ void dotRows(const uint8_t *headers, const uint8_t *codes, int64_t blocks,
 } // namespace
 
 KQuantDots kquantDotsAvx512() {
-  return {{dotRows<0>, dotRows<1>, dotRows<2>}, 8};
+  return {{dotRows<0>, dotRows<1>, dotRows<2>}, {true, true, false}, 8};
 }
 
 } // namespace llmc::cpu

@@ -26,9 +26,22 @@ using KQuantDot = void (*)(const uint8_t *headers, const uint8_t *codes,
                            int64_t blocks, const Q8K *x, int64_t ldx, int64_t R,
                            float *res);
 
+/// Where q8_K value k (0..255) is stored: in the natural order at k; in the
+/// paired order each 128 values hold [0-31, 64-95, 32-63, 96-127], so that
+/// 64 bytes of Q4_K / Q5_K codes (low nibbles: sub-blocks 0 and 2, high
+/// nibbles: 1 and 3) meet their activations without a shuffle. bsums stay
+/// in the natural order.
+constexpr int q8kIndex(int k, bool paired) {
+  const int quarter = (k % 128) / 32;
+  return !paired || quarter == 0 || quarter == 3
+             ? k
+             : k + (quarter == 1 ? 32 : -32);
+}
+
 /// Indexed by kquant::Format (Q4_K, Q5_K, Q6_K).
 struct KQuantDots {
   KQuantDot dot[3];
+  bool pairedX[3]; // the dot reads q8_K in the paired order
   int64_t maxRows; // rows one call takes (the registers a level has)
 };
 

@@ -44,8 +44,9 @@ void runOwnLinear(const LinearWeight &w, const OwnKernels &k,
     const kquant::Format f = common::kquantFormat(w.dtype);
     return gemvKQuant(a, KQuantWeight{f, static_cast<const uint8_t *>(w.data),
                                       w.kqHeaders, w.int8Activations,
-                                      k.kquant.dot[int(f)], k.kquant.maxRows,
-                                      &k.ints});
+                                      k.kquant.dot[int(f)],
+                                      k.kquant.pairedX[int(f)],
+                                      k.kquant.maxRows, &k.ints});
   }
   if (k.intDot)
     return (a.rows > kGemvMaxRows ? gemmInt : gemvInt)(

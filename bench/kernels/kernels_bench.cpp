@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cpu.h"
+#include "gemv_kquant.h"
 
 #include <benchmark/benchmark.h>
 
@@ -21,7 +22,10 @@ using namespace llmc::cpu;
 
 namespace {
 
-enum Fmt { F32, BF16, Q8, Q4 };
+enum Fmt { F32, BF16, Q8, Q4, Q4K, Q5K, Q6K };
+
+bool isKQuant(Fmt f) { return f >= Q4K; }
+kquant::Format kquantOf(Fmt f) { return kquant::Format(int(f) - int(Q4K)); }
 
 // A linear weight of one format with random contents.
 struct Weight {
@@ -30,8 +34,29 @@ struct Weight {
   std::vector<uint8_t> bytes;
   std::vector<float> scales;
 
+  std::vector<uint8_t> headers; // K-quants
+
   Weight(Fmt f, int64_t n, int64_t k) : fmt(f), N(n), K(k) {
     std::mt19937 rng(7);
+    if (isKQuant(f)) {
+      const kquant::Layout l = kquant::layout(kquantOf(f));
+      const int64_t blocks = n * k / kquant::kBlock;
+      bytes.resize(size_t(blocks * l.codeBytes));
+      headers.resize(size_t(blocks * l.headerBytes));
+      for (auto &b : bytes)
+        b = uint8_t(rng());
+      for (int64_t b = 0; b < blocks; ++b) {
+        uint8_t *h = headers.data() + b * l.headerBytes;
+        for (int i = 0; i < l.headerBytes; ++i)
+          h[i] = uint8_t(rng() & 0x3f);
+        // d (and dmin) a small normal f16: 0x1400 is 2^-10.
+        const int at = kquantOf(f) == kquant::Format::Q6_K ? 16 : 0;
+        h[at] = 0, h[at + 1] = 0x14;
+        if (at == 0)
+          h[2] = 0, h[3] = 0x14;
+      }
+      return;
+    }
     size_t size = f == F32    ? n * k * 4
                   : f == BF16 ? n * k * 2
                   : f == Q8   ? n * k
@@ -47,11 +72,20 @@ struct Weight {
     }
     scales.assign(size_t(n * (f == Q4 ? k / 32 : 1)), 0.01f);
   }
-  size_t weightBytes() const { return bytes.size() + scales.size() * 4; }
+  size_t weightBytes() const {
+    return bytes.size() + headers.size() + scales.size() * 4;
+  }
 
   /// The kernel LINEAR runs for this format at the CPU's level.
   void gemv(const GemvArgs &a) const {
     const Backend &b = level();
+    if (isKQuant(fmt)) {
+      const kquant::Format f = kquantOf(fmt);
+      return gemvKQuant(a, KQuantWeight{f, bytes.data(), headers.data(), true,
+                                        b.kquant.dot[int(f)],
+                                        b.kquant.pairedX[int(f)],
+                                        b.kquant.maxRows, &b.ints});
+    }
     auto *intLinear = a.rows > kGemvMaxRows ? gemmInt : gemvInt;
     switch (fmt) {
     case F32:
@@ -66,7 +100,7 @@ struct Weight {
       return gemvBf16(a, reinterpret_cast<const uint16_t *>(bytes.data()));
     case Q8:
       return intLinear(b.ints, kI8, a, bytes.data(), scales.data(), K, nullptr);
-    case Q4:
+    default:
       return intLinear(b.ints, kI4, a, bytes.data(), scales.data(), 32,
                        nullptr);
     }
@@ -97,10 +131,13 @@ BENCHMARK(BM_Gemv)
     ->ArgsProduct({{F32, BF16, Q8, Q4}, {2048, 5632}, {2048}})
     ->UseRealTime();
 
-// The seven linear weights of `layers` layers of a 1.1B Llama, one token.
+// The seven linear weights of `layers` layers of a 1.1B Llama (12: 0.3-1.8 GB
+// of weights, beyond any cache), for `rows`
+// tokens at once (a batched decode step): bytes are the weights read once,
+// FLOP/s what the rows do with them.
 void BM_GemvStream(benchmark::State &state) {
   Fmt fmt = Fmt(state.range(0));
-  int64_t layers = state.range(1);
+  int64_t layers = state.range(1), rows = state.range(2);
   std::vector<Weight> ws;
   for (int64_t l = 0; l < layers; ++l)
     for (auto [n, k] : {std::pair<int64_t, int64_t>{2048, 2048},
@@ -111,20 +148,31 @@ void BM_GemvStream(benchmark::State &state) {
                         {5632, 2048},
                         {2048, 5632}})
       ws.emplace_back(fmt, n, k);
-  std::vector<float> x(5632, 0.5f), out(5632);
+  std::vector<float> x(size_t(rows * 5632), 0.5f), out(size_t(rows * 5632));
   size_t total = 0;
-  for (const Weight &w : ws)
+  double flops = 0;
+  for (const Weight &w : ws) {
     total += w.weightBytes();
+    flops += 2.0 * double(rows * w.N * w.K);
+  }
   for (auto _ : state) {
     for (const Weight &w : ws)
-      w.gemv({x.data(), 1, w.K, w.N, nullptr, out.data()});
+      w.gemv({x.data(), rows, w.K, w.N, nullptr, out.data()});
     benchmark::DoNotOptimize(out.data());
   }
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(total));
+  state.counters["FLOP/s"] = benchmark::Counter(
+      double(state.iterations()) * flops, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_GemvStream)
-    ->ArgNames({"fmt", "layers"})
-    ->ArgsProduct({{F32, BF16, Q8, Q4}, {4}})
+    ->ArgNames({"fmt", "layers", "rows"})
+    ->ArgsProduct({{F32, BF16, Q8, Q4, Q4K, Q5K, Q6K}, {12}, {1}})
+    ->UseRealTime();
+// Batched decode: 2 to 64 rows on the formats a server runs.
+BENCHMARK(BM_GemvStream)
+    ->Name("BM_BatchedDecode")
+    ->ArgNames({"fmt", "layers", "rows"})
+    ->ArgsProduct({{BF16, Q8, Q4, Q4K}, {12}, {2, 4, 8, 16, 32, 64}})
     ->UseRealTime();
 
 // 512 x 2048 x 2048 through the path LINEAR takes for many rows.

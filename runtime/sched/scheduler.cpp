@@ -493,7 +493,16 @@ int64_t Scheduler::step() {
 
   // 3. One engine step.
   std::vector<StepWork> work;
-  int64_t rows = 0;
+  int64_t rows = 0, decodeRows = 0, chunkTokens = 0;
+  bool verifying = false;
+  for (const Planned &p : plan) {
+    verifying |= p.verify;
+    (p.n == 1 && !p.verify ? decodeRows : chunkTokens) += p.n;
+  }
+  const StepKind kind = verifying         ? StepKind::Verify
+                        : chunkTokens == 0 ? StepKind::Decode
+                        : decodeRows == 0  ? StepKind::Prefill
+                                           : StepKind::Mixed;
   for (const Planned &p : plan) {
     Seq &s = p.group->seqs[p.seq];
     StepWork w;
@@ -514,9 +523,9 @@ int64_t Scheduler::step() {
   logits_.resize(static_cast<size_t>(std::max<int64_t>(rows, 1)) * V);
   const auto stepStart = RequestClock::Clock::now();
   engine_.step(work, logits_.data());
+  const auto stepEnd = RequestClock::Clock::now();
   const double stepSeconds =
-      std::chrono::duration<double>(RequestClock::Clock::now() - stepStart)
-          .count();
+      std::chrono::duration<double>(stepEnd - stepStart).count();
   ++counters_.steps;
   counters_.maxRunningSeqs =
       std::max(counters_.maxRunningSeqs, static_cast<int32_t>(plan.size()));
@@ -631,6 +640,16 @@ int64_t Scheduler::step() {
   for (Group *g : touched)
     if (g->finished())
       finishGroup(*g, running_);
+
+  StepTime &t = counters_.stepTime[static_cast<size_t>(kind)];
+  ++t.steps;
+  t.decodeRows += decodeRows;
+  t.chunkTokens += chunkTokens;
+  t.planSeconds += std::chrono::duration<double>(stepStart - start).count();
+  t.engineSeconds += stepSeconds;
+  t.sampleSeconds +=
+      std::chrono::duration<double>(RequestClock::Clock::now() - stepEnd)
+          .count();
   return ran;
 }
 

@@ -66,7 +66,10 @@ struct Level {
   int32_t maxBatch = 0;
   int64_t preemptions = 0, steps = 0;
   double prefixHitRate = 0;
+  std::array<StepTime, 4> stepTime;
 };
+
+constexpr const char *kStepKinds[] = {"decode", "mixed", "prefill", "verify"};
 
 Level runLevel(Engine &engine, const std::vector<Work> &work,
                const SchedulerOptions &so, int32_t concurrency) {
@@ -103,12 +106,54 @@ Level runLevel(Engine &engine, const std::vector<Work> &work,
   l.maxBatch = c.maxRunningSeqs;
   l.preemptions = c.preemptions;
   l.steps = c.steps;
+  l.stepTime = c.stepTime;
   l.prefixHitRate = c.prefixQueryTokens
                         ? static_cast<double>(c.prefixHitTokens) /
                               static_cast<double>(c.prefixQueryTokens)
                         : 0;
   engine.checkIdle();
   return l;
+}
+
+nlohmann::json stepKindsJson(const Level &l) {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t k = 0; k < l.stepTime.size(); ++k) {
+    const StepTime &t = l.stepTime[k];
+    if (t.steps)
+      j[kStepKinds[k]] = {{"steps", t.steps},
+                          {"decode_rows", t.decodeRows},
+                          {"chunk_tokens", t.chunkTokens},
+                          {"plan_seconds", t.planSeconds},
+                          {"engine_seconds", t.engineSeconds},
+                          {"sample_seconds", t.sampleSeconds}};
+  }
+  return j;
+}
+
+/// Where each level's time went, by kind of step: what `--profile`'s op
+/// table (per graph) cannot say on its own.
+void printStepKinds(const std::vector<Level> &results) {
+  std::printf("\nsteps by kind: count, decode rows and prompt-chunk tokens "
+              "per step, ms per step (planning | engine | sampling and "
+              "bookkeeping), share of the level's time\n");
+  std::printf("%5s %-8s %7s %7s %8s %8s %8s %8s %6s\n", "conc", "kind",
+              "steps", "rows", "chunk", "plan", "engine", "sample", "time");
+  for (const Level &l : results)
+    for (size_t k = 0; k < l.stepTime.size(); ++k) {
+      const StepTime &t = l.stepTime[k];
+      if (!t.steps)
+        continue;
+      const double n = static_cast<double>(t.steps);
+      std::printf("%5d %-8s %7lld %7.1f %8.1f %8.3f %8.3f %8.3f %5.1f%%\n",
+                  l.concurrency, kStepKinds[k],
+                  static_cast<long long>(t.steps),
+                  static_cast<double>(t.decodeRows) / n,
+                  static_cast<double>(t.chunkTokens) / n,
+                  1e3 * t.planSeconds / n, 1e3 * t.engineSeconds / n,
+                  1e3 * t.sampleSeconds / n,
+                  100 * (t.planSeconds + t.engineSeconds + t.sampleSeconds) /
+                      l.seconds);
+    }
 }
 
 } // namespace
@@ -173,7 +218,8 @@ int runServingBench(const OpenedPlan &opened, const EngineFlags &engineFlags,
            {"max_batch", l.maxBatch},
            {"preemptions", l.preemptions},
            {"steps", l.steps},
-           {"prefix_cache_hit_rate", l.prefixHitRate}});
+           {"prefix_cache_hit_rate", l.prefixHitRate},
+           {"step_kinds", stepKindsJson(l)}});
     nlohmann::json j = {{"plan", opened.plan->path()},
                         {"backend", engine->backendName()},
                         {"threads", engineFlags.threads},
@@ -211,6 +257,7 @@ int runServingBench(const OpenedPlan &opened, const EngineFlags &engineFlags,
   std::printf("\nTTFT/TPOT in ms (p50, p99 over requests); vs seq = output "
               "tokens/s over concurrency 1's; peak RSS %.1f MiB\n",
               static_cast<double>(peakRssBytes()) / (1 << 20));
+  printStepKinds(results);
   return 0;
 }
 

@@ -65,6 +65,20 @@ TEST(KQuantDot, ActivationsRoundAsGgmlQ8K) {
       EXPECT_EQ(q[b].bsums[j], s);
     }
   }
+  // The paired order holds the same values, moved; the sums stay in place.
+  std::vector<Q8K> p(4);
+  quantizeQ8K(x.data(), int64_t(x.size()), p.data(), true);
+  for (int b = 0; b < 4; ++b) {
+    EXPECT_EQ(p[b].d, q[b].d);
+    for (int j = 0; j < kquant::kBlock; ++j)
+      ASSERT_EQ(p[b].q[q8kIndex(j, true)], q[b].q[j]) << "value " << j;
+    for (int j = 0; j < 16; ++j)
+      EXPECT_EQ(p[b].bsums[j], q[b].bsums[j]);
+  }
+  EXPECT_EQ(q8kIndex(40, true), 72);
+  EXPECT_EQ(q8kIndex(72, true), 40);
+  EXPECT_EQ(q8kIndex(200, true), 168); // 128 + 72: the second half alike
+  EXPECT_EQ(q8kIndex(100, true), 100);
 }
 
 TEST(KQuantDot, EveryLevelEveryFormatEveryRowCount) {
@@ -90,8 +104,9 @@ TEST(KQuantDot, EveryLevelEveryFormatEveryRowCount) {
       for (float &v : x)
         v = u(rng);
       std::vector<Q8K> xq(static_cast<size_t>(maxRows * blocks));
+      const bool paired = b.kquant.pairedX[int(f)];
       for (int64_t r = 0; r < maxRows; ++r)
-        quantizeQ8K(&x[size_t(r * K)], K, &xq[size_t(r * blocks)]);
+        quantizeQ8K(&x[size_t(r * K)], K, &xq[size_t(r * blocks)], paired);
       for (int64_t R = 1; R <= maxRows; ++R) {
         SCOPED_TRACE(std::string(isaName(isa)) + " " + std::string(l.name) +
                      " R=" + std::to_string(R));
@@ -102,7 +117,8 @@ TEST(KQuantDot, EveryLevelEveryFormatEveryRowCount) {
           double want = 0, norm = 0;
           for (int64_t k = 0; k < K; ++k) {
             const Q8K &q = xq[size_t(r * blocks + k / 256)];
-            const double xv = double(q.d) * q.q[k % 256];
+            const double xv =
+                double(q.d) * q.q[q8kIndex(int(k % 256), paired)];
             want += double(w[size_t(k)]) * xv;
             norm += std::fabs(double(w[size_t(k)]) * xv);
           }
@@ -131,8 +147,13 @@ TEST(KQuantDot, ManyRowsAgreeWithOneRowAtATime) {
                    std::string(kquant::layout(f).name));
       auto [codes, headers] =
           testing::randomKQuantBlocks(f, N * K / kquant::kBlock, rng);
-      const KQuantWeight w{f,      codes.data(),         headers.data(),
-                           true,   b.kquant.dot[int(f)], b.kquant.maxRows,
+      const KQuantWeight w{f,
+                           codes.data(),
+                           headers.data(),
+                           true,
+                           b.kquant.dot[int(f)],
+                           b.kquant.pairedX[int(f)],
+                           b.kquant.maxRows,
                            &b.ints};
       std::vector<float> x(static_cast<size_t>(rows * K)), bias(N);
       for (float &v : x)

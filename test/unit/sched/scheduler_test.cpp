@@ -136,6 +136,21 @@ TEST(Scheduler, RunningDecodesComeBeforeNewPrefills) {
   EXPECT_EQ(model.steps.back().graph, "prefill");
   s.runToCompletion();
   model.checkIdle();
+  // The counters sort every step by kind: A's prompt (prefill), A's decode
+  // beside B's chunks (mixed) until B's prompt is in, then decodes.
+  const auto &t = s.counters().stepTime;
+  const StepTime &prefill = t[size_t(StepKind::Prefill)],
+                 &mixed = t[size_t(StepKind::Mixed)],
+                 &decode = t[size_t(StepKind::Decode)];
+  EXPECT_EQ(prefill.steps, 1);
+  EXPECT_EQ(prefill.chunkTokens, 4);
+  EXPECT_EQ(mixed.decodeRows, mixed.steps);
+  EXPECT_EQ(mixed.chunkTokens, 20);
+  EXPECT_EQ(t[size_t(StepKind::Verify)].steps, 0);
+  EXPECT_EQ(prefill.steps + mixed.steps + decode.steps,
+            static_cast<int64_t>(model.steps.size()));
+  EXPECT_EQ(decode.chunkTokens, 0);
+  EXPECT_GT(decode.engineSeconds + mixed.engineSeconds, 0.0);
 }
 
 TEST(Scheduler, AdmitsUpToMaxNumSeqs) {

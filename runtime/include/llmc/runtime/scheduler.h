@@ -39,6 +39,7 @@
 #include "llmc/runtime/speculative.h"
 #include "llmc/runtime/step_runner.h"
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -105,6 +106,16 @@ struct ScheduledRequest {
   std::function<void(RequestResult)> onFinish;
 };
 
+/// What one kind of step cost: decode (every sequence feeds one token),
+/// mixed (decodes beside prompt chunks), prefill (chunks only), verify
+/// (speculative drafts). Seconds are host wall time: planning the step,
+/// the engine's graph, then sampling and bookkeeping.
+enum class StepKind { Decode, Mixed, Prefill, Verify };
+struct StepTime {
+  int64_t steps = 0, decodeRows = 0, chunkTokens = 0;
+  double planSeconds = 0, engineSeconds = 0, sampleSeconds = 0;
+};
+
 /// Totals since the scheduler started (Prometheus counters).
 struct SchedulerCounters {
   int64_t promptTokens = 0, generationTokens = 0;
@@ -113,6 +124,7 @@ struct SchedulerCounters {
   int64_t specDraftTokens = 0, specAcceptedTokens = 0; // verified, accepted
   std::map<FinishReason, int64_t> finished;
   int32_t maxRunningSeqs = 0; // the largest batch of sequences seen
+  std::array<StepTime, 4> stepTime; // by StepKind
 };
 
 class Scheduler {
