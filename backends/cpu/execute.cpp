@@ -37,9 +37,32 @@ Kernel makeKernel(const llmc_op_desc &op, const Graph &g, Backend &b) {
 void prepareGraph(Backend &b, const llmc_graph_desc &desc, Prepared &p) {
   p.graph = common::loadGraph(desc);
   p.kernels.reserve(p.graph.ops.size());
-  for (const llmc_op_desc &op : p.graph.ops)
+  for (const llmc_op_desc &op : p.graph.ops) {
     p.kernels.push_back(makeKernel(op, p.graph, b));
+    // A linear's time depends on its weights' format most of all.
+    std::string label = common::opName(op.kind);
+    if ((op.kind == LLMC_OP_LINEAR || op.kind == LLMC_OP_EXPERT_LINEAR) &&
+        op.num_operands > 1 && op.operands[1].kind == LLMC_OPERAND_WEIGHT)
+      label = label + " " +
+              llmc_dtype_name(p.graph.weights[op.operands[1].index].dtype);
+    p.labels.push_back(std::move(label));
+  }
 }
+
+namespace {
+
+/// The profile's name for a step: its graph, with a prefill step that also
+/// carries single-token (decode) sequences counted apart as "mixed".
+std::string stepLabel(const std::string &graph, const llmc_step_args &a) {
+  if (graph != "prefill" || !a.query_start)
+    return graph;
+  bool one = false, many = false;
+  for (int32_t s = 0; s < a.num_seqs; ++s)
+    (a.query_start[s + 1] - a.query_start[s] == 1 ? one : many) = true;
+  return one && many ? "mixed" : graph;
+}
+
+} // namespace
 
 void executeGraph(Prepared &p, KvCache *cache, const llmc_step_args &args,
                   OpProfile *profile) {
@@ -48,13 +71,13 @@ void executeGraph(Prepared &p, KvCache *cache, const llmc_step_args &args,
                         [&](size_t i, Step &step) { p.kernels[i](step); });
     return;
   }
+  const std::string graph = stepLabel(p.graph.name, args);
   common::runHostStep(
       p.graph, p.workspace, cache, args, [&](size_t i, Step &step) {
         auto t0 = std::chrono::steady_clock::now();
         p.kernels[i](step);
         std::chrono::duration<double> d = std::chrono::steady_clock::now() - t0;
-        profile->add(p.graph.name, common::opName(p.graph.ops[i].kind),
-                     d.count());
+        profile->add(graph, p.labels[i], d.count());
       });
 }
 

@@ -40,7 +40,7 @@ log() { echo "[$(date +%T)] $*" >&2; }
 
 # The 1.1B set is ~20 GB of checkpoints (HF f32 + five GGUFs) plus ~10 GB of plans, and the f32 plan
 # alone maps 4.7 GB: refuse early rather than fail an hour in.
-if [ "$size" = 1b ]; then
+if [ "$size" = 1b ] && [ ! -d "$P/models/1b-hf" ]; then # not set up yet
   free_gb=$(df -Pk "$W" | awk 'NR==2 {print int($4 / 1048576)}')
   mem_gb=$(awk '/MemAvailable/ {print int($2 / 1048576)}' /proc/meminfo)
   if [ "$free_gb" -lt 35 ] || [ "$mem_gb" -lt 12 ]; then

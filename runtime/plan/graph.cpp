@@ -113,37 +113,7 @@ AbiNeed abiNeeded(const Graph &g) {
   return need;
 }
 
-const char *dtypeName(llmc_dtype dtype) {
-  switch (dtype) {
-  case LLMC_F32:
-    return "f32";
-  case LLMC_F16:
-    return "f16";
-  case LLMC_BF16:
-    return "bf16";
-  case LLMC_I8:
-    return "i8";
-  case LLMC_I4:
-    return "i4";
-  case LLMC_I32:
-    return "i32";
-  case LLMC_FP8_E4M3:
-    return "fp8";
-  case LLMC_MXFP4:
-    return "mxfp4";
-  case LLMC_E8M0:
-    return "e8m0";
-  case LLMC_Q4_K:
-    return "q4_k";
-  case LLMC_Q5_K:
-    return "q5_k";
-  case LLMC_Q6_K:
-    return "q6_k";
-  case LLMC_KQ_HEADER:
-    return "kq_header";
-  }
-  return "unknown";
-}
+const char *dtypeName(llmc_dtype dtype) { return llmc_dtype_name(dtype); }
 
 size_t dtypeBytes(llmc_dtype dtype, int64_t elements) {
   if (elements < 0)

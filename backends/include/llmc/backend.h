@@ -312,6 +312,39 @@ static inline uint64_t llmc_kv_block_bytes(uint32_t dtype, uint32_t block_size,
   }
 }
 
+/* A weight or buffer dtype's name as plans and `llmc inspect` print it. */
+static inline const char *llmc_dtype_name(uint32_t dtype) {
+  switch (dtype) {
+  case LLMC_F32:
+    return "f32";
+  case LLMC_F16:
+    return "f16";
+  case LLMC_BF16:
+    return "bf16";
+  case LLMC_I8:
+    return "i8";
+  case LLMC_I4:
+    return "i4";
+  case LLMC_I32:
+    return "i32";
+  case LLMC_FP8_E4M3:
+    return "fp8";
+  case LLMC_MXFP4:
+    return "mxfp4";
+  case LLMC_E8M0:
+    return "e8m0";
+  case LLMC_Q4_K:
+    return "q4_k";
+  case LLMC_Q5_K:
+    return "q5_k";
+  case LLMC_Q6_K:
+    return "q6_k";
+  case LLMC_KQ_HEADER:
+    return "kq_header";
+  }
+  return "unknown";
+}
+
 /* The KV dtype as llmc's flags spell it ("f32", "bf16", "f16", "int8",
  * "fp8"); NULL for a dtype the cache cannot hold. */
 static inline const char *llmc_kv_dtype_name(uint32_t dtype) {

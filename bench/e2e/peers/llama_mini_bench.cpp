@@ -10,6 +10,10 @@
 //       bench-peers/llama_mini_bench.cpp -L$B -l:libllama.v0.4.0.so -l:libggml.v0.4.0.so \
 //       -l:libggml-base.so -Wl,-rpath,$B
 // Run:  /tmp/llmc-bench/peer/llama_mini_bench MODEL.gguf [threads=2] [pp=512] [tg=128] [tgp=32] [reps=3] [fa=0|1|-1]
+//        [batch=1]
+// batch > 1 adds batched decode (llama-batched-bench's way): `batch` sequences in one unified KV cache,
+// each prefilled with the same tgp-token prompt, then tg steps of one llama_batch holding one token of
+// every sequence (greedy per sequence): tg_batch_median is tokens/s over all sequences.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -41,6 +45,8 @@ int main(int argc, char **argv) {
     const char *path = argv[1];
     int nt = argc > 2 ? atoi(argv[2]) : 2, PP = argc > 3 ? atoi(argv[3]) : 512, TG = argc > 4 ? atoi(argv[4]) : 128;
     int TGP = argc > 5 ? atoi(argv[5]) : 32, REPS = argc > 6 ? atoi(argv[6]) : 3, fa = argc > 7 ? atoi(argv[7]) : 0;
+    int NB = argc > 8 ? atoi(argv[8]) : 1;
+    if (NB < 1) { fprintf(stderr, "batch must be at least 1\n"); return 2; }
 
     llama_log_set(quiet, nullptr);
     const char *bins = getenv("NLC_BINS");
@@ -60,8 +66,10 @@ int main(int argc, char **argv) {
     double t_load = now() - t0;
 
     llama_context_params cp = llama_context_default_params();
-    cp.n_ctx = std::max(1024, std::max(PP, TGP + TG) + 16);
-    cp.n_batch = cp.n_ubatch = std::max(PP, TGP);
+    cp.n_ctx = std::max(1024, std::max(PP, NB * (TGP + TG)) + 16);
+    cp.n_batch = cp.n_ubatch = std::max(PP, NB * TGP);
+    cp.n_seq_max = NB;
+    cp.kv_unified = true;
     cp.n_threads = cp.n_threads_batch = nt;
     cp.flash_attn_type = fa < 0 ? LLAMA_FLASH_ATTN_TYPE_AUTO : fa ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
     llama_context *ctx = llama_init_from_model(model, cp);
@@ -101,11 +109,56 @@ int main(int argc, char **argv) {
         return now() - a;
     };
 
+    // NB sequences, one token each per llama_decode.
+    auto decodeBatch = [&]() {
+        llama_memory_clear(llama_get_memory(ctx), true);
+        llama_batch b = llama_batch_init(NB * TGP, 0, 1);
+        b.n_tokens = 0;
+        for (int s = 0; s < NB; s++)
+            for (int i = 0; i < TGP; i++) {
+                int k = b.n_tokens++;
+                b.token[k] = prompt[i];
+                b.pos[k] = i;
+                b.n_seq_id[k] = 1;
+                b.seq_id[k][0] = s;
+                b.logits[k] = i == TGP - 1;
+            }
+        if (llama_decode(ctx, b)) { fprintf(stderr, "batched prefill failed\n"); exit(1); }
+        std::vector<llama_token> tok(NB);
+        for (int s = 0; s < NB; s++) {
+            const float *lg = llama_get_logits_ith(ctx, (s + 1) * TGP - 1);
+            tok[s] = (llama_token)(std::max_element(lg, lg + nv) - lg);
+        }
+        double a = now();
+        for (int i = 0; i < TG; i++) {
+            b.n_tokens = NB;
+            for (int s = 0; s < NB; s++) {
+                b.token[s] = tok[s];
+                b.pos[s] = TGP + i;
+                b.n_seq_id[s] = 1;
+                b.seq_id[s][0] = s;
+                b.logits[s] = true;
+            }
+            if (llama_decode(ctx, b)) { fprintf(stderr, "batched decode failed\n"); exit(1); }
+            for (int s = 0; s < NB; s++) {
+                const float *lg = llama_get_logits_ith(ctx, s);
+                tok[s] = (llama_token)(std::max_element(lg, lg + nv) - lg);
+            }
+        }
+        double t = now() - a;
+        llama_batch_free(b);
+        return t;
+    };
+
     if (PP > 0) prefill(PP);  // warm-up
     decode();
-    std::vector<double> pp, tg;
+    std::vector<double> pp, tg, tgb;
     for (int r = 0; r < REPS && PP > 0; r++) pp.push_back(PP / prefill(PP));
     for (int r = 0; r < REPS; r++) tg.push_back(TG / decode());
+    if (NB > 1) {
+        decodeBatch();  // warm-up
+        for (int r = 0; r < REPS; r++) tgb.push_back(double(NB) * TG / decodeBatch());
+    }
 
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -113,6 +166,11 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < pp.size(); i++) printf("%s%.3f", i ? "," : "", pp[i]);
     printf("],\"tg_tok_s\":[");
     for (size_t i = 0; i < tg.size(); i++) printf("%s%.3f", i ? "," : "", tg[i]);
+    if (NB > 1) {
+        printf("],\"tg_batch\":%d,\"tg_batch_tok_s\":[", NB);
+        for (size_t i = 0; i < tgb.size(); i++) printf("%s%.3f", i ? "," : "", tgb[i]);
+        printf("],\"tg_batch_median\":%.3f,\"tg_batch_step_ms\":%.3f", median(tgb), 1e3 * NB / median(tgb));
+    }
     printf("],\"pp_median\":%.3f,\"tg_median\":%.3f,\"load_s\":%.3f,\"max_rss_bytes\":%ld,\"model_size\":%llu,\"n_params\":%llu,\"greedy_head\":[",
            pp.empty() ? 0.0 : median(pp), median(tg), t_load, ru.ru_maxrss * 1024L,
            (unsigned long long)llama_model_size(model), (unsigned long long)llama_model_n_params(model));

