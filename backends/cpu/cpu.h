@@ -141,6 +141,23 @@ void gemvInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
 /// the weights repacked per call (gemm.cpp); rounds exactly as gemvInt.
 void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
              const float *scales, int64_t group, const uint8_t *e8m0 = nullptr);
+/// An i8 weight repacked once, when the graph is prepared, into the integer
+/// GEMM tile's panels (what gemmInt packs per call): every row count, one
+/// decode token to a whole prompt, then runs on the tiles over the same
+/// bytes, with no per-call repack and no second copy in the plan's pages.
+struct PackedIntWeight {
+  int64_t N = 0, K = 0, groups = 1;
+  std::vector<uint8_t> w; // [panels][K / 4][kTileN][4], weight + offset
+  std::vector<float> s;   // [panels][groups][kTileN], 0 past N
+};
+std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k,
+                                               const int8_t *w,
+                                               const float *scales, int64_t N,
+                                               int64_t K, int64_t group);
+/// out = x · Wᵀ (+ bias) on the tiles, any number of rows; rounds x as
+/// gemvInt does.
+void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
+                   const PackedIntWeight &w);
 /// x rounded to bf16, to nearest even (as llmc::floatToBf16 for finite x).
 void toBf16(const float *x, int64_t n, uint16_t *out);
 /// Rows [0, rows) of K floats each (row(r) points at row r) in an F32Tile's

@@ -271,6 +271,47 @@ void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
   gemmQuantized(k, f, offset, a, x, w, scales, group, e8m0);
 }
 
+std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k,
+                                               const int8_t *w,
+                                               const float *scales, int64_t N,
+                                               int64_t K, int64_t group) {
+  auto out = std::make_shared<PackedIntWeight>();
+  out->N = N;
+  out->K = K;
+  out->groups = group >= K ? 1 : K / group;
+  const int64_t panels = (N + kTileN - 1) / kTileN;
+  out->w.resize(size_t(panels * K * kTileN));
+  out->s.resize(size_t(panels * out->groups * kTileN));
+  parallelFor(panels, N * K >= (1 << 16), [&](int64_t p) {
+    thread_local Panel panel; // this worker's own
+    pack(kI8, k.q8Offset, w, scales, nullptr, K, N, group, p * kTileN, 0, K,
+         panel);
+    std::copy(panel.w.begin(), panel.w.end(),
+              out->w.begin() + p * K * kTileN);
+    std::copy(panel.s.begin(), panel.s.end(),
+              out->s.begin() + p * out->groups * kTileN);
+  });
+  return out;
+}
+
+void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
+                   const PackedIntWeight &w) {
+  static thread_local Activations scratch; // see gemmInt
+  Activations &x = scratch;
+  quantize(a, k.q8Offset, x);
+  const int64_t panels = (a.N + kTileN - 1) / kTileN;
+  // Each thread streams its run of panels, all of K at once: no barrier
+  // per block of K, and a decode row's weights are one sequential read.
+  parallelFor(panels, a.N * a.K >= (1 << 16), [&](int64_t p) {
+    const int64_t n0 = p * kTileN;
+    k.t8(IntGemm{x.q.data(), x.s.data(), x.c.data(), a.K, a.rows, a.K,
+                 w.w.data() + p * a.K * kTileN,
+                 w.s.data() + p * w.groups * kTileN, w.groups,
+                 a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
+                 std::min(kTileN, a.N - n0), false});
+  });
+}
+
 /// Columns [n0, n0 + kTileN) x [k0, k0 + kc) of MXFP4 w decoded to f32 in
 /// F32Gemm's layout; columns past N are zero.
 void packMxfp4(const uint8_t *w, const uint8_t *e8m0, int64_t K, int64_t N,

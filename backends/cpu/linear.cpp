@@ -12,6 +12,7 @@
 #include "gemv_kquant.h"
 
 #include "common/op_checks.h"
+#include "llmc/support/mapped_file.h"
 
 namespace llmc::cpu {
 namespace {
@@ -118,6 +119,16 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
                     : nullptr};
 
   OwnKernels kernels = ownKernelsFor(b, w);
+  // i8 on integer dots: the tiles' panels, packed once, serve every row
+  // count. The plan's pages are not read again: they leave the resident set.
+  std::shared_ptr<PackedIntWeight> packedInt;
+  if (wd.dtype == LLMC_I8 && kernels.intDot)
+    packedInt = b.weights.get<PackedIntWeight>(wd.data, wd.nbytes, 3, [&] {
+      auto made = packIntWeight(b.ints, static_cast<const int8_t *>(wd.data),
+                                w.scales, N, K, w.group);
+      dropMappedPages(wd.data, wd.nbytes);
+      return made;
+    });
   std::shared_ptr<PackedMatmul> packed;
   // i8/i4 weights on integer dots and bf16 ones on vdpbf16ps need no oneDNN
   // at any row count: our tiles beat it (on a dequantized bf16 copy, which
@@ -128,10 +139,13 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
       mayExceed(g.buffers[op.operands[X].index].rows, kGemvMaxRows))
     packed = packMatmul(b, w);
 
-  return [op, w, kernels, scales, bias, packed](Step &step) {
+  return [op, w, kernels, scales, bias, packed, packedInt](Step &step) {
     Matrix x = step.operand(op, X), out = step.result(op, 0);
     expectRows(out, x.rows, "the result");
     const float *bp = bias ? bias->data() : nullptr;
+    if (packedInt)
+      return gemmPackedInt(
+          kernels.ints, GemvArgs{x.data, x.rows, w.K, w.N, bp, out.data}, *packedInt);
     if (x.rows > kGemvMaxRows && packed &&
         runMatmul(*packed, x.data, x.rows, bp, out.data))
       return;

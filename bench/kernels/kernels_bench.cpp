@@ -35,6 +35,7 @@ struct Weight {
   std::vector<float> scales;
 
   std::vector<uint8_t> headers; // K-quants
+  std::shared_ptr<PackedIntWeight> packed; // Q8: as LINEAR packs it
 
   Weight(Fmt f, int64_t n, int64_t k) : fmt(f), N(n), K(k) {
     std::mt19937 rng(7);
@@ -71,6 +72,10 @@ struct Weight {
         w[i] = u(rng);
     }
     scales.assign(size_t(n * (f == Q4 ? k / 32 : 1)), 0.01f);
+    if (f == Q8 && intGemvApplies(k, k))
+      packed = packIntWeight(level().ints,
+                             reinterpret_cast<const int8_t *>(bytes.data()),
+                             scales.data(), n, k, k);
   }
   size_t weightBytes() const {
     return bytes.size() + headers.size() + scales.size() * 4;
@@ -99,6 +104,8 @@ struct Weight {
                            reinterpret_cast<const uint16_t *>(bytes.data()));
       return gemvBf16(a, reinterpret_cast<const uint16_t *>(bytes.data()));
     case Q8:
+      if (packed)
+        return gemmPackedInt(b.ints, a, *packed);
       return intLinear(b.ints, kI8, a, bytes.data(), scales.data(), K, nullptr);
     default:
       return intLinear(b.ints, kI4, a, bytes.data(), scales.data(), 32,
