@@ -73,6 +73,7 @@ struct Backend {
   Isa isa = Isa::Avx2;
   IntKernels ints;          // for isa
   Bf16Panel bf16 = nullptr; // null below Avx512Bf16
+  Bf16Tile bf16Tile = nullptr; // Avx512Bf16 (with AMX, oneDNN's is ahead)
   F32Tile f32Tile = nullptr;
   const RowKernels *rows = nullptr; // null below Avx512
   KQuantDots kquant{};              // for isa
@@ -141,23 +142,42 @@ void gemvInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
 /// the weights repacked per call (gemm.cpp); rounds exactly as gemvInt.
 void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
              const float *scales, int64_t group, const uint8_t *e8m0 = nullptr);
-/// An i8 weight repacked once, when the graph is prepared, into the integer
-/// GEMM tile's panels (what gemmInt packs per call): every row count, one
-/// decode token to a whole prompt, then runs on the tiles over the same
-/// bytes, with no per-call repack and no second copy in the plan's pages.
+/// An i8 or i4 weight repacked once, when the graph is prepared, into the
+/// integer GEMM tiles' panels (what gemmInt packs per call; i4 stays at two
+/// values a byte): every row count, one decode token to a whole prompt, then
+/// runs on the tiles over as many bytes as the plan holds, with no per-call
+/// repack, and the plan's pages are not read again.
 struct PackedIntWeight {
+  IntFormat format = kI8;
   int64_t N = 0, K = 0, groups = 1;
-  std::vector<uint8_t> w; // [panels][K / 4][kTileN][4], weight + offset
+  std::vector<uint8_t> w; // [panels][IntGemm::w of all of K]
   std::vector<float> s;   // [panels][groups][kTileN], 0 past N
 };
+/// Whether packIntWeight takes these: i8 or i4 at a level with the tiles.
+bool packsInt(const IntKernels &k, uint32_t dtype);
 std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k,
-                                               const int8_t *w,
+                                               IntFormat f, const void *w,
                                                const float *scales, int64_t N,
                                                int64_t K, int64_t group);
 /// out = x · Wᵀ (+ bias) on the tiles, any number of rows; rounds x as
 /// gemvInt does.
 void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
                    const PackedIntWeight &w);
+/// A bf16 weight repacked once, at prepare, into Bf16Gemm's panels: every
+/// row count runs on vdpbf16ps tiles over the same bytes (x rounded to bf16
+/// as the GEMV panels round it), and the plan's pages are not read again.
+struct PackedBf16Weight {
+  int64_t N = 0, K = 0;
+  std::vector<uint16_t> w; // [panels][K / 2][kTileN][2], 0 past N
+};
+std::shared_ptr<PackedBf16Weight> packBf16Weight(const uint16_t *w, int64_t N,
+                                                 int64_t K);
+void gemmPackedBf16(Bf16Tile tile, const GemvArgs &a,
+                    const PackedBf16Weight &w);
+/// The same weights widened to f32 against f32 x on the F32Tile: a prompt's
+/// rows keep their activations unrounded (gemmBf16's arithmetic).
+void gemmPackedBf16Widened(F32Tile tile, const GemvArgs &a,
+                           const PackedBf16Weight &w);
 /// x rounded to bf16, to nearest even (as llmc::floatToBf16 for finite x).
 void toBf16(const float *x, int64_t n, uint16_t *out);
 /// Rows [0, rows) of K floats each (row(r) points at row r) in an F32Tile's

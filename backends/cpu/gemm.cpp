@@ -271,23 +271,36 @@ void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
   gemmQuantized(k, f, offset, a, x, w, scales, group, e8m0);
 }
 
+bool packsInt(const IntKernels &k, uint32_t dtype) {
+  return dtype == LLMC_I8 || (dtype == LLMC_I4 && k.t4Nibbles);
+}
+
 std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k,
-                                               const int8_t *w,
+                                               IntFormat f, const void *w,
                                                const float *scales, int64_t N,
                                                int64_t K, int64_t group) {
   auto out = std::make_shared<PackedIntWeight>();
+  out->format = f;
   out->N = N;
   out->K = K;
   out->groups = group >= K ? 1 : K / group;
   const int64_t panels = (N + kTileN - 1) / kTileN;
-  out->w.resize(size_t(panels * K * kTileN));
+  const int64_t bytes = f == kI4 ? K * kTileN / 2 : K * kTileN;
+  out->w.resize(size_t(panels * bytes));
   out->s.resize(size_t(panels * out->groups * kTileN));
   parallelFor(panels, N * K >= (1 << 16), [&](int64_t p) {
     thread_local Panel panel; // this worker's own
-    pack(kI8, k.q8Offset, w, scales, nullptr, K, N, group, p * kTileN, 0, K,
-         panel);
-    std::copy(panel.w.begin(), panel.w.end(),
-              out->w.begin() + p * K * kTileN);
+    pack(f, f == kI4 ? 8 : k.q8Offset, w, scales, nullptr, K, N, group,
+         p * kTileN, 0, K, panel);
+    uint8_t *to = out->w.data() + p * bytes;
+    if (f == kI4) // quad 2j's bytes in the low nibbles, 2j + 1's high
+      for (int64_t j = 0; j < K / 8; ++j)
+        for (int64_t i = 0; i < 4 * kTileN; ++i)
+          to[j * 4 * kTileN + i] =
+              uint8_t(panel.w[size_t(2 * j * 4 * kTileN + i)] |
+                      panel.w[size_t((2 * j + 1) * 4 * kTileN + i)] << 4);
+    else
+      std::copy(panel.w.begin(), panel.w.end(), to);
     std::copy(panel.s.begin(), panel.s.end(),
               out->s.begin() + p * out->groups * kTileN);
   });
@@ -296,19 +309,56 @@ std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k,
 
 void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
                    const PackedIntWeight &w) {
+  const bool i4 = w.format == kI4;
   static thread_local Activations scratch; // see gemmInt
   Activations &x = scratch;
-  quantize(a, k.q8Offset, x);
+  quantize(a, i4 ? 8 : k.q8Offset, x);
+  const IntTile tile = i4 ? k.t4Nibbles : k.t8;
   const int64_t panels = (a.N + kTileN - 1) / kTileN;
+  const int64_t bytes = i4 ? a.K * kTileN / 2 : a.K * kTileN;
   // Each thread streams its run of panels, all of K at once: no barrier
   // per block of K, and a decode row's weights are one sequential read.
   parallelFor(panels, a.N * a.K >= (1 << 16), [&](int64_t p) {
     const int64_t n0 = p * kTileN;
-    k.t8(IntGemm{x.q.data(), x.s.data(), x.c.data(), a.K, a.rows, a.K,
-                 w.w.data() + p * a.K * kTileN,
-                 w.s.data() + p * w.groups * kTileN, w.groups,
-                 a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
+    tile(IntGemm{x.q.data(), x.s.data(), x.c.data(), a.K, a.rows, a.K,
+                 w.w.data() + p * bytes, w.s.data() + p * w.groups * kTileN,
+                 w.groups, a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
                  std::min(kTileN, a.N - n0), false});
+  });
+}
+
+std::shared_ptr<PackedBf16Weight> packBf16Weight(const uint16_t *w, int64_t N,
+                                                 int64_t K) {
+  auto out = std::make_shared<PackedBf16Weight>();
+  out->N = N;
+  out->K = K;
+  const int64_t panels = (N + kTileN - 1) / kTileN;
+  out->w.resize(size_t(panels * K * kTileN));
+  parallelFor(panels, N * K >= (1 << 16), [&](int64_t p) {
+    uint16_t *to = out->w.data() + p * K * kTileN;
+    for (int64_t c = 0; c < kTileN; ++c) {
+      const int64_t n = p * kTileN + c;
+      for (int64_t k = 0; k < K; k += 2) {
+        to[k * kTileN + 2 * c] = n < N ? w[n * K + k] : 0;
+        to[k * kTileN + 2 * c + 1] = n < N ? w[n * K + k + 1] : 0;
+      }
+    }
+  });
+  return out;
+}
+
+void gemmPackedBf16(Bf16Tile tile, const GemvArgs &a,
+                    const PackedBf16Weight &w) {
+  static thread_local std::vector<uint16_t> scratch; // see gemmInt
+  std::vector<uint16_t> &x = scratch;
+  x.resize(size_t(a.rows * a.K));
+  toBf16(a.x, a.rows * a.K, x.data());
+  const int64_t panels = (a.N + kTileN - 1) / kTileN;
+  parallelFor(panels, a.N * a.K >= (1 << 16), [&](int64_t p) {
+    const int64_t n0 = p * kTileN;
+    tile(Bf16Gemm{x.data(), a.rows, a.K, w.w.data() + p * a.K * kTileN,
+                  a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
+                  std::min(kTileN, a.N - n0)});
   });
 }
 
@@ -361,6 +411,29 @@ void gemmWidened(F32Tile tile, const GemvArgs &a, Pack pack) {
 void gemmBf16(F32Tile tile, const GemvArgs &a, const uint16_t *w) {
   gemmWidened(tile, a, [&](int64_t n0, int64_t k0, int64_t kc, Panel &p) {
     packBf16(w, a.K, a.N, n0, k0, kc, p);
+  });
+}
+
+void gemmPackedBf16Widened(F32Tile tile, const GemvArgs &a,
+                           const PackedBf16Weight &w) {
+  gemmWidened(tile, a, [&](int64_t n0, int64_t k0, int64_t kc, Panel &p) {
+    // Each int32 of the packed panel is column c's pair (k, k + 1): k's
+    // bf16 in the low half, k + 1's in the high one.
+    p.w.resize(size_t(kc * kTileN) * sizeof(float));
+    auto *out = reinterpret_cast<float *>(p.w.data());
+    const uint16_t *src = w.w.data() + n0 * a.K;
+    const __m256i high = _mm256_set1_epi32(int32_t(0xffff0000u));
+    for (int64_t k = 0; k < kc; k += 2)
+      for (int64_t c0 = 0; c0 < kTileN; c0 += 8) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+            src + (k0 + k) * kTileN + 2 * c0));
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i *>(out + k * kTileN + c0),
+            flushDenormals(_mm256_slli_epi32(v, 16)));
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i *>(out + (k + 1) * kTileN + c0),
+            flushDenormals(_mm256_and_si256(v, high)));
+      }
   });
 }
 

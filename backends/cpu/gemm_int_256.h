@@ -23,7 +23,8 @@ inline __m256i broadcastQuad256(const int8_t *p) {
 
 /// SignedW: the panel holds signed i8 (offset 0); |w| goes unsigned and x
 /// takes w's sign, as in gemv_int_256.h.
-template <int RM, bool SignedW>
+/// Nib: two quads per byte, as gemm_int_avx512.cpp's tile reads them.
+template <int RM, bool SignedW, bool Nib>
 void tileHalf(const IntGemm &g, int64_t m0, int h) {
   const int64_t blocks = g.K / kQuantBlock, lb = g.ldx / kQuantBlock;
   const int64_t perGroup = blocks / g.groups;
@@ -35,15 +36,24 @@ void tileHalf(const IntGemm &g, int64_t m0, int h) {
     __m256i acc[RM][2];
     for (int m = 0; m < RM; ++m)
       acc[m][0] = acc[m][1] = _mm256_set1_epi32(g.xc[(m0 + m) * lb + b]);
-    const uint8_t *wb = g.w + b * kQuantBlock * kTileN + h * 64;
+    const uint8_t *wb =
+        g.w + b * kQuantBlock * kTileN / (Nib ? 2 : 1) + h * 64;
     const int8_t *xb = g.xq + m0 * g.ldx + b * kQuantBlock;
     // Unrolled whole, the eight quads need more than 16 registers.
 #pragma GCC unroll 2
     for (int q = 0; q < kQuantBlock / 4; ++q) {
       __m256i w[2], u[2];
       for (int v = 0; v < 2; ++v) {
-        w[v] = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i *>(wb + q * 4 * kTileN + v * 32));
+        if (Nib) {
+          w[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+              wb + (q / 2) * 4 * kTileN + v * 32));
+          if (q % 2)
+            w[v] = _mm256_srli_epi16(w[v], 4);
+          w[v] = _mm256_and_si256(w[v], _mm256_set1_epi8(0x0f));
+        } else {
+          w[v] = _mm256_loadu_si256(
+              reinterpret_cast<const __m256i *>(wb + q * 4 * kTileN + v * 32));
+        }
         u[v] = SignedW ? _mm256_sign_epi8(w[v], w[v]) : w[v];
       }
       for (int m = 0; m < RM; ++m) {
@@ -84,13 +94,13 @@ void tileHalf(const IntGemm &g, int64_t m0, int h) {
   }
 }
 
-template <bool SignedW> void tile256(const IntGemm &g) {
+template <bool SignedW, bool Nib = false> void tile256(const IntGemm &g) {
   for (int h = 0; h < 2 && h * 16 < g.cols; ++h) {
     int64_t m0 = 0;
     for (; m0 + kTileRows256 <= g.rows; m0 += kTileRows256)
-      tileHalf<kTileRows256, SignedW>(g, m0, h);
+      tileHalf<kTileRows256, SignedW, Nib>(g, m0, h);
     if (m0 < g.rows)
-      tileHalf<1, SignedW>(g, m0, h);
+      tileHalf<1, SignedW, Nib>(g, m0, h);
   }
 }
 

@@ -17,7 +17,10 @@ inline __m512i broadcastQuad(const int8_t *p) {
   return _mm512_set1_epi32(v);
 }
 
-template <int RM> void tile(const IntGemm &g, int64_t m0) {
+/// Nib: the panel holds two quads per byte (PackedIntWeight's i4 form):
+/// pair j's 128 bytes are quad 2j's values in the low nibbles and quad
+/// 2j + 1's in the high ones, each in the [kTileN][4] order of a byte panel.
+template <int RM, bool Nib> void tile(const IntGemm &g, int64_t m0) {
   const int64_t blocks = g.K / kQuantBlock, lb = g.ldx / kQuantBlock;
   const int64_t perGroup = blocks / g.groups;
   const bool rowScale = g.groups == 1;
@@ -28,11 +31,25 @@ template <int RM> void tile(const IntGemm &g, int64_t m0) {
     __m512i acc[RM][2];
     for (int m = 0; m < RM; ++m)
       acc[m][0] = acc[m][1] = _mm512_set1_epi32(g.xc[(m0 + m) * lb + b]);
-    const uint8_t *wb = g.w + b * kQuantBlock * kTileN;
+    const uint8_t *wb = g.w + b * kQuantBlock * kTileN / (Nib ? 2 : 1);
     const int8_t *xb = g.xq + m0 * g.ldx + b * kQuantBlock;
     for (int q = 0; q < kQuantBlock / 4; ++q) {
-      const __m512i w0 = _mm512_loadu_si512(wb + q * 4 * kTileN);
-      const __m512i w1 = _mm512_loadu_si512(wb + q * 4 * kTileN + 64);
+      __m512i w0, w1;
+      if (Nib) {
+        const __m512i low = _mm512_set1_epi8(0x0f);
+        const uint8_t *p = wb + (q / 2) * 4 * kTileN;
+        w0 = _mm512_loadu_si512(p);
+        w1 = _mm512_loadu_si512(p + 64);
+        if (q % 2) {
+          w0 = _mm512_srli_epi16(w0, 4);
+          w1 = _mm512_srli_epi16(w1, 4);
+        }
+        w0 = _mm512_and_si512(w0, low);
+        w1 = _mm512_and_si512(w1, low);
+      } else {
+        w0 = _mm512_loadu_si512(wb + q * 4 * kTileN);
+        w1 = _mm512_loadu_si512(wb + q * 4 * kTileN + 64);
+      }
       for (int m = 0; m < RM; ++m) {
         const __m512i x = broadcastQuad(xb + m * g.ldx + q * 4);
         acc[m][0] = _mm512_dpbusd_epi32(acc[m][0], w0, x);
@@ -72,14 +89,17 @@ template <int RM> void tile(const IntGemm &g, int64_t m0) {
   }
 }
 
-struct Tile {
+template <bool Nib> struct Tile {
   template <int RM> static void run(const IntGemm &g, int64_t m0) {
-    tile<RM>(g, m0);
+    tile<RM, Nib>(g, m0);
   }
 };
 
 } // namespace
 
-void intTileAvx512(const IntGemm &g) { forTileRows<Tile>(g, g.rows); }
+void intTileAvx512(const IntGemm &g) { forTileRows<Tile<false>>(g, g.rows); }
+void intTileNibblesAvx512(const IntGemm &g) {
+  forTileRows<Tile<true>>(g, g.rows);
+}
 
 } // namespace llmc::cpu

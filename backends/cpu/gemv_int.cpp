@@ -108,6 +108,7 @@ void useLevel(Backend &b, Isa isa) {
            : isa == Isa::AvxVnni ? intKernelsAvxVnni()
                                  : intKernelsAvx2();
   b.bf16 = isa >= Isa::Avx512Bf16 ? bf16PanelAvx512() : nullptr;
+  b.bf16Tile = isa == Isa::Avx512Bf16 ? bf16TileAvx512 : nullptr;
   b.f32Tile = isa >= Isa::Avx512 ? f32TileAvx512 : f32TileAvx2;
   b.kquant = isa >= Isa::Avx512 ? kquantDotsAvx512() : kquantDotsAvx2();
   static const RowKernels rowsAvx512 = rowKernelsAvx512();

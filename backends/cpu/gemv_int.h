@@ -82,7 +82,8 @@ struct IntGemm {
   const int32_t *xc; // [rows][ldx / 32]: each block of 32's accumulator
                      // start, -offset times its sum of xq (see IntKernels)
   int64_t ldx, rows, K;
-  const uint8_t *w;  // [K / 4][kTileN][4] unsigned: weight + offset
+  const uint8_t *w;  // [K / 4][kTileN][4] unsigned: weight + offset (the
+                     // t4Nibbles tile: [K / 8][kTileN][4], two quads a byte)
   const float *ws;   // [groups][kTileN], 0 past the last column
   int64_t groups;    // weight scale groups in this block (1: per row)
   const float *bias; // the panel's first column, or null
@@ -106,12 +107,14 @@ struct IntKernels {
   // low and high nibbles need no shuffle across 128-bit lanes.
   bool q4PairedBlocks = false;
   IntPanel mx = nullptr; // MXFP4 (IntGemv::we), in the q4 panels' order
+  IntTile t4Nibbles = nullptr; // i4 kept at two per byte (PackedIntWeight)
 };
 
 IntKernels intKernelsAvx2();
 IntKernels intKernelsAvxVnni();
 IntKernels intKernelsAvx512();
 void intTileAvx512(const IntGemm &g); // gemm_int_avx512.cpp
+void intTileNibblesAvx512(const IntGemm &g);
 
 /// bf16 weights against activations rounded to bf16 (vdpbf16ps).
 struct Bf16Gemv {
@@ -124,6 +127,18 @@ struct Bf16Gemv {
 using Bf16Panel = void (*)(const Bf16Gemv &, int64_t n0, int64_t n1, int64_t r0,
                            int64_t R);
 Bf16Panel bf16PanelAvx512();
+
+/// Rows of bf16 x against one panel of PackedBf16Weight.
+struct Bf16Gemm {
+  const uint16_t *x; // [rows][K] bf16
+  int64_t rows, K;   // K even
+  const uint16_t *w; // [K / 2][kTileN][2]: column c's pair k, k + 1
+  const float *bias; // the panel's first column, or null
+  float *out;        // row 0, the panel's first column
+  int64_t ldo, cols; // output row stride, columns to write (<= kTileN)
+};
+using Bf16Tile = void (*)(const Bf16Gemm &);
+void bf16TileAvx512(const Bf16Gemm &g); // gemm_bf16_avx512.cpp
 
 /// Many rows of 16-bit float weights, widened to f32 by the pack: a panel
 /// holds, for each column of a block of K, its kTileN weights in a row. x

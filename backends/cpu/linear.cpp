@@ -119,13 +119,22 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
                     : nullptr};
 
   OwnKernels kernels = ownKernelsFor(b, w);
-  // i8 on integer dots: the tiles' panels, packed once, serve every row
-  // count. The plan's pages are not read again: they leave the resident set.
+  // i8 / i4 on integer dots: the tiles' panels, packed once, serve every
+  // row count. The plan's pages are not read again: they leave the resident
+  // set.
   std::shared_ptr<PackedIntWeight> packedInt;
-  if (wd.dtype == LLMC_I8 && kernels.intDot)
+  if (kernels.intDot && packsInt(b.ints, wd.dtype))
     packedInt = b.weights.get<PackedIntWeight>(wd.data, wd.nbytes, 3, [&] {
-      auto made = packIntWeight(b.ints, static_cast<const int8_t *>(wd.data),
-                                w.scales, N, K, w.group);
+      auto made = packIntWeight(b.ints, wd.dtype == LLMC_I4 ? kI4 : kI8,
+                                wd.data, w.scales, N, K, w.group);
+      dropMappedPages(wd.data, wd.nbytes);
+      return made;
+    });
+  std::shared_ptr<PackedBf16Weight> packedBf16;
+  if (wd.dtype == LLMC_BF16 && b.bf16Tile && K % 2 == 0)
+    packedBf16 = b.weights.get<PackedBf16Weight>(wd.data, wd.nbytes, 4, [&] {
+      auto made =
+          packBf16Weight(static_cast<const uint16_t *>(wd.data), N, K);
       dropMappedPages(wd.data, wd.nbytes);
       return made;
     });
@@ -133,19 +142,30 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
   // i8/i4 weights on integer dots and bf16 ones on vdpbf16ps need no oneDNN
   // at any row count: our tiles beat it (on a dequantized bf16 copy, which
   // would also double the memory, for i8/i4).
-  const bool ownTiles = kernels.intDot || mxfp4 || kq ||
+  const bool ownTiles = kernels.intDot || mxfp4 || kq || packedBf16 ||
                         (wd.dtype == LLMC_BF16 && kernels.f32Tile);
   if (!ownTiles &&
       mayExceed(g.buffers[op.operands[X].index].rows, kGemvMaxRows))
     packed = packMatmul(b, w);
 
-  return [op, w, kernels, scales, bias, packed, packedInt](Step &step) {
+  // A decode step's rows are sequences, each rounded to bf16 as it would be
+  // alone; a prompt's rows keep f32 activations (the documented bf16
+  // bound), on the widened tiles.
+  const bool decodeRows = g.name == "decode";
+  return [op, w, kernels, scales, bias, packed, packedInt, packedBf16,
+          bf16Tile = b.bf16Tile, decodeRows](Step &step) {
     Matrix x = step.operand(op, X), out = step.result(op, 0);
     expectRows(out, x.rows, "the result");
     const float *bp = bias ? bias->data() : nullptr;
     if (packedInt)
       return gemmPackedInt(
           kernels.ints, GemvArgs{x.data, x.rows, w.K, w.N, bp, out.data}, *packedInt);
+    if (packedBf16) {
+      const GemvArgs a{x.data, x.rows, w.K, w.N, bp, out.data};
+      if (x.rows > kGemvMaxRows && !decodeRows)
+        return gemmPackedBf16Widened(kernels.f32Tile, a, *packedBf16);
+      return gemmPackedBf16(bf16Tile, a, *packedBf16);
+    }
     if (x.rows > kGemvMaxRows && packed &&
         runMatmul(*packed, x.data, x.rows, bp, out.data))
       return;

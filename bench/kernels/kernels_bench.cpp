@@ -35,7 +35,8 @@ struct Weight {
   std::vector<float> scales;
 
   std::vector<uint8_t> headers; // K-quants
-  std::shared_ptr<PackedIntWeight> packed; // Q8: as LINEAR packs it
+  std::shared_ptr<PackedIntWeight> packed; // Q8, Q4: as LINEAR packs them
+  std::shared_ptr<PackedBf16Weight> packedBf16; // BF16 where it has a tile
 
   Weight(Fmt f, int64_t n, int64_t k) : fmt(f), N(n), K(k) {
     std::mt19937 rng(7);
@@ -72,10 +73,14 @@ struct Weight {
         w[i] = u(rng);
     }
     scales.assign(size_t(n * (f == Q4 ? k / 32 : 1)), 0.01f);
-    if (f == Q8 && intGemvApplies(k, k))
-      packed = packIntWeight(level().ints,
-                             reinterpret_cast<const int8_t *>(bytes.data()),
-                             scales.data(), n, k, k);
+    if (f == BF16 && level().bf16Tile)
+      packedBf16 = packBf16Weight(
+          reinterpret_cast<const uint16_t *>(bytes.data()), n, k);
+    const int64_t group = f == Q4 ? 32 : k;
+    if ((f == Q8 || f == Q4) && intGemvApplies(k, group) &&
+        packsInt(level().ints, f == Q8 ? LLMC_I8 : LLMC_I4))
+      packed = packIntWeight(level().ints, f == Q8 ? kI8 : kI4, bytes.data(),
+                             scales.data(), n, k, group);
   }
   size_t weightBytes() const {
     return bytes.size() + headers.size() + scales.size() * 4;
@@ -96,6 +101,8 @@ struct Weight {
     case F32:
       return gemvF32(a, reinterpret_cast<const float *>(bytes.data()));
     case BF16:
+      if (packedBf16)
+        return gemmPackedBf16(b.bf16Tile, a, *packedBf16);
       if (a.rows > kGemvMaxRows && b.f32Tile)
         return gemmBf16(b.f32Tile, a,
                         reinterpret_cast<const uint16_t *>(bytes.data()));
@@ -103,13 +110,11 @@ struct Weight {
         return gemvBf16Dot(b.bf16, a,
                            reinterpret_cast<const uint16_t *>(bytes.data()));
       return gemvBf16(a, reinterpret_cast<const uint16_t *>(bytes.data()));
-    case Q8:
+    default: // Q8, Q4
       if (packed)
         return gemmPackedInt(b.ints, a, *packed);
-      return intLinear(b.ints, kI8, a, bytes.data(), scales.data(), K, nullptr);
-    default:
-      return intLinear(b.ints, kI4, a, bytes.data(), scales.data(), 32,
-                       nullptr);
+      return intLinear(b.ints, fmt == Q8 ? kI8 : kI4, a, bytes.data(),
+                       scales.data(), fmt == Q8 ? K : 32, nullptr);
     }
   }
 
