@@ -307,6 +307,11 @@ std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k,
   return out;
 }
 
+// Rows above which an i4 panel is widened to bytes once per call rather
+// than unpacked in the tile once per tile of rows (measured: the byte tile
+// runs about twice the nibble tile's rate on a prompt).
+constexpr int64_t kWidenNibbleRows = 32;
+
 void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
                    const PackedIntWeight &w) {
   const bool i4 = w.format == kI4;
@@ -318,12 +323,35 @@ void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
   const int64_t bytes = i4 ? a.K * kTileN / 2 : a.K * kTileN;
   // Each thread streams its run of panels, all of K at once: no barrier
   // per block of K, and a decode row's weights are one sequential read.
+  // Many rows (a prompt) would unpack every nibble once per tile of rows:
+  // they unpack each panel once, to bytes, and run the byte tile.
+  const bool widen = i4 && a.rows > kWidenNibbleRows;
   parallelFor(panels, a.N * a.K >= (1 << 16), [&](int64_t p) {
     const int64_t n0 = p * kTileN;
-    tile(IntGemm{x.q.data(), x.s.data(), x.c.data(), a.K, a.rows, a.K,
-                 w.w.data() + p * bytes, w.s.data() + p * w.groups * kTileN,
-                 w.groups, a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
-                 std::min(kTileN, a.N - n0), false});
+    const uint8_t *panel = w.w.data() + p * bytes;
+    if (widen) {
+      thread_local std::vector<uint8_t> wide; // this worker's own
+      wide.resize(size_t(a.K * kTileN));
+      const __m256i low = _mm256_set1_epi8(0x0f);
+      for (int64_t j = 0; j < a.K / 8; ++j) // quads 2j (low), 2j + 1 (high)
+        for (int64_t i = 0; i < 4 * kTileN; i += 32) {
+          const __m256i v = _mm256_loadu_si256(
+              reinterpret_cast<const __m256i *>(panel + j * 4 * kTileN + i));
+          _mm256_storeu_si256(
+              reinterpret_cast<__m256i *>(wide.data() + 2 * j * 4 * kTileN + i),
+              _mm256_and_si256(v, low));
+          _mm256_storeu_si256(
+              reinterpret_cast<__m256i *>(wide.data() +
+                                          (2 * j + 1) * 4 * kTileN + i),
+              _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
+        }
+      panel = wide.data();
+    }
+    (widen ? k.t4 : tile)(
+        IntGemm{x.q.data(), x.s.data(), x.c.data(), a.K, a.rows, a.K, panel,
+                w.s.data() + p * w.groups * kTileN, w.groups,
+                a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
+                std::min(kTileN, a.N - n0), false});
   });
 }
 

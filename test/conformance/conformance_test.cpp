@@ -211,7 +211,8 @@ void addLinearCases(std::vector<Case> &cases) {
          {std::tuple{1, 256, 96},
           {5, 512, 64},
           {17, 128, 200},
-          {25, 2176, 40}}) // several blocks of K in the cpu GEMMs, and a tail
+          {25, 2176, 40}, // several blocks of K in the cpu GEMMs, and a tail
+          {40, 384, 72}}) // a prompt's rows: i4 panels widened once
       for (bool bias : {false, true}) {
         std::string name =
             cat("linear/", dtypeName(l.dtype), l.group ? cat("g", l.group) : "",

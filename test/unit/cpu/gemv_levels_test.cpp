@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <random>
 
@@ -234,6 +235,59 @@ TEST(GemvLevels, Bf16DotProducts) {
 
 TEST(GemvLevels, Bf16Gemm) {
   checkBf16Levels(true, kGemmShapes, std::size(kGemmShapes), 17);
+}
+
+// Weights packed at prepare (PackedIntWeight, PackedBf16Weight) serve any
+// number of rows; a row's result must not depend on the rows beside it (a
+// batched decode step equals each sequence alone), bit for bit, including
+// i4's widened panels above 32 rows.
+TEST(GemvLevels, PackedWeightsGiveEachRowTheSameResultAtAnyBatch) {
+  std::mt19937 rng(23);
+  const int64_t K = 384, N = 72, rows = 40;
+  std::vector<float> x = random(rng, size_t(rows * K)), bias = random(rng, N);
+  std::vector<int8_t> w8(size_t(N * K));
+  std::vector<uint8_t> w4(size_t(N * K / 2));
+  std::vector<uint16_t> wbf(size_t(N * K));
+  for (auto &v : w8)
+    v = int8_t(int(rng() % 255) - 127);
+  for (auto &v : w4)
+    v = uint8_t(rng());
+  for (auto &v : wbf)
+    v = floatToBf16(random(rng, 1)[0]);
+  std::vector<float> s8 = random(rng, N, 0.01f),
+                     s4 = random(rng, size_t(N * K / 32), 0.01f);
+  for (const Level &l : levelsHere()) {
+    SCOPED_TRACE(isaName(l.isa));
+    Backend b;
+    useLevel(b, l.isa);
+    struct Path {
+      const char *name;
+      std::function<void(const GemvArgs &)> run;
+    };
+    auto p8 = packIntWeight(b.ints, kI8, w8.data(), s8.data(), N, K, K);
+    auto p4 = packIntWeight(b.ints, kI4, w4.data(), s4.data(), N, K, 32);
+    std::vector<Path> paths = {
+        {"i8", [&](const GemvArgs &a) { gemmPackedInt(b.ints, a, *p8); }},
+        {"i4", [&](const GemvArgs &a) { gemmPackedInt(b.ints, a, *p4); }}};
+    std::shared_ptr<PackedBf16Weight> pb;
+    if (b.bf16Tile) {
+      pb = packBf16Weight(wbf.data(), N, K);
+      paths.push_back({"bf16", [&](const GemvArgs &a) {
+                         gemmPackedBf16(b.bf16Tile, a, *pb);
+                       }});
+    }
+    for (const Path &p : paths) {
+      SCOPED_TRACE(p.name);
+      std::vector<float> all(size_t(rows * N)), one(static_cast<size_t>(N));
+      p.run({x.data(), rows, K, N, bias.data(), all.data()});
+      for (int64_t r = 0; r < rows; ++r) {
+        p.run({x.data() + r * K, 1, K, N, bias.data(), one.data()});
+        for (int64_t n = 0; n < N; ++n)
+          ASSERT_EQ(all[size_t(r * N + n)], one[size_t(n)])
+              << "row " << r << " column " << n;
+      }
+    }
+  }
 }
 
 TEST(GemvLevels, CapFromTheEnvironment) {
