@@ -103,6 +103,29 @@ int32_t Sampler::sample(std::span<const float> logits,
                         std::span<const int32_t> promptIds,
                         std::span<const int32_t> generatedIds,
                         std::vector<ProcessorTrace> *trace, int topN) {
+  const SamplingParams &p = params_;
+  if (p.greedy() && !trace && p.repetitionPenalty == 1.0f &&
+      p.presencePenalty == 0.0f && p.frequencyPenalty == 0.0f) {
+    // The chain would only copy the row into candidates to take their
+    // argmax: one pass instead, with the same checks and the same winner
+    // (the first of equal maxima), once per sequence per step.
+    if (logits.empty())
+      throw Error("sampler: empty logits row");
+    checkIds(promptIds, logits.size(), "prompt");
+    checkIds(generatedIds, logits.size(), "generated");
+    int64_t best = -1;
+    for (size_t i = 0; i < logits.size(); ++i) {
+      const float l = logits[i];
+      if (std::isnan(l) || l == INFINITY)
+        throw Error("sampler: logit of token " + std::to_string(i) + " is " +
+                    (std::isnan(l) ? "NaN" : "+inf"));
+      if (l != -INFINITY && (best < 0 || l > logits[size_t(best)]))
+        best = static_cast<int64_t>(i);
+    }
+    if (best < 0)
+      throw Error("sampler: every logit is -inf, nothing can be sampled");
+    return static_cast<int32_t>(best);
+  }
   const Candidates &c = process(logits, promptIds, generatedIds, trace, topN);
   if (params_.greedy())
     return argmax(c);

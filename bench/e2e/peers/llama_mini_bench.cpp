@@ -166,12 +166,13 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < pp.size(); i++) printf("%s%.3f", i ? "," : "", pp[i]);
     printf("],\"tg_tok_s\":[");
     for (size_t i = 0; i < tg.size(); i++) printf("%s%.3f", i ? "," : "", tg[i]);
+    printf("]");
     if (NB > 1) {
-        printf("],\"tg_batch\":%d,\"tg_batch_tok_s\":[", NB);
+        printf(",\"tg_batch\":%d,\"tg_batch_tok_s\":[", NB);
         for (size_t i = 0; i < tgb.size(); i++) printf("%s%.3f", i ? "," : "", tgb[i]);
         printf("],\"tg_batch_median\":%.3f,\"tg_batch_step_ms\":%.3f", median(tgb), 1e3 * NB / median(tgb));
     }
-    printf("],\"pp_median\":%.3f,\"tg_median\":%.3f,\"load_s\":%.3f,\"max_rss_bytes\":%ld,\"model_size\":%llu,\"n_params\":%llu,\"greedy_head\":[",
+    printf(",\"pp_median\":%.3f,\"tg_median\":%.3f,\"load_s\":%.3f,\"max_rss_bytes\":%ld,\"model_size\":%llu,\"n_params\":%llu,\"greedy_head\":[",
            pp.empty() ? 0.0 : median(pp), median(tg), t_load, ru.ru_maxrss * 1024L,
            (unsigned long long)llama_model_size(model), (unsigned long long)llama_model_n_params(model));
     for (int i = 0; i < 8 && i < (int)gen.size(); i++) printf("%s%d", i ? "," : "", gen[i]);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <gtest/gtest.h>
 #include <numeric>
+#include <random>
 
 using namespace llmc::sample;
 
@@ -40,6 +41,26 @@ TEST(Greedy, TiesGoToLowestId) {
   Sampler s(withTemperature(0));
   std::vector<float> logits = {1.0f, 5.0f, 5.0f, 2.0f};
   EXPECT_EQ(s.sample(logits, {}, {}), 1);
+}
+
+// Plain greedy skips the processor chain (one pass over the row); asking
+// for a trace runs the chain: both pick the same token, masks included.
+TEST(Greedy, OnePassAgreesWithTheChain) {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> level(0, 7);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<float> logits(64);
+    for (float &l : logits) // few distinct values: ties are common
+      l = level(rng) == 0 ? -INFINITY : float(level(rng));
+    logits[size_t(trial % 64)] = 0.0f; // at least one finite logit
+    Sampler fast(withTemperature(0)), chain(withTemperature(0));
+    std::vector<ProcessorTrace> trace;
+    EXPECT_EQ(fast.sample(logits, {}, {}),
+              chain.sample(logits, {}, {}, &trace, 1));
+  }
+  Sampler s(withTemperature(0));
+  std::vector<float> masked = {-INFINITY, -INFINITY};
+  EXPECT_THROW(s.sample(masked, {}, {}), llmc::Error);
 }
 
 TEST(Greedy, PenaltiesStillApply) {
