@@ -71,8 +71,8 @@ private:
 struct Backend {
   int threads = 1;
   Isa isa = Isa::Avx2;
-  IntKernels ints;          // for isa
-  Bf16Panel bf16 = nullptr; // null below Avx512Bf16
+  IntKernels ints;             // for isa
+  Bf16Panel bf16 = nullptr;    // null below Avx512Bf16
   Bf16Tile bf16Tile = nullptr; // Avx512Bf16 (with AMX, oneDNN's is ahead)
   F32Tile f32Tile = nullptr;
   const RowKernels *rows = nullptr; // null below Avx512
@@ -155,8 +155,8 @@ struct PackedIntWeight {
 };
 /// Whether packIntWeight takes these: i8 or i4 at a level with the tiles.
 bool packsInt(const IntKernels &k, uint32_t dtype);
-std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k,
-                                               IntFormat f, const void *w,
+std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k, IntFormat f,
+                                               const void *w,
                                                const float *scales, int64_t N,
                                                int64_t K, int64_t group);
 /// out = x · Wᵀ (+ bias) on the tiles, any number of rows; rounds x as

@@ -8,7 +8,7 @@ namespace llmc::cpu {
 
 struct Prepared {
   Graph graph;
-  std::vector<Kernel> kernels; // one per op; they own the packed weights
+  std::vector<Kernel> kernels;     // one per op; they own the packed weights
   std::vector<std::string> labels; // per op, for the profile: kind (dtype)
   common::AlignedBuffer workspace;
 };

@@ -275,8 +275,8 @@ bool packsInt(const IntKernels &k, uint32_t dtype) {
   return dtype == LLMC_I8 || (dtype == LLMC_I4 && k.t4Nibbles);
 }
 
-std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k,
-                                               IntFormat f, const void *w,
+std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k, IntFormat f,
+                                               const void *w,
                                                const float *scales, int64_t N,
                                                int64_t K, int64_t group) {
   auto out = std::make_shared<PackedIntWeight>();
@@ -340,18 +340,17 @@ void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
           _mm256_storeu_si256(
               reinterpret_cast<__m256i *>(wide.data() + 2 * j * 4 * kTileN + i),
               _mm256_and_si256(v, low));
-          _mm256_storeu_si256(
-              reinterpret_cast<__m256i *>(wide.data() +
-                                          (2 * j + 1) * 4 * kTileN + i),
-              _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
+          _mm256_storeu_si256(reinterpret_cast<__m256i *>(
+                                  wide.data() + (2 * j + 1) * 4 * kTileN + i),
+                              _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
         }
       panel = wide.data();
     }
-    (widen ? k.t4 : tile)(
-        IntGemm{x.q.data(), x.s.data(), x.c.data(), a.K, a.rows, a.K, panel,
-                w.s.data() + p * w.groups * kTileN, w.groups,
-                a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
-                std::min(kTileN, a.N - n0), false});
+    (widen ? k.t4
+           : tile)(IntGemm{x.q.data(), x.s.data(), x.c.data(), a.K, a.rows, a.K,
+                           panel, w.s.data() + p * w.groups * kTileN, w.groups,
+                           a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
+                           std::min(kTileN, a.N - n0), false});
   });
 }
 
@@ -455,9 +454,8 @@ void gemmPackedBf16Widened(F32Tile tile, const GemvArgs &a,
       for (int64_t c0 = 0; c0 < kTileN; c0 += 8) {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
             src + (k0 + k) * kTileN + 2 * c0));
-        _mm256_storeu_si256(
-            reinterpret_cast<__m256i *>(out + k * kTileN + c0),
-            flushDenormals(_mm256_slli_epi32(v, 16)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + k * kTileN + c0),
+                            flushDenormals(_mm256_slli_epi32(v, 16)));
         _mm256_storeu_si256(
             reinterpret_cast<__m256i *>(out + (k + 1) * kTileN + c0),
             flushDenormals(_mm256_and_si256(v, high)));

@@ -36,8 +36,7 @@ void tileHalf(const IntGemm &g, int64_t m0, int h) {
     __m256i acc[RM][2];
     for (int m = 0; m < RM; ++m)
       acc[m][0] = acc[m][1] = _mm256_set1_epi32(g.xc[(m0 + m) * lb + b]);
-    const uint8_t *wb =
-        g.w + b * kQuantBlock * kTileN / (Nib ? 2 : 1) + h * 64;
+    const uint8_t *wb = g.w + b * kQuantBlock * kTileN / (Nib ? 2 : 1) + h * 64;
     const int8_t *xb = g.xq + m0 * g.ldx + b * kQuantBlock;
     // Unrolled whole, the eight quads need more than 16 registers.
 #pragma GCC unroll 2

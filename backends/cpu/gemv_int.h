@@ -106,7 +106,7 @@ struct IntKernels {
   // of both blocks, then the odd ones of both (IntGemv) — so the weights'
   // low and high nibbles need no shuffle across 128-bit lanes.
   bool q4PairedBlocks = false;
-  IntPanel mx = nullptr; // MXFP4 (IntGemv::we), in the q4 panels' order
+  IntPanel mx = nullptr;       // MXFP4 (IntGemv::we), in the q4 panels' order
   IntTile t4Nibbles = nullptr; // i4 kept at two per byte (PackedIntWeight)
 };
 

@@ -54,9 +54,9 @@ struct PairScales {
   PairScales() {
     for (int i = 0; i < 4; ++i) {
       const int first = 4 * (i / 2) + i % 2;
-      index[i] = _mm512_mask_blend_epi16(0xffff0000u,
-                                         _mm512_set1_epi16(short(first)),
-                                         _mm512_set1_epi16(short(first + 2)));
+      index[i] =
+          _mm512_mask_blend_epi16(0xffff0000u, _mm512_set1_epi16(short(first)),
+                                  _mm512_set1_epi16(short(first + 2)));
     }
   }
 };
@@ -68,10 +68,9 @@ struct FifthBits {
   FifthBits() {
     for (int i = 0; i < 4; ++i) {
       const int first = 4 * (i / 2) + i % 2;
-      select[i] =
-          _mm512_mask_blend_epi8(0xffffffff00000000ull,
-                                 _mm512_set1_epi8(char(1 << first)),
-                                 _mm512_set1_epi8(char(1 << (first + 2))));
+      select[i] = _mm512_mask_blend_epi8(
+          0xffffffff00000000ull, _mm512_set1_epi8(char(1 << first)),
+          _mm512_set1_epi8(char(1 << (first + 2))));
     }
   }
 };
@@ -122,9 +121,9 @@ inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
     const __m128 f = _mm_mul_ps(dd, _mm_set1_ps(x[r]->d)); // d x, dmin x
     acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]),
                              _mm512_broadcastss_ps(f), acc[r]);
-    mins[r] = _mm_fmadd_ps(_mm_cvtepi32_ps(m),
-                           _mm_shuffle_ps(f, f, _MM_SHUFFLE(1, 1, 1, 1)),
-                           mins[r]);
+    mins[r] =
+        _mm_fmadd_ps(_mm_cvtepi32_ps(m),
+                     _mm_shuffle_ps(f, f, _MM_SHUFFLE(1, 1, 1, 1)), mins[r]);
   }
 }
 

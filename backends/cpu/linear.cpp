@@ -43,11 +43,10 @@ void runOwnLinear(const LinearWeight &w, const OwnKernels &k,
                   const GemvArgs &a) {
   if (common::isKQuant(w.dtype)) {
     const kquant::Format f = common::kquantFormat(w.dtype);
-    return gemvKQuant(a, KQuantWeight{f, static_cast<const uint8_t *>(w.data),
-                                      w.kqHeaders, w.int8Activations,
-                                      k.kquant.dot[int(f)],
-                                      k.kquant.pairedX[int(f)],
-                                      k.kquant.maxRows, &k.ints});
+    return gemvKQuant(
+        a, KQuantWeight{f, static_cast<const uint8_t *>(w.data), w.kqHeaders,
+                        w.int8Activations, k.kquant.dot[int(f)],
+                        k.kquant.pairedX[int(f)], k.kquant.maxRows, &k.ints});
   }
   if (k.intDot)
     return (a.rows > kGemvMaxRows ? gemmInt : gemvInt)(
@@ -133,8 +132,7 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
   std::shared_ptr<PackedBf16Weight> packedBf16;
   if (wd.dtype == LLMC_BF16 && b.bf16Tile && K % 2 == 0)
     packedBf16 = b.weights.get<PackedBf16Weight>(wd.data, wd.nbytes, 4, [&] {
-      auto made =
-          packBf16Weight(static_cast<const uint16_t *>(wd.data), N, K);
+      auto made = packBf16Weight(static_cast<const uint16_t *>(wd.data), N, K);
       dropMappedPages(wd.data, wd.nbytes);
       return made;
     });
@@ -158,8 +156,9 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
     expectRows(out, x.rows, "the result");
     const float *bp = bias ? bias->data() : nullptr;
     if (packedInt)
-      return gemmPackedInt(
-          kernels.ints, GemvArgs{x.data, x.rows, w.K, w.N, bp, out.data}, *packedInt);
+      return gemmPackedInt(kernels.ints,
+                           GemvArgs{x.data, x.rows, w.K, w.N, bp, out.data},
+                           *packedInt);
     if (packedBf16) {
       const GemvArgs a{x.data, x.rows, w.K, w.N, bp, out.data};
       if (x.rows > kGemvMaxRows && !decodeRows)

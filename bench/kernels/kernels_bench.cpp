@@ -34,8 +34,8 @@ struct Weight {
   std::vector<uint8_t> bytes;
   std::vector<float> scales;
 
-  std::vector<uint8_t> headers; // K-quants
-  std::shared_ptr<PackedIntWeight> packed; // Q8, Q4: as LINEAR packs them
+  std::vector<uint8_t> headers;                 // K-quants
+  std::shared_ptr<PackedIntWeight> packed;      // Q8, Q4: as LINEAR packs them
   std::shared_ptr<PackedBf16Weight> packedBf16; // BF16 where it has a tile
 
   Weight(Fmt f, int64_t n, int64_t k) : fmt(f), N(n), K(k) {

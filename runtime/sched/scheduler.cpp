@@ -499,7 +499,7 @@ int64_t Scheduler::step() {
     verifying |= p.verify;
     (p.n == 1 && !p.verify ? decodeRows : chunkTokens) += p.n;
   }
-  const StepKind kind = verifying         ? StepKind::Verify
+  const StepKind kind = verifying          ? StepKind::Verify
                         : chunkTokens == 0 ? StepKind::Decode
                         : decodeRows == 0  ? StepKind::Prefill
                                            : StepKind::Mixed;

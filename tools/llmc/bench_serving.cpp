@@ -136,8 +136,8 @@ void printStepKinds(const std::vector<Level> &results) {
   std::printf("\nsteps by kind: count, decode rows and prompt-chunk tokens "
               "per step, ms per step (planning | engine | sampling and "
               "bookkeeping), share of the level's time\n");
-  std::printf("%5s %-8s %7s %7s %8s %8s %8s %8s %6s\n", "conc", "kind",
-              "steps", "rows", "chunk", "plan", "engine", "sample", "time");
+  std::printf("%5s %-8s %7s %7s %8s %8s %8s %8s %6s\n", "conc", "kind", "steps",
+              "rows", "chunk", "plan", "engine", "sample", "time");
   for (const Level &l : results)
     for (size_t k = 0; k < l.stepTime.size(); ++k) {
       const StepTime &t = l.stepTime[k];
@@ -145,8 +145,7 @@ void printStepKinds(const std::vector<Level> &results) {
         continue;
       const double n = static_cast<double>(t.steps);
       std::printf("%5d %-8s %7lld %7.1f %8.1f %8.3f %8.3f %8.3f %5.1f%%\n",
-                  l.concurrency, kStepKinds[k],
-                  static_cast<long long>(t.steps),
+                  l.concurrency, kStepKinds[k], static_cast<long long>(t.steps),
                   static_cast<double>(t.decodeRows) / n,
                   static_cast<double>(t.chunkTokens) / n,
                   1e3 * t.planSeconds / n, 1e3 * t.engineSeconds / n,

@@ -117,8 +117,7 @@ TEST(KQuantDot, EveryLevelEveryFormatEveryRowCount) {
           double want = 0, norm = 0;
           for (int64_t k = 0; k < K; ++k) {
             const Q8K &q = xq[size_t(r * blocks + k / 256)];
-            const double xv =
-                double(q.d) * q.q[q8kIndex(int(k % 256), paired)];
+            const double xv = double(q.d) * q.q[q8kIndex(int(k % 256), paired)];
             want += double(w[size_t(k)]) * xv;
             norm += std::fabs(double(w[size_t(k)]) * xv);
           }

@@ -123,7 +123,7 @@ struct SchedulerCounters {
   int64_t preemptions = 0, steps = 0;
   int64_t specDraftTokens = 0, specAcceptedTokens = 0; // verified, accepted
   std::map<FinishReason, int64_t> finished;
-  int32_t maxRunningSeqs = 0; // the largest batch of sequences seen
+  int32_t maxRunningSeqs = 0;       // the largest batch of sequences seen
   std::array<StepTime, 4> stepTime; // by StepKind
 };
 
