@@ -68,22 +68,7 @@ std::vector<float> runIfSupported(const BackendInstance &backend, OpGraph &g,
   return runGraph(backend, g, out, step, cache);
 }
 
-std::string dtypeName(llmc_dtype d) {
-  switch (d) {
-  case LLMC_F32:
-    return "f32";
-  case LLMC_F16:
-    return "f16";
-  case LLMC_BF16:
-    return "bf16";
-  case LLMC_I8:
-    return "i8";
-  case LLMC_I4:
-    return "i4";
-  default:
-    return "?";
-  }
-}
+std::string dtypeName(llmc_dtype d) { return llmc_dtype_name(d); }
 
 // One op over fed inputs: `build` adds the op and returns its result buffer.
 Case simple(std::string name, double bound, int rows,
