@@ -29,6 +29,11 @@ struct KQuantWeight {
   const IntKernels *ints; // the level's GEMM tiles (prefill of Q4_K/Q5_K)
 };
 
+/// Rows above which Q4_K / Q5_K run on gemmKQuant: it derives f32 scales
+/// and repacks per call, which a prompt amortizes and a batched decode step
+/// does not (1.1B shapes, 16 rows: 169 ms there, 70 ms on the dot).
+constexpr int64_t kKQuantGemmRows = 64;
+
 /// Many rows of Q4_K / Q5_K on the integer GEMM tiles (gemm.cpp): x in
 /// blocks of 32 as the other int8 GEMMs round it.
 void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w);

@@ -128,50 +128,51 @@ TEST(KQuantDot, EveryLevelEveryFormatEveryRowCount) {
   }
 }
 
-// Prefill (more than 8 rows: Q4_K/Q5_K on the GEMM tiles) rounds the
-// activations as decode does: a row gives the same result in a batch of 12
-// as alone, up to f32 summation order.
+// A batched decode step (12 rows: the dot, 8 rows at a time) and a prompt
+// (70 rows: Q4_K/Q5_K on the GEMM tiles) round the activations as one row
+// does: a row gives the same result as alone, up to f32 summation order.
 TEST(KQuantDot, ManyRowsAgreeWithOneRowAtATime) {
   std::mt19937 rng(17);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  const int64_t K = 512, N = 40, rows = 12;
-  for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
-    if (isa > detectIsa())
-      continue;
-    Backend b;
-    useLevel(b, isa);
-    for (kquant::Format f :
-         {kquant::Format::Q4_K, kquant::Format::Q5_K, kquant::Format::Q6_K}) {
-      SCOPED_TRACE(std::string(isaName(isa)) + " " +
-                   std::string(kquant::layout(f).name));
-      auto [codes, headers] =
-          testing::randomKQuantBlocks(f, N * K / kquant::kBlock, rng);
-      const KQuantWeight w{f,
-                           codes.data(),
-                           headers.data(),
-                           true,
-                           b.kquant.dot[int(f)],
-                           b.kquant.pairedX[int(f)],
-                           b.kquant.maxRows,
-                           &b.ints};
-      std::vector<float> x(static_cast<size_t>(rows * K)), bias(N);
-      for (float &v : x)
-        v = u(rng);
-      for (float &v : bias)
-        v = u(rng);
-      std::vector<float> all(static_cast<size_t>(rows * N)),
-          one(static_cast<size_t>(N));
-      gemvKQuant(GemvArgs{x.data(), rows, K, N, bias.data(), all.data()}, w);
-      for (int64_t r = 0; r < rows; ++r) {
-        gemvKQuant(GemvArgs{x.data() + r * K, 1, K, N, bias.data(), one.data()},
-                   w);
-        for (int64_t n = 0; n < N; ++n)
-          EXPECT_NEAR(all[size_t(r * N + n)], one[size_t(n)],
-                      1e-5f * (1 + std::fabs(one[size_t(n)])))
-              << "row " << r << " column " << n;
+  const int64_t K = 512, N = 40;
+  for (int64_t rows : {int64_t(12), kKQuantGemmRows + 6})
+    for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
+      if (isa > detectIsa())
+        continue;
+      Backend b;
+      useLevel(b, isa);
+      for (kquant::Format f :
+           {kquant::Format::Q4_K, kquant::Format::Q5_K, kquant::Format::Q6_K}) {
+        SCOPED_TRACE(std::string(isaName(isa)) + " " +
+                     std::string(kquant::layout(f).name));
+        auto [codes, headers] =
+            testing::randomKQuantBlocks(f, N * K / kquant::kBlock, rng);
+        const KQuantWeight w{f,
+                             codes.data(),
+                             headers.data(),
+                             true,
+                             b.kquant.dot[int(f)],
+                             b.kquant.pairedX[int(f)],
+                             b.kquant.maxRows,
+                             &b.ints};
+        std::vector<float> x(static_cast<size_t>(rows * K)), bias(N);
+        for (float &v : x)
+          v = u(rng);
+        for (float &v : bias)
+          v = u(rng);
+        std::vector<float> all(static_cast<size_t>(rows * N)),
+            one(static_cast<size_t>(N));
+        gemvKQuant(GemvArgs{x.data(), rows, K, N, bias.data(), all.data()}, w);
+        for (int64_t r = 0; r < rows; ++r) {
+          gemvKQuant(
+              GemvArgs{x.data() + r * K, 1, K, N, bias.data(), one.data()}, w);
+          for (int64_t n = 0; n < N; ++n)
+            EXPECT_NEAR(all[size_t(r * N + n)], one[size_t(n)],
+                        1e-5f * (1 + std::fabs(one[size_t(n)])))
+                << "row " << r << " column " << n;
+        }
       }
     }
-  }
 }
 
 } // namespace
