@@ -153,7 +153,7 @@ struct PackedIntWeight {
   std::vector<uint8_t> w; // [panels][IntGemm::w of all of K]
   std::vector<float> s;   // [panels][groups][kTileN], 0 past N
 };
-/// Whether packIntWeight takes these: i8 or i4 at a level with the tiles.
+/// Whether LINEAR packs these (IntKernels::i8Panels, t4Nibbles).
 bool packsInt(const IntKernels &k, uint32_t dtype);
 std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k, IntFormat f,
                                                const void *w,

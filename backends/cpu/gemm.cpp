@@ -272,7 +272,7 @@ void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
 }
 
 bool packsInt(const IntKernels &k, uint32_t dtype) {
-  return dtype == LLMC_I8 || (dtype == LLMC_I4 && k.t4Nibbles);
+  return (dtype == LLMC_I8 && k.i8Panels) || (dtype == LLMC_I4 && k.t4Nibbles);
 }
 
 std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k, IntFormat f,

@@ -108,6 +108,11 @@ struct IntKernels {
   bool q4PairedBlocks = false;
   IntPanel mx = nullptr;       // MXFP4 (IntGemv::we), in the q4 panels' order
   IntTile t4Nibbles = nullptr; // i4 kept at two per byte (PackedIntWeight)
+  // i8 linears run from packed panels at every row count: the 512-bit tile
+  // outruns the GEMV even on one row; the 256-bit one, reading each panel in
+  // two half passes, does not (measured 17-30% slower on one row), so there
+  // i8 keeps the GEMV up to 8 rows and repacks per call above.
+  bool i8Panels = false;
 };
 
 IntKernels intKernelsAvx2();

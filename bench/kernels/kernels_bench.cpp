@@ -180,6 +180,40 @@ BENCHMARK(BM_GemvStream)
     ->ArgNames({"fmt", "layers", "rows"})
     ->ArgsProduct({{F32, BF16, Q8, Q4, Q4K, Q5K, Q6K}, {12}, {1}})
     ->UseRealTime();
+// The row-major integer GEMV the packed panels replaced for LINEAR (expert
+// linears still run it), on the same weights, one row.
+void BM_GemvStreamRowMajor(benchmark::State &state) {
+  Fmt fmt = Fmt(state.range(0));
+  std::vector<Weight> ws;
+  for (int64_t l = 0; l < 12; ++l)
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{2048, 2048},
+                        {256, 2048},
+                        {256, 2048},
+                        {2048, 2048},
+                        {5632, 2048},
+                        {5632, 2048},
+                        {2048, 5632}})
+      ws.emplace_back(fmt, n, k);
+  std::vector<float> x(5632, 0.5f), out(5632);
+  size_t total = 0;
+  for (const Weight &w : ws)
+    total += w.weightBytes();
+  const Backend &b = Weight::level();
+  for (auto _ : state) {
+    for (const Weight &w : ws)
+      gemvInt(b.ints, fmt == Q8 ? kI8 : kI4,
+              {x.data(), 1, w.K, w.N, nullptr, out.data()}, w.bytes.data(),
+              w.scales.data(), fmt == Q8 ? w.K : 32);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(total));
+}
+BENCHMARK(BM_GemvStreamRowMajor)
+    ->ArgName("fmt")
+    ->Arg(Q8)
+    ->Arg(Q4)
+    ->UseRealTime();
+
 // Batched decode: 2 to 64 rows on the formats a server runs.
 BENCHMARK(BM_GemvStream)
     ->Name("BM_BatchedDecode")
