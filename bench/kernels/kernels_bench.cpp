@@ -143,13 +143,8 @@ BENCHMARK(BM_Gemv)
     ->ArgsProduct({{F32, BF16, Q8, Q4}, {2048, 5632}, {2048}})
     ->UseRealTime();
 
-// The seven linear weights of `layers` layers of a 1.1B Llama (12: 0.3-1.8 GB
-// of weights, beyond any cache), for `rows`
-// tokens at once (a batched decode step): bytes are the weights read once,
-// FLOP/s what the rows do with them.
-void BM_GemvStream(benchmark::State &state) {
-  Fmt fmt = Fmt(state.range(0));
-  int64_t layers = state.range(1), rows = state.range(2);
+/// The seven linear weights of each of `layers` layers of a 1.1B Llama.
+std::vector<Weight> llamaLayers(Fmt fmt, int64_t layers) {
   std::vector<Weight> ws;
   for (int64_t l = 0; l < layers; ++l)
     for (auto [n, k] : {std::pair<int64_t, int64_t>{2048, 2048},
@@ -160,6 +155,17 @@ void BM_GemvStream(benchmark::State &state) {
                         {5632, 2048},
                         {2048, 5632}})
       ws.emplace_back(fmt, n, k);
+  return ws;
+}
+
+// The seven linear weights of `layers` layers of a 1.1B Llama (12: 0.3-1.8 GB
+// of weights, beyond any cache), for `rows`
+// tokens at once (a batched decode step): bytes are the weights read once,
+// FLOP/s what the rows do with them.
+void BM_GemvStream(benchmark::State &state) {
+  Fmt fmt = Fmt(state.range(0));
+  int64_t layers = state.range(1), rows = state.range(2);
+  std::vector<Weight> ws = llamaLayers(fmt, layers);
   std::vector<float> x(size_t(rows * 5632), 0.5f), out(size_t(rows * 5632));
   size_t total = 0;
   double flops = 0;
@@ -184,16 +190,7 @@ BENCHMARK(BM_GemvStream)
 // linears still run it), on the same weights, one row.
 void BM_GemvStreamRowMajor(benchmark::State &state) {
   Fmt fmt = Fmt(state.range(0));
-  std::vector<Weight> ws;
-  for (int64_t l = 0; l < 12; ++l)
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{2048, 2048},
-                        {256, 2048},
-                        {256, 2048},
-                        {2048, 2048},
-                        {5632, 2048},
-                        {5632, 2048},
-                        {2048, 5632}})
-      ws.emplace_back(fmt, n, k);
+  std::vector<Weight> ws = llamaLayers(fmt, 12);
   std::vector<float> x(5632, 0.5f), out(5632);
   size_t total = 0;
   for (const Weight &w : ws)
