@@ -121,6 +121,7 @@ Graph loadGraph(const llmc_graph_desc &desc) {
   g.buffers.assign(desc.buffers, desc.buffers + desc.num_buffers);
   g.weights.assign(desc.weights, desc.weights + desc.num_weights);
   g.logitsBuffer = desc.logits_buffer;
+  g.weightsFileMapped = desc.flags & LLMC_GRAPH_WEIGHTS_FILE_MAPPED;
   g.workspaceT = desc.workspace_t;
   g.workspaceB = desc.workspace_b;
   g.workspaceC = desc.workspace_c;

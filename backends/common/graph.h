@@ -33,6 +33,7 @@ struct Graph {
   std::vector<llmc_buffer_desc> buffers;
   std::vector<llmc_weight_desc> weights;
   uint32_t logitsBuffer = 0;
+  bool weightsFileMapped = false; // LLMC_GRAPH_WEIGHTS_FILE_MAPPED
   int64_t workspaceT = 0, workspaceB = 0, workspaceC = 0;
 
   bool hasMemoryPlan() const { return workspaceT || workspaceB || workspaceC; }

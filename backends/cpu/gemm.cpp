@@ -318,7 +318,6 @@ void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
   static thread_local Activations scratch; // see gemmInt
   Activations &x = scratch;
   quantize(a, i4 ? 8 : k.q8Offset, x);
-  const IntTile tile = i4 ? k.t4Nibbles : k.t8;
   const int64_t panels = (a.N + kTileN - 1) / kTileN;
   const int64_t bytes = i4 ? a.K * kTileN / 2 : a.K * kTileN;
   // Each thread streams its run of panels, all of K at once: no barrier
@@ -326,6 +325,7 @@ void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
   // Many rows (a prompt) would unpack every nibble once per tile of rows:
   // they unpack each panel once, to bytes, and run the byte tile.
   const bool widen = i4 && a.rows > kWidenNibbleRows;
+  const IntTile tile = !i4 ? k.t8 : widen ? k.t4 : k.t4Nibbles;
   parallelFor(panels, a.N * a.K >= (1 << 16), [&](int64_t p) {
     const int64_t n0 = p * kTileN;
     const uint8_t *panel = w.w.data() + p * bytes;
@@ -346,11 +346,10 @@ void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
         }
       panel = wide.data();
     }
-    (widen ? k.t4
-           : tile)(IntGemm{x.q.data(), x.s.data(), x.c.data(), a.K, a.rows, a.K,
-                           panel, w.s.data() + p * w.groups * kTileN, w.groups,
-                           a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
-                           std::min(kTileN, a.N - n0), false});
+    tile(IntGemm{x.q.data(), x.s.data(), x.c.data(), a.K, a.rows, a.K, panel,
+                 w.s.data() + p * w.groups * kTileN, w.groups,
+                 a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
+                 std::min(kTileN, a.N - n0), false});
   });
 }
 

@@ -28,6 +28,14 @@ bool mayExceed(const llmc_rows &r, int64_t rows) {
   return r.t_coef > 0 || r.b_coef > 0 || r.constant > rows;
 }
 
+/// A weight now served from a packed copy leaves the resident set, where
+/// its pages are the plan file's (they read back from it); a plan image in
+/// the caller's memory is left alone.
+void releaseCopied(const Graph &g, const llmc_weight_desc &wd) {
+  if (g.weightsFileMapped)
+    dropMappedPages(wd.data, wd.nbytes);
+}
+
 } // namespace
 
 OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w) {
@@ -126,21 +134,21 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
     packedInt = b.weights.get<PackedIntWeight>(wd.data, wd.nbytes, 3, [&] {
       auto made = packIntWeight(b.ints, wd.dtype == LLMC_I4 ? kI4 : kI8,
                                 wd.data, w.scales, N, K, w.group);
-      dropMappedPages(wd.data, wd.nbytes);
+      releaseCopied(g, wd);
       return made;
     });
   std::shared_ptr<PackedBf16Weight> packedBf16;
   if (wd.dtype == LLMC_BF16 && b.bf16Tile && K % 2 == 0)
     packedBf16 = b.weights.get<PackedBf16Weight>(wd.data, wd.nbytes, 4, [&] {
       auto made = packBf16Weight(static_cast<const uint16_t *>(wd.data), N, K);
-      dropMappedPages(wd.data, wd.nbytes);
+      releaseCopied(g, wd);
       return made;
     });
   std::shared_ptr<PackedMatmul> packed;
   // i8/i4 weights on integer dots and bf16 ones on vdpbf16ps need no oneDNN
   // at any row count: our tiles beat it (on a dequantized bf16 copy, which
   // would also double the memory, for i8/i4).
-  const bool ownTiles = kernels.intDot || mxfp4 || kq || packedBf16 ||
+  const bool ownTiles = kernels.intDot || mxfp4 || kq ||
                         (wd.dtype == LLMC_BF16 && kernels.f32Tile);
   if (!ownTiles &&
       mayExceed(g.buffers[op.operands[X].index].rows, kGemvMaxRows))

@@ -374,6 +374,8 @@ void Plan::parse(const PlanLoadOptions &options) {
     d.buffers = g.buffers.data();
     d.weights = weightDescs_.data();
     d.logits_buffer = g.logitsBuffer;
+    // Plan::load maps the file; loadFromMemory's image is the caller's.
+    d.flags = file_ ? LLMC_GRAPH_WEIGHTS_FILE_MAPPED : 0;
     d.workspace_t = g.workspaceT;
     d.workspace_b = g.workspaceB;
     d.workspace_c = g.workspaceC;

@@ -32,6 +32,26 @@ void checkIds(std::span<const int32_t> ids, size_t vocab, const char *what) {
                   std::to_string(vocab) + " logits");
 }
 
+/// What every path checks first: a row, and ids inside it.
+void checkInputs(std::span<const float> logits,
+                 std::span<const int32_t> promptIds,
+                 std::span<const int32_t> generatedIds) {
+  if (logits.empty())
+    throw Error("sampler: empty logits row");
+  checkIds(promptIds, logits.size(), "prompt");
+  checkIds(generatedIds, logits.size(), "generated");
+}
+
+/// Logit i may be any finite value or -inf (a mask), never NaN or +inf.
+void checkLogit(size_t i, float l) {
+  if (std::isnan(l) || l == INFINITY)
+    throw Error("sampler: logit of token " + std::to_string(i) + " is " +
+                (std::isnan(l) ? "NaN" : "+inf"));
+}
+
+const char *const kAllMasked =
+    "sampler: every logit is -inf, nothing can be sampled";
+
 } // namespace
 
 Sampler::Sampler(SamplingParams params) : params_(params), rng_(params.seed) {
@@ -43,24 +63,19 @@ const Candidates &Sampler::process(std::span<const float> logits,
                                    std::span<const int32_t> generatedIds,
                                    std::vector<ProcessorTrace> *trace,
                                    int topN) {
-  if (logits.empty())
-    throw Error("sampler: empty logits row");
-  checkIds(promptIds, logits.size(), "prompt");
-  checkIds(generatedIds, logits.size(), "generated");
+  checkInputs(logits, promptIds, generatedIds);
   candidates_.clear();
   candidates_.reserve(logits.size());
   for (size_t i = 0; i < logits.size(); ++i) {
     const float l = logits[i];
-    if (std::isnan(l) || l == INFINITY)
-      throw Error("sampler: logit of token " + std::to_string(i) + " is " +
-                  (std::isnan(l) ? "NaN" : "+inf"));
+    checkLogit(i, l);
     // -inf is a mask (grammar, banned token): such a token can never be
     // drawn, so it need not travel through the chain.
     if (l != -INFINITY)
       candidates_.push_back({static_cast<int32_t>(i), l});
   }
   if (candidates_.empty())
-    throw Error("sampler: every logit is -inf, nothing can be sampled");
+    throw Error(kAllMasked);
 
   if (trace)
     trace->clear();
@@ -109,21 +124,16 @@ int32_t Sampler::sample(std::span<const float> logits,
     // The chain would only copy the row into candidates to take their
     // argmax: one pass instead, with the same checks and the same winner
     // (the first of equal maxima), once per sequence per step.
-    if (logits.empty())
-      throw Error("sampler: empty logits row");
-    checkIds(promptIds, logits.size(), "prompt");
-    checkIds(generatedIds, logits.size(), "generated");
+    checkInputs(logits, promptIds, generatedIds);
     int64_t best = -1;
     for (size_t i = 0; i < logits.size(); ++i) {
       const float l = logits[i];
-      if (std::isnan(l) || l == INFINITY)
-        throw Error("sampler: logit of token " + std::to_string(i) + " is " +
-                    (std::isnan(l) ? "NaN" : "+inf"));
+      checkLogit(i, l);
       if (l != -INFINITY && (best < 0 || l > logits[size_t(best)]))
         best = static_cast<int64_t>(i);
     }
     if (best < 0)
-      throw Error("sampler: every logit is -inf, nothing can be sampled");
+      throw Error(kAllMasked);
     return static_cast<int32_t>(best);
   }
   const Candidates &c = process(logits, promptIds, generatedIds, trace, topN);

@@ -936,6 +936,46 @@ const std::vector<std::string> kFamilies = {
 
 INSTANTIATE_TEST_SUITE_P(Ops, OpConformance, ::testing::ValuesIn(kFamilies));
 
+// A backend that serves a weight from its own copy may drop the weight's
+// pages only where they are a file mapping (LLMC_GRAPH_WEIGHTS_FILE_MAPPED,
+// unset here): weights in the caller's memory come back as they were.
+TEST(Conformance, WeightsInTheCallersMemoryStayIntact) {
+  const int64_t n = 64, k = 8192; // whole pages inside every weight
+  for (const LoadedBackend *plugin : backendsUnderTest()) {
+    BackendInstance backend(*plugin);
+    for (llmc_dtype dtype : {LLMC_I8, LLMC_I4, LLMC_BF16}) {
+      SCOPED_TRACE(cat(plugin->name, " ", dtypeName(dtype)));
+      std::mt19937 rng(9);
+      OpGraph g;
+      const uint32_t x = g.feed(randomVector(rng, size_t(k)), k);
+      const std::vector<float> w = randomVector(rng, size_t(n * k));
+      llmc_operand scales = none();
+      uint32_t wi;
+      int64_t group = 0;
+      if (dtype == LLMC_BF16) {
+        wi = g.weight(dtype, {n, k}, w);
+      } else {
+        group = dtype == LLMC_I8 ? k : 32;
+        Quantized q = quantize(dtype, w, n, k, group);
+        wi = g.weight(dtype, {n, dtype == LLMC_I8 ? k : k / 2}, q.bytes);
+        scales = wt(g.weight(LLMC_F32, {n, k / group}, q.scales));
+      }
+      const llmc_weight_desc &wd = g.desc(0).weights[wi];
+      const auto *bytes = static_cast<const uint8_t *>(wd.data);
+      const std::vector<uint8_t> before(bytes, bytes + wd.nbytes);
+      const uint32_t out = g.buffer(rowsT(), n);
+      g.add(makeOp(LLMC_OP_LINEAR, {buf(x), wt(wi), scales, none()}, {out},
+                   {group}));
+      StepData step = StepData::simple(1, 1);
+      bool supported = true;
+      runIfSupported(backend, g, out, step, supported);
+      if (!supported)
+        continue;
+      EXPECT_TRUE(std::equal(before.begin(), before.end(), bytes));
+    }
+  }
+}
+
 TEST(Conformance, EveryCaseBelongsToAFamily) {
   for (const Case &c : allCases()) {
     bool found = false;

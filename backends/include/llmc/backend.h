@@ -253,6 +253,13 @@ typedef struct llmc_weight_desc {
   size_t nbytes;
 } llmc_weight_desc;
 
+/* The weights are pages of a read-only file mapping: a plugin that keeps its
+ * own copy of a weight may drop the weight's pages from the process
+ * (madvise MADV_DONTNEED); a later read brings them back from the file.
+ * Without it (a plan image in the caller's memory) dropping would zero the
+ * caller's bytes. */
+#define LLMC_GRAPH_WEIGHTS_FILE_MAPPED 1u
+
 typedef struct llmc_graph_desc {
   const char *name; /* "prefill", "decode", "verify" */
   uint32_t num_ops, num_buffers, num_weights;
@@ -260,7 +267,7 @@ typedef struct llmc_graph_desc {
   const llmc_buffer_desc *buffers;
   const llmc_weight_desc *weights;
   uint32_t logits_buffer; /* [rows, vocab] f32 */
-  uint32_t reserved;
+  uint32_t flags;         /* LLMC_GRAPH_* (ABI 1.8; 0 before) */
   /* Workspace bytes = t * T + b * B + c, for any T and B. */
   int64_t workspace_t, workspace_b, workspace_c;
 } llmc_graph_desc;

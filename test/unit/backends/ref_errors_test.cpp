@@ -46,6 +46,18 @@ protected:
     return status;
   }
 
+  /// Expects prepare to refuse g (result `out`) with `message` in the error.
+  void expectRefused(OpGraph &g, uint32_t out, const char *what,
+                     const char *message) {
+    llmc_graph_desc desc = g.desc(out);
+    llmc_prepared *prepared = nullptr;
+    EXPECT_EQ(backend.api().prepare(backend.get(), &desc, &prepared),
+              LLMC_INVALID_ARGUMENT)
+        << what;
+    EXPECT_THAT(backend.api().last_error(backend.get()), HasSubstr(message))
+        << what;
+  }
+
   BackendInstance backend = openBackend("ref");
   DeviceKvCache cache =
       backend.createKvCache({1, 2, 4, LLMC_F32, 4, 2, 0, nullptr});
@@ -206,13 +218,7 @@ TEST_F(RefErrors, BadGemmaAttributesAreRefused) {
     uint32_t x = g.feed(std::vector<float>(size_t(c.inCols)), c.inCols),
              out = g.buffer(rowsT(), 8);
     g.add(makeOp(c.kind, {buf(x)}, {out}, {c.i0}, {c.f0}));
-    llmc_graph_desc desc = g.desc(out);
-    llmc_prepared *prepared = nullptr;
-    EXPECT_EQ(backend.api().prepare(backend.get(), &desc, &prepared),
-              LLMC_INVALID_ARGUMENT)
-        << c.what;
-    EXPECT_THAT(backend.api().last_error(backend.get()), HasSubstr(c.message))
-        << c.what;
+    expectRefused(g, out, c.what, c.message);
   }
 }
 
@@ -249,13 +255,7 @@ TEST_F(RefErrors, BadKQuantOperandsAreRefused) {
                        std::vector<uint8_t>(size_t(N * c.headerBytes)));
     g.add(makeOp(LLMC_OP_LINEAR, {buf(x), wt(w), wt(h)}, {out},
                  {c.group, 0, c.i2}));
-    llmc_graph_desc desc = g.desc(out);
-    llmc_prepared *prepared = nullptr;
-    EXPECT_EQ(backend.api().prepare(backend.get(), &desc, &prepared),
-              LLMC_INVALID_ARGUMENT)
-        << c.what;
-    EXPECT_THAT(backend.api().last_error(backend.get()), HasSubstr(c.message))
-        << c.what;
+    expectRefused(g, out, c.what, c.message);
   }
 }
 
@@ -335,13 +335,8 @@ TEST_F(RefErrors, BadMoeGraphsAreRefused) {
     OpGraph g;
     uint32_t x = g.feed(table, 8), out = 0;
     c.build(g, x, out);
+    expectRefused(g, out, c.what, c.message);
     llmc_graph_desc desc = g.desc(out);
-    llmc_prepared *prepared = nullptr;
-    EXPECT_EQ(backend.api().prepare(backend.get(), &desc, &prepared),
-              LLMC_INVALID_ARGUMENT)
-        << c.what;
-    EXPECT_THAT(backend.api().last_error(backend.get()), HasSubstr(c.message))
-        << c.what;
     EXPECT_FALSE(backend.supports(desc.ops[desc.num_ops - 1], desc)) << c.what;
   }
 }

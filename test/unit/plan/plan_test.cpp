@@ -199,6 +199,10 @@ TEST_F(PlanTest, LoadFromMemoryAndSkippingTheChecksum) {
   auto *data = reinterpret_cast<uint8_t *>(aligned.data());
   auto plan = Plan::loadFromMemory(data, bytes.size(), "mem.plan");
   EXPECT_EQ(plan->config().architecture, "llama");
+  // The image is the caller's: no plugin may drop its pages.
+  EXPECT_EQ(plan->graphDesc("decode").flags, 0u);
+  EXPECT_EQ(Plan::load(path("m.plan"))->graphDesc("decode").flags,
+            LLMC_GRAPH_WEIGHTS_FILE_MAPPED);
   auto header = detail::decodeHeader(data, bytes.size());
   EXPECT_EQ(plan->weightData(0), data + header.weightsOffset);
   data[header.weightsOffset - 1] ^= 1; // in the metadata's padding
