@@ -20,10 +20,21 @@ struct KeyMasks {
   std::vector<std::pair<int32_t, uint32_t>> uncertain;
 };
 
-/// A stack top: positions from the top down; kEndsAtRoot last when the
-/// stack ends within them (nothing can follow the last frame).
+/// The top frames of a group of stacks that differ only in their top
+/// positions (siblings: the alternatives one reference expanded to, such
+/// as a string's character classes or an object's key names): [n, the n
+/// top positions ascending, the positions of up to kKeyDepth - 1 frames
+/// below them from the top down], kEndsAtRoot last when the stacks end
+/// within them (nothing can follow the last frame). Siblings share one
+/// key, so one trie walk instead of one per alternative.
 using Key = std::vector<uint32_t>;
 inline constexpr uint32_t kEndsAtRoot = UINT32_MAX;
+/// The top group counts as one frame.
+inline size_t frameCount(const Key &key) {
+  return key.size() - key[0] - (key.back() == kEndsAtRoot ? 1 : 0);
+}
+/// The position of frame `j` >= 1 (below the top group).
+inline uint32_t framePos(const Key &key, size_t j) { return key[key[0] + j]; }
 
 /// What a key's masks depend on, whatever the grammar: the rest of each
 /// frame's sequence and every rule reachable from them within `horizon`
@@ -44,9 +55,13 @@ struct TokenVocabulary::SharedKeyMasks {
   size_t bytes = 0;
 };
 
-/// The key of node `n` of `pda` and the node below it (kRoot when the
-/// stack ends within the key).
-Key keyOf(const Pda &pda, NodeId n, NodeId &outer);
+/// The stacks of `nodes` (a state's) grouped by the node below their top:
+/// each group shares one key.
+std::vector<std::vector<NodeId>> siblingGroups(const Pda &pda,
+                                               const std::vector<NodeId> &nodes);
+/// The key of `group` (nodes of `pda` with one parent) and the node below
+/// it (kRoot when the stacks end within the key).
+Key keyOf(const Pda &pda, const std::vector<NodeId> &group, NodeId &outer);
 
 struct CompiledGrammar::Impl {
   Impl(const Grammar &g, const TokenVocabulary &v) : program(g), vocab(v) {}

@@ -31,20 +31,40 @@ void TokenMask::applyTo(std::span<float> logits) const {
     logits[i] = -INFINITY;
 }
 
-Key keyOf(const Pda &pda, NodeId n, NodeId &outer) {
-  Key key;
-  while (true) {
+std::vector<std::vector<NodeId>> siblingGroups(const Pda &pda,
+                                               const std::vector<NodeId> &nodes) {
+  std::vector<std::pair<NodeId, NodeId>> byParent; // (parent, node)
+  byParent.reserve(nodes.size());
+  for (NodeId n : nodes)
+    byParent.emplace_back(pda.nodeAt(n).parent, n);
+  std::sort(byParent.begin(), byParent.end());
+  std::vector<std::vector<NodeId>> groups;
+  for (size_t i = 0; i < byParent.size(); ++i) {
+    if (i == 0 || byParent[i].first != byParent[i - 1].first)
+      groups.emplace_back();
+    groups.back().push_back(byParent[i].second);
+  }
+  return groups;
+}
+
+Key keyOf(const Pda &pda, const std::vector<NodeId> &group, NodeId &outer) {
+  Key key{static_cast<uint32_t>(group.size())};
+  for (NodeId n : group)
     key.push_back(pda.nodeAt(n).pos);
-    n = pda.nodeAt(n).parent;
+  std::sort(key.begin() + 1, key.end());
+  NodeId n = pda.nodeAt(group[0]).parent;
+  for (size_t frames = 1;; ++frames) {
     if (n == Pda::kRoot) {
       key.push_back(kEndsAtRoot);
       outer = Pda::kRoot;
       return key;
     }
-    if (key.size() == static_cast<size_t>(CompiledGrammar::kKeyDepth)) {
+    if (frames == static_cast<size_t>(CompiledGrammar::kKeyDepth)) {
       outer = n;
       return key;
     }
+    key.push_back(pda.nodeAt(n).pos);
+    n = pda.nodeAt(n).parent;
   }
 }
 
@@ -65,7 +85,7 @@ void storeAccepted(KeyMasks &m, TokenMask bits, size_t count) {
 } // namespace
 
 bool wideFirstByte(const Program &program, const Key &key) {
-  return program.sets[program.pos[key[0]].arg].count() >= 64;
+  return key[0] == 1 && program.sets[program.pos[key[1]].arg].count() >= 64;
 }
 
 bool canonicalKey(const Program &program, const Key &key, uint32_t horizon,
@@ -134,8 +154,16 @@ bool canonicalKey(const Program &program, const Key &key, uint32_t horizon,
       at += program.minBytes[pos.arg];
     }
   };
-  uint64_t at = 0;
-  for (uint32_t p : key) {
+  // The top group: each sibling's sequence; the frames below start after
+  // the shortest of them.
+  uint64_t at = UINT32_MAX;
+  for (size_t i = 1; i <= key[0]; ++i) {
+    out += 'T';
+    sequence(key[i], 0);
+    at = std::min<uint64_t>(at, program.minBytesFrom(key[i]));
+  }
+  for (size_t i = 1 + key[0]; i < key.size(); ++i) {
+    const uint32_t p = key[i];
     if (p == kEndsAtRoot) {
       out += 'R';
       continue;
@@ -160,20 +188,21 @@ bool canonicalKey(const Program &program, const Key &key, uint32_t horizon,
 std::shared_ptr<const KeyMasks>
 CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
   Pda pda(program);
-  const bool atRoot = key.back() == kEndsAtRoot;
-  const size_t frames = key.size() - (atRoot ? 1 : 0);
-  NodeId n = atRoot ? Pda::kRoot : Pda::kOut;
+  const size_t frames = frameCount(key);
+  NodeId n = key.back() == kEndsAtRoot ? Pda::kRoot : Pda::kOut;
   for (size_t j = frames; j-- > 1;)
-    n = pda.node(key[j], n);
-  // With anyFirstByte, every first byte goes where the key's first set
-  // leads.
+    n = pda.node(framePos(key, j), n);
+  // With anyFirstByte (one top), every first byte goes where the key's
+  // first set leads.
   const StateId afterFirst =
-      anyFirstByte ? pda.stateOf(pda.node(key[0] + 1, n)) : Pda::kDead;
-  n = pda.node(key[0], n);
+      anyFirstByte ? pda.stateOf(pda.node(key[1] + 1, n)) : Pda::kDead;
+  std::vector<NodeId> tops;
+  for (size_t i = 1; i <= key[0]; ++i)
+    tops.push_back(pda.node(key[i], n));
   const auto &trie = vocab.trie();
   const auto &trieTokens = vocab.trieTokens();
   std::vector<StateId> at(vocab.maxTokenBytes() + 1);
-  at[0] = pda.stateOfTerminals({n});
+  at[0] = pda.stateOfTerminals(std::move(tops));
   TokenMask bits(vocab.size());
   size_t count = 0;
   auto accept = [&](uint32_t from, uint32_t to) {
@@ -315,11 +344,10 @@ std::shared_ptr<const KeyMasks>
 CompiledGrammar::Impl::extend(const KeyMasks &top, const Key &key,
                               size_t depth) const {
   Pda pda(program);
-  const bool atRoot = key.back() == kEndsAtRoot;
-  const size_t frames = key.size() - (atRoot ? 1 : 0);
-  NodeId n = atRoot ? Pda::kRoot : Pda::kOut;
+  const size_t frames = frameCount(key);
+  NodeId n = key.back() == kEndsAtRoot ? Pda::kRoot : Pda::kOut;
   for (size_t j = frames; j-- > depth;)
-    n = pda.node(key[j], n);
+    n = pda.node(framePos(key, j), n);
   const StateId from = pda.stateOf(n);
   auto m = std::make_shared<KeyMasks>();
   TokenMask bits(vocab.size());
@@ -359,22 +387,21 @@ const KeyMasks &CompiledGrammar::Impl::masksFor(const Key &key) {
   std::shared_ptr<const KeyMasks> m;
   bool computed = false;
   std::string canonical;
-  const bool atRoot = key.back() == kEndsAtRoot;
-  const size_t frames = key.size() - (atRoot ? 1 : 0);
+  const size_t frames = frameCount(key);
   // The top frames up to the first below the top that needs another byte
   // to end (a string's closing quote): what most keys share.
   size_t depth = 2;
-  while (depth < frames && program.minBytesFrom(key[depth - 1]) == 0)
+  while (depth < frames && program.minBytesFrom(framePos(key, depth - 1)) == 0)
     ++depth;
-  const Key top =
-      depth >= frames
-          ? key
-          : Key(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(depth));
+  const Key top = depth >= frames
+                      ? key
+                      : Key(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(
+                                                           key[0] + depth));
   const uint32_t horizon = static_cast<uint32_t>(vocab.maxTokenBytes());
   if (canonicalKey(program, top, horizon, canonical)) {
     std::shared_ptr<const KeyMasks> t = shared(top, canonical, computed);
     if (wideFirstByte(program, key))
-      t = firstByteIn(*t, program.sets[program.pos[key[0]].arg]);
+      t = firstByteIn(*t, program.sets[program.pos[key[1]].arg]);
     if (top.size() == key.size())
       m = std::move(t);
     else if (t->uncertain.size() <= kMaxExtended)
@@ -419,10 +446,10 @@ CompiledGrammar::CompiledGrammar(Grammar grammar,
     const StateId s = queue.front();
     queue.pop_front();
     ++visited;
-    const std::vector<NodeId> nodes = pda.state(s).nodes;
-    for (NodeId n : nodes) {
+    for (const std::vector<NodeId> &group :
+         siblingGroups(pda, pda.state(s).nodes)) {
       NodeId outer;
-      impl_->masksFor(keyOf(pda, n, outer));
+      impl_->masksFor(keyOf(pda, group, outer));
     }
     for (unsigned b = 0; b < 256; ++b) {
       const StateId t = pda.next(s, static_cast<uint8_t>(b));

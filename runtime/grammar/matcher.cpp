@@ -9,21 +9,27 @@
 namespace llmc::grammar {
 
 /// The stack machine a matcher and its copies share, with what it learnt:
-/// each node's key masks, the states below keys, and recent masks.
+/// each state's key masks, the states below keys, and recent masks.
 struct Matcher::Core {
   explicit Core(CompiledGrammar::Impl &g) : impl(g), pda(g.program) {}
 
-  struct NodeInfo {
-    const KeyMasks *masks = nullptr;
-    NodeId outer = Pda::kRoot;
+  struct GroupInfo {
+    const KeyMasks *masks;
+    NodeId outer;
   };
-  const NodeInfo &info(NodeId n) {
-    if (nodes.size() <= n)
-      nodes.resize(pda.nodeCount());
-    NodeInfo &i = nodes[n];
-    if (!i.masks)
-      i.masks = &impl.masksFor(keyOf(pda, n, i.outer));
-    return i;
+  /// The key masks of each group of the state's stacks.
+  const std::vector<GroupInfo> &groupsOf(StateId s) {
+    if (groups.size() <= s)
+      groups.resize(pda.stateCount());
+    std::vector<GroupInfo> &g = groups[s];
+    if (g.empty())
+      for (const std::vector<NodeId> &group :
+           siblingGroups(pda, pda.state(s).nodes)) {
+        NodeId outer;
+        const KeyMasks &k = impl.masksFor(keyOf(pda, group, outer));
+        g.push_back({&k, outer});
+      }
+    return g;
   }
   StateId below(NodeId outer) {
     auto it = outerStates.find(outer);
@@ -46,7 +52,7 @@ struct Matcher::Core {
 
   CompiledGrammar::Impl &impl;
   Pda pda;
-  std::vector<NodeInfo> nodes;
+  std::vector<std::vector<GroupInfo>> groups; // by state
   std::unordered_map<NodeId, StateId> outerStates;
   /// Masks of recent states (without EOS: that is per matcher), dropped
   /// all at once past kCachedMasks.
@@ -63,22 +69,21 @@ const TokenMask &Matcher::Core::mask(StateId s) {
   const TokenVocabulary &vocab = impl.vocab;
   TokenMask m(vocab.size());
   std::vector<uint64_t> &w = m.words();
-  // states_ may grow below: copy the nodes.
-  const std::vector<NodeId> stacks = pda.state(s).nodes;
-  for (NodeId n : stacks) {
-    const KeyMasks &k = *info(n).masks;
+  // groups may grow below (new states): copy this state's.
+  const std::vector<GroupInfo> groups = groupsOf(s);
+  for (const GroupInfo &g : groups) {
+    const KeyMasks &k = *g.masks;
     if (!k.acceptedBits.empty())
       for (size_t i = 0; i < w.size(); ++i)
         w[i] |= k.acceptedBits[i];
     for (int32_t id : k.acceptedList)
       m.set(id);
   }
-  for (NodeId n : stacks) {
-    const NodeInfo i = info(n);
-    if (i.masks->uncertain.empty())
+  for (const GroupInfo &g : groups) {
+    if (g.masks->uncertain.empty())
       continue;
-    const StateId rest = below(i.outer);
-    for (const auto &[id, offset] : i.masks->uncertain)
+    const StateId rest = below(g.outer);
+    for (const auto &[id, offset] : g.masks->uncertain)
       if (!m.test(id) &&
           walk(rest, std::string_view(vocab.bytes(id)).substr(offset)) !=
               Pda::kDead)
