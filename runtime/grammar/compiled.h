@@ -57,8 +57,8 @@ struct TokenVocabulary::SharedKeyMasks {
 
 /// The stacks of `nodes` (a state's) grouped by the node below their top:
 /// each group shares one key.
-std::vector<std::vector<NodeId>> siblingGroups(const Pda &pda,
-                                               const std::vector<NodeId> &nodes);
+std::vector<std::vector<NodeId>>
+siblingGroups(const Pda &pda, const std::vector<NodeId> &nodes);
 /// The key of `group` (nodes of `pda` with one parent) and the node below
 /// it (kRoot when the stacks end within the key).
 Key keyOf(const Pda &pda, const std::vector<NodeId> &group, NodeId &outer);

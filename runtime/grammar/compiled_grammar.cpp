@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
-#include <set>
 
 namespace llmc::grammar {
 
@@ -31,8 +30,8 @@ void TokenMask::applyTo(std::span<float> logits) const {
     logits[i] = -INFINITY;
 }
 
-std::vector<std::vector<NodeId>> siblingGroups(const Pda &pda,
-                                               const std::vector<NodeId> &nodes) {
+std::vector<std::vector<NodeId>>
+siblingGroups(const Pda &pda, const std::vector<NodeId> &nodes) {
   std::vector<std::pair<NodeId, NodeId>> byParent; // (parent, node)
   byParent.reserve(nodes.size());
   for (NodeId n : nodes)
@@ -82,6 +81,28 @@ void storeAccepted(KeyMasks &m, TokenMask bits, size_t count) {
                                __builtin_ctzll(b));
 }
 
+/// Ids numbered in the order met, reset in time proportional to the ids
+/// used.
+struct Numbering {
+  static constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> of; // id -> number, or kNone
+  std::vector<uint32_t> used;
+  void reset(size_t ids) {
+    for (uint32_t id : used)
+      of[id] = kNone;
+    used.clear();
+    if (of.size() < ids)
+      of.resize(ids, kNone);
+  }
+  /// The number of `id`, numbering it next when new.
+  std::pair<uint32_t, bool> number(uint32_t id) {
+    if (of[id] != kNone)
+      return {of[id], false};
+    used.push_back(id);
+    return {of[id] = static_cast<uint32_t>(used.size() - 1), true};
+  }
+};
+
 } // namespace
 
 bool wideFirstByte(const Program &program, const Key &key) {
@@ -97,11 +118,18 @@ bool canonicalKey(const Program &program, const Key &key, uint32_t horizon,
   // Rules by the fewest bytes before them, numbered in the order met: what
   // lies past `horizon` bytes no token reaches, and is left out (a string
   // of at most 200 characters reads the same as one of 300).
-  std::vector<uint32_t> order;
-  std::unordered_map<uint32_t, uint32_t> index;    // rule -> its number
-  std::vector<uint32_t> distance;                  // by number
-  std::set<std::pair<uint32_t, uint32_t>> pending; // (distance, number)
-  std::unordered_map<uint32_t, uint32_t> setIndex; // set -> its number
+  // Scratch kept per thread: a key's canonical form is made at the first
+  // use of every key, mid-mask.
+  static thread_local Numbering index, setIndex; // rules, byte sets
+  static thread_local std::vector<std::vector<uint32_t>> pending; // by distance
+  index.reset(program.ruleStarts.size());
+  setIndex.reset(program.sets.size());
+  for (auto &b : pending)
+    b.clear();
+  if (pending.size() < size_t(horizon) + 1)
+    pending.resize(size_t(horizon) + 1);
+  std::vector<uint32_t> distance; // by number
+  std::vector<char> done;         // by number
   auto put32 = [&](uint32_t v) { out.append(reinterpret_cast<char *>(&v), 4); };
   // A wide first byte set is left out: keys that differ only there (an
   // other key's first character, never a listed name's) share one walk,
@@ -126,31 +154,29 @@ bool canonicalKey(const Program &program, const Key &key, uint32_t horizon,
       }
       if (pos.kind == Program::Bytes) {
         // A set's bits at its first use, its number after.
-        auto [it, fresh] = setIndex.try_emplace(
-            pos.arg, static_cast<uint32_t>(setIndex.size()));
+        auto [number, fresh] = setIndex.number(pos.arg);
         out += fresh ? 'b' : 's';
         if (fresh)
           out.append(reinterpret_cast<const char *>(&program.sets[pos.arg]),
                      sizeof(ByteSet)); // compared within this process only
         else
-          put32(it->second);
+          put32(number);
         ++at;
         continue;
       }
-      auto [it, fresh] =
-          index.try_emplace(pos.arg, static_cast<uint32_t>(order.size()));
+      // Distances are at most the horizon (checked above): a bucket queue.
+      auto [number, fresh] = index.number(pos.arg);
       const uint32_t d = static_cast<uint32_t>(at);
       if (fresh) {
-        order.push_back(pos.arg);
         distance.push_back(d);
-        pending.emplace(d, it->second);
-      } else if (d < distance[it->second] &&
-                 pending.erase({distance[it->second], it->second})) {
-        distance[it->second] = d;
-        pending.emplace(d, it->second);
+        done.push_back(0);
+        pending[d].push_back(number);
+      } else if (d < distance[number] && !done[number]) {
+        distance[number] = d; // its entry further on is skipped
+        pending[d].push_back(number);
       }
       out += 'r';
-      put32(it->second);
+      put32(number);
       at += program.minBytes[pos.arg];
     }
   };
@@ -172,16 +198,19 @@ bool canonicalKey(const Program &program, const Key &key, uint32_t horizon,
     sequence(p, at);
     at = std::min<uint64_t>(at + program.minBytesFrom(p), UINT32_MAX);
   }
-  while (!pending.empty()) {
-    if (order.size() > kMaxRules || out.size() > kMaxBytes)
-      return false;
-    const auto [d, number] = *pending.begin();
-    pending.erase(pending.begin());
-    out += 'A';
-    put32(number);
-    for (uint32_t start : program.ruleStarts[order[number]])
-      sequence(start, d);
-  }
+  for (uint32_t d = 0; d <= horizon; ++d)
+    for (size_t j = 0; j < pending[d].size(); ++j) { // grows meanwhile
+      const uint32_t number = pending[d][j];
+      if (done[number] || distance[number] != d)
+        continue;
+      if (index.used.size() > kMaxRules || out.size() > kMaxBytes)
+        return false;
+      done[number] = 1;
+      out += 'A';
+      put32(number);
+      for (uint32_t start : program.ruleStarts[index.used[number]])
+        sequence(start, d);
+    }
   return out.size() <= kMaxBytes;
 }
 
@@ -225,7 +254,12 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
     seen.assign(1, s);
     for (uint32_t level = 0; level < height && !frontier.empty(); ++level) {
       following.clear();
-      for (StateId f : frontier)
+      for (StateId f : frontier) {
+        // A byte the state does not take dies: no transition to compute.
+        const auto &takes = pda.state(f).bytes;
+        for (unsigned w = 0; w < 4; ++w)
+          if (bytes[w] & ~takes[w])
+            return false;
         for (unsigned w = 0; w < 4; ++w)
           for (uint64_t b = bytes[w]; b; b &= b - 1) {
             const StateId t =
@@ -239,6 +273,7 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
             seen.push_back(t);
             following.push_back(t);
           }
+      }
       frontier.swap(following);
     }
     return true;
@@ -262,11 +297,11 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
       continue;
     }
     accept(t.tokenBegin, t.tokenEnd);
-    const Pda::State &st = pda.state(s);
-    if (st.exited && t.subtreeEnd > i + 1)
+    const uint8_t flags = pda.flags(s);
+    if ((flags & Pda::kExited) && t.subtreeEnd > i + 1)
       for (uint32_t k = t.tokenEnd; k < trie[t.subtreeEnd - 1].tokenEnd; ++k)
         uncertain.emplace_back(trieTokens[k], t.depth);
-    i = st.nodes.empty() ? t.subtreeEnd : i + 1;
+    i = (flags & Pda::kGoesOn) ? i + 1 : t.subtreeEnd;
   }
   auto m = std::make_shared<KeyMasks>();
   std::erase_if(uncertain, [&](const auto &u) { return bits.test(u.first); });
@@ -393,10 +428,11 @@ const KeyMasks &CompiledGrammar::Impl::masksFor(const Key &key) {
   size_t depth = 2;
   while (depth < frames && program.minBytesFrom(framePos(key, depth - 1)) == 0)
     ++depth;
-  const Key top = depth >= frames
-                      ? key
-                      : Key(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(
-                                                           key[0] + depth));
+  const Key top =
+      depth >= frames
+          ? key
+          : Key(key.begin(),
+                key.begin() + static_cast<std::ptrdiff_t>(key[0] + depth));
   const uint32_t horizon = static_cast<uint32_t>(vocab.maxTokenBytes());
   if (canonicalKey(program, top, horizon, canonical)) {
     std::shared_ptr<const KeyMasks> t = shared(top, canonical, computed);

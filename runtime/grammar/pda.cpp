@@ -2,11 +2,17 @@
 #include "pda.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace llmc::grammar {
 
 Program::Program(const Grammar &g)
-    : ruleStarts(g.rules.size()), sets(g.sets), root(g.root) {
+    : ruleStarts(g.rules.size()), sets(g.sets), setWords(g.sets.size()),
+      root(g.root) {
+  for (size_t i = 0; i < sets.size(); ++i)
+    for (unsigned b = 0; b < 256; ++b)
+      if (sets[i][b])
+        setWords[i][b >> 6] |= uint64_t(1) << (b & 63);
   for (uint32_t r = 0; r < g.rules.size(); ++r)
     for (const Sequence &s : g.rules[r].alternatives) {
       ruleStarts[r].push_back(static_cast<uint32_t>(pos.size()));
@@ -49,18 +55,45 @@ Pda::Pda(const Program &program) : p_(program) {
   nodes_.push_back({UINT32_MAX, kRoot});
   nodes_.push_back({UINT32_MAX, kOut});
   states_.emplace_back(); // kDead
+  flags_.push_back(0);
   trans_.assign(256, static_cast<int32_t>(kDead));
+}
+
+uint32_t NodeIndex::findOrAdd(uint64_t key, uint32_t id) {
+  if ((size_ + 1) * 2 > keys_.size()) {
+    std::vector<uint64_t> keys(keys_.size() * 2, kEmpty);
+    std::vector<uint32_t> ids(keys.size());
+    keys.swap(keys_);
+    ids.swap(ids_);
+    size_ = 0;
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] != kEmpty)
+        findOrAdd(keys[i], ids[i]);
+  }
+  const size_t mask = keys_.size() - 1;
+  // The product's top bits: its low ones see only the parent.
+  const int bits = std::countr_zero(keys_.size());
+  for (size_t i = (key * 0x9E3779B97F4A7C15ull) >> (64 - bits);;
+       i = (i + 1) & mask) {
+    if (keys_[i] == key)
+      return ids_[i];
+    if (keys_[i] == kEmpty) {
+      keys_[i] = key;
+      ids_[i] = id;
+      ++size_;
+      return id;
+    }
+  }
 }
 
 NodeId Pda::node(uint32_t pos, NodeId parent) {
   if (p_.pos[pos].kind == Program::End)
     return parent;
-  const uint64_t key = (uint64_t(pos) << 32) | parent;
-  auto [it, fresh] =
-      nodeIndex_.try_emplace(key, static_cast<NodeId>(nodes_.size()));
-  if (fresh)
+  const NodeId id = static_cast<NodeId>(nodes_.size());
+  const NodeId n = nodeIndex_.findOrAdd((uint64_t(pos) << 32) | parent, id);
+  if (n == id)
     nodes_.push_back({pos, parent});
-  return it->second;
+  return n;
 }
 
 void Pda::expand(NodeId first) {
@@ -116,6 +149,13 @@ StateId Pda::intern() {
   }
   const StateId id = static_cast<StateId>(states_.size());
   states_.push_back(scratch_);
+  flags_.push_back(
+      static_cast<uint8_t>((scratch_.exited ? kExited : 0) |
+                           (scratch_.nodes.empty() ? 0 : kGoesOn)));
+  std::array<uint64_t, 4> &takes = states_.back().bytes;
+  for (NodeId n : scratch_.nodes)
+    for (unsigned w = 0; w < 4; ++w)
+      takes[w] |= p_.setWords[p_.pos[nodes_[n].pos].arg][w];
   stateIndex_.emplace(h, id);
   trans_.resize(trans_.size() + 256, -1);
   return id;
@@ -153,13 +193,13 @@ StateId Pda::stateOfTerminals(std::vector<NodeId> nodes) {
 }
 
 StateId Pda::advance(StateId s, uint8_t byte) {
-  // states_ may grow inside expand(): copy the nodes first.
-  const std::vector<NodeId> from = states_[s].nodes;
+  // expand() adds nodes, never states: the state's nodes stay put.
+  const std::vector<NodeId> &from = states_[s].nodes;
   ScratchReset reset(scratch_);
   ++visitStamp_;
   for (NodeId n : from) {
     const Node nd = nodes_[n];
-    if (p_.sets[p_.pos[nd.pos].arg].test(byte))
+    if ((p_.setWords[p_.pos[nd.pos].arg][byte >> 6] >> (byte & 63)) & 1)
       expand(node(nd.pos + 1, nd.parent));
   }
   return intern();

@@ -24,6 +24,7 @@
 
 #include "llmc/grammar/grammar.h"
 
+#include <array>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -43,6 +44,8 @@ public:
   std::vector<Pos> pos;
   std::vector<std::vector<uint32_t>> ruleStarts; // first position of each alt
   std::vector<ByteSet> sets;
+  /// The sets as 4 words (bit b of word b / 64).
+  std::vector<std::array<uint64_t, 4>> setWords;
   uint32_t root;
   /// The fewest bytes each rule derives (kUnbounded: none).
   static constexpr uint32_t kUnbounded = UINT32_MAX;
@@ -53,6 +56,21 @@ public:
 
 using NodeId = uint32_t;
 using StateId = uint32_t;
+
+/// Node ids by (position, parent): open addressing, nothing ever removed.
+/// A mask's trie walk looks a node up for every new transition; a node
+/// table of std::unordered_map cost it an allocation per node.
+class NodeIndex {
+public:
+  /// The id of `key`, or `id` when absent (then stored).
+  uint32_t findOrAdd(uint64_t key, uint32_t id);
+
+private:
+  static constexpr uint64_t kEmpty = UINT64_MAX;
+  std::vector<uint64_t> keys_ = std::vector<uint64_t>(64, kEmpty);
+  std::vector<uint32_t> ids_ = std::vector<uint32_t>(64);
+  size_t size_ = 0;
+};
 
 class Pda {
 public:
@@ -69,6 +87,12 @@ public:
     std::vector<NodeId> nodes; // sorted; every one has a byte set on top
     bool accepting = false;
     bool exited = false;
+    /// The bytes some stack takes next (bit b of word b / 64): any other
+    /// byte is dead without computing the transition.
+    std::array<uint64_t, 4> bytes{};
+    bool takes(uint8_t byte) const {
+      return (bytes[byte >> 6] >> (byte & 63)) & 1;
+    }
   };
 
   /// The node for `pos` under `parent` (the parent itself at an End).
@@ -84,12 +108,17 @@ public:
   StateId next(StateId s, uint8_t byte) {
     const size_t at = size_t(s) * 256 + byte;
     if (trans_[at] < 0) {
-      const StateId t = advance(s, byte); // may grow trans_
+      const StateId t =
+          states_[s].takes(byte) ? advance(s, byte) : kDead; // may grow trans_
       trans_[at] = static_cast<int32_t>(t);
     }
     return static_cast<StateId>(trans_[at]);
   }
   const State &state(StateId s) const { return states_[s]; }
+  /// A state's exited and "some stack goes on" (nodes not empty) bits, in
+  /// one byte: what a trie walk reads at every node.
+  static constexpr uint8_t kExited = 1, kGoesOn = 2;
+  uint8_t flags(StateId s) const { return flags_[s]; }
   size_t stateCount() const { return states_.size(); }
   size_t nodeCount() const { return nodes_.size(); }
   const Program &program() const { return p_; }
@@ -102,10 +131,11 @@ private:
 
   const Program &p_;
   std::vector<Node> nodes_;
-  std::unordered_map<uint64_t, NodeId> nodeIndex_;
+  NodeIndex nodeIndex_;
   std::vector<State> states_;
   std::unordered_multimap<uint64_t, StateId> stateIndex_;
   std::vector<int32_t> trans_; // 256 per state, -1 = not computed yet
+  std::vector<uint8_t> flags_; // by state
   // expand()'s work: the state being built and the nodes it visited.
   State scratch_;
   std::vector<uint32_t> visitedAt_;
