@@ -8,6 +8,8 @@
 #include "llmc/support/error.h"
 #include "llmc/support/utf8.h"
 
+#include "pda.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -47,6 +49,32 @@ const std::set<std::string> kUnsupportedValidation = {"uniqueItems",
 // prefix; keys llmc writes hold no line breaks).
 const std::set<std::string> kMatchAll = {"",     ".*",   "^.*",   ".*$",
                                          "^.*$", "(.*)", "^(.*)$"};
+
+/// The literal a pattern of the form "^literal" (or "^literal.*") says a
+/// key starts with; none for any other pattern.
+std::optional<std::string> literalPrefix(const std::string &pattern) {
+  if (pattern.empty() || pattern[0] != '^')
+    return std::nullopt;
+  std::string out;
+  const std::string_view meta = ".[]()*+?{}|^$";
+  size_t end = pattern.size();
+  if (end >= 3 && pattern.compare(end - 2, 2, ".*") == 0 &&
+      pattern[end - 3] != '\\')
+    end -= 2;
+  for (size_t i = 1; i < end; ++i) {
+    char c = pattern[i];
+    if (c == '\\') {
+      if (i + 1 == end ||
+          std::isalnum(static_cast<unsigned char>(pattern[i + 1])))
+        return std::nullopt; // \d, \w, \u...: a class, not a literal
+      c = pattern[++i];
+    } else if (meta.find(c) != std::string_view::npos) {
+      return std::nullopt;
+    }
+    out += c;
+  }
+  return out;
+}
 
 const std::set<std::string> kObjectKeywords = {
     "properties",        "required",
@@ -953,17 +981,24 @@ private:
     return !(ap.is_boolean() && !ap.get<bool>());
   }
 
-  /// "name": a string other than any of `names` (additional properties).
-  Element otherKey(const std::vector<std::string> &names) {
+  /// "name": a string other than any of `names` and starting with none of
+  /// `prefixes` (additional properties).
+  Element otherKey(const std::vector<std::string> &names,
+                   const std::vector<std::string> &prefixes = {}) {
     // A trie over the names' codepoints: at each node a key may end (unless
     // a name ends there), go on along a child, or leave the trie with any
-    // other character and then anything.
+    // other character and then anything. A prefix's last character is
+    // never written.
     struct Node {
       std::map<uint32_t, size_t> next;
       bool name = false;
+      bool prefix = false;
     };
     std::vector<Node> trie(1);
-    for (const std::string &n : names) {
+    std::vector<std::string> words = names;
+    words.insert(words.end(), prefixes.begin(), prefixes.end());
+    for (size_t w = 0; w < words.size(); ++w) {
+      const std::string &n = words[w];
       size_t at = 0;
       for (size_t i = 0; i < n.size();) {
         // nlohmann checked the names are UTF-8; a stray byte stands alone.
@@ -976,7 +1011,7 @@ private:
         }
         at = it->second;
       }
-      trie[at].name = true;
+      (w < names.size() ? trie[at].name : trie[at].prefix) = true;
     }
     // Within the trie keys are written without escapes, so that comparing
     // bytes with the names is comparing the decoded keys; once a key has
@@ -993,6 +1028,8 @@ private:
     for (size_t i = 0; i < trie.size(); ++i)
       rules[i] = g_.freshRule("key");
     for (size_t i = 0; i < trie.size(); ++i) {
+      if (trie[i].prefix)
+        continue; // unreachable: its parent never writes its character
       if (!trie[i].name)
         g_.addAlternative(rules[i], {});
       std::vector<CodepointRange> taken = escaped;
@@ -1000,8 +1037,9 @@ private:
         if (cp <= 0x1F || cp == '"' || cp == '\\')
           continue; // never written in a key here
         taken.push_back({cp, cp});
-        g_.addAlternative(rules[i], {g_.codepoints({{cp, cp}}, false),
-                                     Grammar::ref(rules[child])});
+        if (!trie[child].prefix)
+          g_.addAlternative(rules[i], {g_.codepoints({{cp, cp}}, false),
+                                       Grammar::ref(rules[child])});
       }
       g_.addAlternative(rules[i], {g_.codepoints(taken, true), anyChars});
       for (const auto &[c, cp] : shortEscapes)
@@ -1017,6 +1055,17 @@ private:
   /// pattern is compiled once per schema.
   bool patternMatches(const std::string &pattern, const std::string &name,
                       const std::string &path) {
+    Matcher m(compiledPattern(pattern, path), {TokenVocabulary::kByteEos});
+    const std::string escaped = Json(name).dump();
+    for (size_t i = 1; i + 1 < escaped.size(); ++i)
+      if (!m.accept(static_cast<unsigned char>(escaped[i])))
+        return false;
+    return m.canEnd();
+  }
+
+  /// `pattern` over a key's JSON text, compiled once per schema.
+  std::shared_ptr<const CompiledGrammar>
+  compiledPattern(const std::string &pattern, const std::string &path) {
     auto &compiled = patterns_[pattern];
     if (!compiled) {
       Grammar g;
@@ -1027,12 +1076,26 @@ private:
       compiled = std::make_shared<CompiledGrammar>(
           std::move(g), TokenVocabulary::ofBytes(), 0);
     }
-    Matcher m(compiled, {TokenVocabulary::kByteEos});
-    const std::string escaped = Json(name).dump();
-    for (size_t i = 1; i + 1 < escaped.size(); ++i)
-      if (!m.accept(static_cast<unsigned char>(escaped[i])))
+    return compiled;
+  }
+
+  /// Whether no key matches both patterns: each anchored at the start, no
+  /// first byte in common, not both matching the empty key ("^/" and
+  /// "^[^/]"). False when unsure.
+  bool disjointPatterns(const std::string &a, const std::string &b,
+                        const std::string &path) {
+    auto start = [&](const std::string &pattern) {
+      Program program(compiledPattern(pattern, path)->grammar());
+      Pda pda(program);
+      return pda.state(pda.start());
+    };
+    const Pda::State x = start(a), y = start(b);
+    if (x.accepting && y.accepting)
+      return false;
+    for (unsigned w = 0; w < 4; ++w)
+      if (x.bytes[w] & y.bytes[w])
         return false;
-    return m.canEnd();
+    return true;
   }
 
   struct Prop {
@@ -1065,9 +1128,9 @@ private:
     // no listed name matches a pattern: a key matching any pattern, its
     // value valid under every pattern's schema (a key may match several).
     Json s = schema;
-    std::vector<std::string> keyPatterns;
+    std::vector<std::string> keyPatterns, otherPrefixes;
+    std::vector<Json> keyValues; // by pattern
     bool matchAllKeys = false;
-    Json keyValue;
     // Patterns whose schemas take anything say nothing where other keys
     // take anything too.
     if (s.contains("patternProperties") && s["patternProperties"].is_object() &&
@@ -1081,14 +1144,14 @@ private:
       const Json &pp = s["patternProperties"];
       if (!pp.is_object())
         fail(path + "/patternProperties", "must be an object of schemas");
-      bool listedMatch = false;
+      std::set<std::string> matchListed; // patterns a listed name matches
       if (s.contains("properties") && s["properties"].is_object())
         for (auto it = s["properties"].begin(); it != s["properties"].end();
              ++it)
           for (auto p = pp.begin(); p != pp.end(); ++p)
             if (patternMatches(p.key(), it.key(),
                                path + "/patternProperties")) {
-              listedMatch = true;
+              matchListed.insert(p.key());
               std::optional<Json> m = merge(it.value(), p.value(), path, 0);
               it.value() = m ? *m : Json(false);
             }
@@ -1097,22 +1160,52 @@ private:
       matchAllKeys = true;
       for (auto p = pp.begin(); p != pp.end(); ++p)
         matchAllKeys = matchAllKeys && kMatchAll.count(p.key());
-      if ((!listedMatch || matchAllKeys) && !pp.empty()) {
-        std::optional<Json> all = pp.begin().value();
+      // Each pattern no listed name matches writes members: its value
+      // valid under its schema and that of every pattern a key may match
+      // beside it. A pattern whose schemas do not merge writes none.
+      for (auto p = pp.begin(); p != pp.end(); ++p) {
+        if (!matchAllKeys && matchListed.count(p.key()))
+          continue; // its keys would have to differ from the listed names
+        std::optional<Json> all = p.value();
         try {
-          for (auto p = std::next(pp.begin()); p != pp.end() && all; ++p)
-            all = merge(*all, p.value(), path + "/patternProperties", 0);
+          for (auto q = pp.begin(); q != pp.end() && all; ++q)
+            if (q != p && (matchAllKeys ||
+                           !disjointPatterns(p.key(), q.key(),
+                                             path + "/patternProperties")))
+              all = merge(*all, q.value(), path + "/patternProperties", 0);
         } catch (const Error &) {
-          all.reset(); // schemas that do not merge: no pattern members
+          all.reset();
         }
         if (all) {
-          for (auto p = pp.begin(); p != pp.end(); ++p)
-            keyPatterns.push_back(p.key());
-          keyValue = std::move(*all);
+          keyPatterns.push_back(p.key());
+          keyValues.push_back(std::move(*all));
         }
+        if (matchAllKeys)
+          break; // every key matches every pattern: one merged schema
       }
+      // Other keys stay where every pattern is a literal prefix ("^x-"):
+      // a key is then other exactly when it starts with none of them.
+      if (allowsOtherKeys(s) && !matchAllKeys)
+        for (auto p = pp.begin(); p != pp.end(); ++p) {
+          std::optional<std::string> prefix = literalPrefix(p.key());
+          if (!prefix || prefix->empty()) {
+            otherPrefixes.clear();
+            break;
+          }
+          otherPrefixes.push_back(*prefix);
+        }
+      // A required key that is not listed takes additionalProperties'
+      // schema alone: never one a pattern may match.
+      if (s.contains("required") && s["required"].is_array())
+        for (const Json &r : s["required"])
+          for (const std::string &prefix : otherPrefixes)
+            if (r.is_string() && r.get<std::string>().starts_with(prefix) &&
+                !(s.contains("properties") && s["properties"].is_object() &&
+                  s["properties"].contains(r.get<std::string>())))
+              otherPrefixes.clear();
       s.erase("patternProperties");
-      s["additionalProperties"] = false; // only the pattern's members
+      if (otherPrefixes.empty())
+        s["additionalProperties"] = false; // only the pattern's members
     }
     std::vector<Prop> props;
     std::set<std::string> required;
@@ -1181,28 +1274,35 @@ private:
                             ? value(*ap, path + "/additionalProperties")
                             : Grammar::ref(anyValue_);
       const uint32_t kv = g_.freshRule(ruleName(path) + "-extra-kv");
-      g_.addAlternative(
-          kv, {names.empty() ? Grammar::ref(string_) : otherKey(names),
-               Grammar::ref(ws_), g_.byte(':'), Grammar::ref(ws_), v,
-               Grammar::ref(ws_)});
+      g_.addAlternative(kv, {names.empty() && otherPrefixes.empty()
+                                 ? Grammar::ref(string_)
+                                 : otherKey(names, otherPrefixes),
+                             Grammar::ref(ws_), g_.byte(':'), Grammar::ref(ws_),
+                             v, Grammar::ref(ws_)});
       extra = Grammar::ref(kv);
-    } else if (!keyPatterns.empty()) {
+    }
+    if (!keyPatterns.empty()) {
       const std::string at = path + "/patternProperties";
-      Element key = names.empty() ? Grammar::ref(string_) : otherKey(names);
-      if (!matchAllKeys) {
-        const uint32_t k = g_.freshRule(ruleName(at) + "-key");
-        for (const std::string &p : keyPatterns)
+      const uint32_t kv = g_.freshRule(ruleName(path) + "-pattern-kv");
+      for (size_t i = 0; i < keyPatterns.size(); ++i) {
+        const std::string &p = keyPatterns[i];
+        Element key = names.empty() ? Grammar::ref(string_) : otherKey(names);
+        if (!matchAllKeys) {
+          const uint32_t k = g_.freshRule(ruleName(at) + "-key");
           g_.addAlternative(
               k, {g_.byte('"'),
                   addRegex(g_, p, CharEncoding::JsonString,
                            origin_ + ": at " + at + "/" + pointerToken(p)),
                   g_.byte('"')});
-        key = Grammar::ref(k);
+          key = Grammar::ref(k);
+        }
+        g_.addAlternative(kv, {key, Grammar::ref(ws_), g_.byte(':'),
+                               Grammar::ref(ws_),
+                               value(keyValues[i], at + "/" + pointerToken(p)),
+                               Grammar::ref(ws_)});
       }
-      const uint32_t kv = g_.freshRule(ruleName(path) + "-pattern-kv");
-      g_.addAlternative(kv, {key, Grammar::ref(ws_), g_.byte(':'),
-                             Grammar::ref(ws_), value(keyValue, at),
-                             Grammar::ref(ws_)});
+      if (extra) // other keys beside the patterns' (literal prefixes)
+        g_.addAlternative(kv, {*extra});
       extra = Grammar::ref(kv);
     }
     const int64_t minP = count(s, "minProperties", path, 0);

@@ -77,7 +77,10 @@ for fuzzer in "$build"/bin/*_fuzzer; do
       printf '%s' $'\x02{"name": "f", "parameters": {"a": 1}}' >"$corpus/llama" ;;
     gbnf) corpus=$(seed "$name" "$data"/grammars/*.gbnf) ;;
     json_schema)
-      corpus=$(seed "$name" "$data"/schemas/*.json) ;;
+      corpus=$(seed "$name" "$data"/schemas/*.json)
+      # Open objects: literal-prefix and disjoint patternProperties (too
+      # open for the structured-output suite's random models).
+      printf '%s' '{"type": "object", "properties": {"icons": {"type": "object", "properties": {"P": {"type": "object"}}, "patternProperties": {"^/": {"type": "string"}, "^[^/]": {"type": "object", "patternProperties": {"^/": {"type": "string"}}}}}}, "patternProperties": {"^x-": {"type": "integer"}, "^x-y": {"minimum": 3}}}' >"$corpus/pattern_keys.json" ;;
     *) corpus=$(seed "$name") ;;
   esac
   echo "-- $name: ${seconds}s, $(ls "$corpus" | wc -l) seeds" >"$work/$name.log"

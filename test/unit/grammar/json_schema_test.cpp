@@ -428,6 +428,26 @@ TEST(JsonSchema, PatternProperties) {
       "patternProperties": {"^x_": {}, "^y": {"description": "any"}}})");
   EXPECT_TRUE(matches(g, R"({"x_a":1,"n":"x","enum":[2]})"));
   EXPECT_FALSE(matches(g, R"({"n":1})"));
+  // Literal prefixes ("^x-") keep other keys: those starting with none.
+  g = schema(R"({"properties": {"a": {}},
+      "patternProperties": {"^x-": {"type": "integer"}}})");
+  EXPECT_TRUE(matches(g, R"({"a":1,"b":"s","x":"s","x-1":2})"));
+  EXPECT_FALSE(matches(g, R"({"x-1":"s"})"));
+  EXPECT_FALSE(matches(g, R"({"x-":"s"})"));
+  EXPECT_FALSE(matches(g, R"({"x\u002d1":"s"})")); // spells the prefix
+  // Each pattern writes its own members; patterns that start with no byte
+  // in common never share a key. One a listed name matches writes none.
+  g = schema(R"({"properties": {"Cp": {}},
+      "patternProperties": {"^/": {"type": "string"},
+                            "^[^/]": {"type": "object"}}})");
+  EXPECT_TRUE(matches(g, R"({"Cp":{},"/a":"s","/":"t"})"));
+  EXPECT_FALSE(matches(g, R"({"/a":1})"));
+  EXPECT_FALSE(matches(g, R"({"b":{}})")); // valid, but not written
+  // Overlapping patterns: a key's value fits both.
+  g = schema(R"({"patternProperties": {"^a": {"type": "integer"},
+                                      "^ab": {"minimum": 5}}})");
+  EXPECT_TRUE(matches(g, R"({"ab":7})"));
+  EXPECT_FALSE(matches(g, R"({"ab":3})"));
 }
 
 TEST(JsonSchema, MinAndMaxProperties) {
