@@ -30,14 +30,29 @@ void TokenMask::applyTo(std::span<float> logits) const {
     logits[i] = -INFINITY;
 }
 
+namespace {
+
+/// Whether the byte set at Bytes position `pos` is wide enough to be left
+/// out of a key's canonical form (masks then filtered by first byte).
+bool wideSet(const Program &program, uint32_t pos) {
+  return program.sets[program.pos[pos].arg].count() >= 64;
+}
+
+} // namespace
+
 std::vector<std::vector<NodeId>>
 siblingGroups(const Pda &pda, const std::vector<NodeId> &nodes) {
+  // A wide first set stays alone: its key is shared with other grammars
+  // (an other key's first character, a string's ASCII characters).
   std::vector<std::pair<NodeId, NodeId>> byParent; // (parent, node)
+  std::vector<std::vector<NodeId>> groups;
   byParent.reserve(nodes.size());
   for (NodeId n : nodes)
-    byParent.emplace_back(pda.nodeAt(n).parent, n);
+    if (wideSet(pda.program(), pda.nodeAt(n).pos))
+      groups.push_back({n});
+    else
+      byParent.emplace_back(pda.nodeAt(n).parent, n);
   std::sort(byParent.begin(), byParent.end());
-  std::vector<std::vector<NodeId>> groups;
   for (size_t i = 0; i < byParent.size(); ++i) {
     if (i == 0 || byParent[i].first != byParent[i - 1].first)
       groups.emplace_back();
@@ -106,7 +121,7 @@ struct Numbering {
 } // namespace
 
 bool wideFirstByte(const Program &program, const Key &key) {
-  return key[0] == 1 && program.sets[program.pos[key[1]].arg].count() >= 64;
+  return key[0] == 1 && wideSet(program, key[1]);
 }
 
 bool canonicalKey(const Program &program, const Key &key, uint32_t horizon,
