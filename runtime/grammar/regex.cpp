@@ -5,6 +5,8 @@
 #include "llmc/support/utf8.h"
 
 #include <cctype>
+#include <cstring>
+#include <optional>
 
 namespace llmc::grammar {
 
@@ -106,9 +108,14 @@ public:
     }
     Sequence s;
     const Element any = addCharClass(g_, {}, true, enc_);
-    if (!anchoredStart)
-      s.push_back(g_.repeat(any, 0, -1));
-    s.push_back(alternatives());
+    if (std::optional<Sequence> run =
+            anchoredStart ? std::nullopt : classRun(anchoredEnd)) {
+      s = std::move(*run);
+    } else {
+      if (!anchoredStart)
+        s.push_back(g_.repeat(any, 0, -1));
+      s.push_back(alternatives());
+    }
     if (pos_ < end_)
       fail(p_[pos_] == ')' ? "unbalanced ')'" : "unexpected character");
     if (!anchoredEnd)
@@ -347,13 +354,20 @@ private:
   }
 
   Element charClass() {
-    ++pos_; // '['
+    std::vector<CodepointRange> ranges;
     bool negated = false;
+    classRanges(ranges, negated);
+    return addCharClass(g_, ranges, negated, enc_);
+  }
+
+  /// The class at pos_ ('['), to its ']'.
+  void classRanges(std::vector<CodepointRange> &ranges, bool &negated) {
+    ++pos_; // '['
+    negated = false;
     if (peek() == '^') {
       negated = true;
       ++pos_;
     }
-    std::vector<CodepointRange> ranges;
     // A codepoint of the class, or a class escape (then false).
     auto member = [&](uint32_t &cp) {
       if (peek() != '\\') {
@@ -389,7 +403,52 @@ private:
       }
     }
     ++pos_;
-    return addCharClass(g_, ranges, negated, enc_);
+  }
+
+  /// A search for one run of a class, the whole pattern ("[a-z0-9]{162}",
+  /// "\\d+$"): any text ending outside the class, then the run. With a
+  /// plain ".*" in front a state keeps a stack for every place a run may
+  /// have begun, and every character of such a run is a new state. None
+  /// (pos_ unmoved) for any other pattern.
+  std::optional<Sequence> classRun(bool anchoredEnd) {
+    const size_t start = pos_;
+    std::vector<CodepointRange> ranges;
+    bool negated = false;
+    int64_t min = 0, max = 0;
+    const char c = peek();
+    if (c == '[') {
+      classRanges(ranges, negated);
+    } else if (c == '\\') {
+      escape(ranges, negated, false);
+    } else if (c == '.') {
+      ++pos_;
+      ranges = kLineTerminators;
+      negated = true;
+    } else if (!atEnd() && !std::strchr("()|*+?{^$", c)) {
+      const uint32_t cp = literal();
+      ranges = {{cp, cp}};
+    }
+    if (pos_ > start && peek() == '+') {
+      ++pos_;
+      min = 1, max = -1;
+    } else if (!(pos_ > start && peek() == '{' && braces(min, max))) {
+      min = 0;
+    }
+    // A bounded run then the end: the text must not run on past it.
+    if (!atEnd() || min < 1 || (max >= 0 && max < min) || min > 10000 ||
+        (max >= 0 && anchoredEnd)) {
+      pos_ = start;
+      return std::nullopt;
+    }
+    const Element any = addCharClass(g_, {}, true, enc_);
+    const uint32_t before = g_.freshRule("pattern-before-run");
+    g_.addAlternative(before, {g_.repeat(any, 0, -1),
+                               addCharClass(g_, ranges, !negated, enc_)});
+    g_.addAlternative(before, {});
+    // Containing a run of at least min is containing one of min.
+    return Sequence{Grammar::ref(before),
+                    g_.repeat(addCharClass(g_, ranges, negated, enc_), min,
+                              anchoredEnd ? -1 : min)};
   }
 
   Grammar &g_;

@@ -607,6 +607,22 @@ TEST(JsonSchema, StringsEscapesLengthsPatternsAndFormats) {
   auto unanchored = schema(R"({"type": "string", "pattern": "a\"b"})");
   EXPECT_TRUE(matches(unanchored, R"("xxa\"byy")")); // " is escaped
   EXPECT_FALSE(matches(unanchored, R"("ab")"));
+  // A search for one run of a class: whatever surrounds the run.
+  auto run = schema(R"({"type": "string", "pattern": "[a-z]{3}"})");
+  for (const char *ok : {R"("abc")", R"("ab-abcd-x")", R"("A1xyz")"})
+    EXPECT_TRUE(matches(run, ok)) << ok;
+  for (const char *bad : {R"("ab-ab")", R"("")", R"("a1b2c3")"})
+    EXPECT_FALSE(matches(run, bad)) << bad;
+  auto tail = schema(R"({"type": "string", "pattern": "\\d+$"})");
+  EXPECT_TRUE(matches(tail, R"("x12")"));
+  EXPECT_TRUE(matches(tail, R"("1a2")"));
+  EXPECT_FALSE(matches(tail, R"("12x")"));
+  auto bounded = schema(R"({"type": "string", "pattern": "a{2,3}"})");
+  EXPECT_TRUE(matches(bounded, R"("xaaaax")")); // holds a run of 2
+  EXPECT_FALSE(matches(bounded, R"("xaxa")"));
+  auto boundedEnd = schema(R"({"type": "string", "pattern": "a{2,3}$"})");
+  EXPECT_TRUE(matches(boundedEnd, R"("baaaa")")); // ends with aaa
+  EXPECT_FALSE(matches(boundedEnd, R"("aab")"));
   // Each top-level alternative has its own anchors: ^a|b$ is (^a)|(b$).
   auto alts = schema(R"({"type": "string", "pattern": "^ab|c[|]d$|(e|f)g"})");
   for (const char *ok : {R"("abzz")", R"("zzc|d")", R"("xfgx")", R"("ab")"})
