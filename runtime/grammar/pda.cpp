@@ -51,6 +51,13 @@ uint32_t Program::minBytesFrom(uint32_t p) const {
 }
 
 Pda::Pda(const Program &program) : p_(program) {
+  // A mask's walk makes a Pda per key and most reach tens to hundreds of
+  // states: room for them up front, not a copy of the table per doubling.
+  constexpr size_t kStates = 64;
+  trans_.reserve(kStates * 256);
+  states_.reserve(kStates);
+  flags_.reserve(kStates);
+  nodes_.reserve(4 * kStates);
   // kRoot and kOut: placeholders, never expanded as positions.
   nodes_.push_back({UINT32_MAX, kRoot});
   nodes_.push_back({UINT32_MAX, kOut});
