@@ -128,7 +128,7 @@ bool canonicalKey(const Program &program, const Key &key, uint32_t horizon,
                   std::string &out) {
   // Beyond these the key is one grammar's own (a whole object's members):
   // walking it per grammar costs less than writing it out.
-  constexpr size_t kMaxRules = 512, kMaxBytes = 8192;
+  constexpr size_t kMaxRules = 256, kMaxBytes = 4096;
   out.clear();
   // Rules by the fewest bytes before them, numbered in the order met: what
   // lies past `horizon` bytes no token reaches, and is left out (a string
