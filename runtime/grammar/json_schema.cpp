@@ -1166,6 +1166,15 @@ private:
       for (auto p = pp.begin(); p != pp.end(); ++p) {
         if (!matchAllKeys && matchListed.count(p.key()))
           continue; // its keys would have to differ from the listed names
+        // Nor from a key that brings others (written without them).
+        bool bringsOthers = false;
+        for (const auto &[a, needs] : dependencies(s, path))
+          bringsOthers =
+              bringsOthers ||
+              (!needs.empty() &&
+               patternMatches(p.key(), a, path + "/patternProperties"));
+        if (bringsOthers)
+          continue;
         std::optional<Json> all = p.value();
         try {
           for (auto q = pp.begin(); q != pp.end() && all; ++q)

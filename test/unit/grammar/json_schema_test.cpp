@@ -448,6 +448,12 @@ TEST(JsonSchema, PatternProperties) {
                                       "^ab": {"minimum": 5}}})");
   EXPECT_TRUE(matches(g, R"({"ab":7})"));
   EXPECT_FALSE(matches(g, R"({"ab":3})"));
+  // A pattern that may write a key bringing others writes nothing.
+  g = schema(R"({"patternProperties": {"^x-": {"type": "integer"}},
+      "properties": {"b": {"type": "integer"}},
+      "dependencies": {"x-a": ["b"]}, "additionalProperties": false})");
+  EXPECT_FALSE(matches(g, R"({"x-a":1})"));
+  EXPECT_TRUE(matches(g, R"({"b":1})"));
 }
 
 TEST(JsonSchema, MinAndMaxProperties) {
