@@ -237,7 +237,21 @@ Element Grammar::codepoints(std::vector<CodepointRange> ranges, bool negated) {
 }
 
 Element Grammar::repeat(const Element &e, int64_t min, int64_t max) {
+  auto simple = [](int64_t lo, int64_t hi) {
+    return lo >= 0 && lo <= 1 && (hi < 0 || (hi == 1 && lo == 0));
+  };
+  if (simple(min, max) && e.kind == Element::Rule) {
+    auto it = loops_.find(e.index);
+    if (it != loops_.end()) {
+      // Either may be skipped: the whole may; either loops: the whole does.
+      const Loop inner = it->second;
+      return repeat(inner.inner, std::min(min, inner.min),
+                    max == 1 && inner.max == 1 ? 1 : -1);
+    }
+  }
   const uint32_t r = freshRule("repeat");
+  if (simple(min, max))
+    loops_[r] = {e, min, max};
   Sequence head(static_cast<size_t>(min), e);
   if (max < 0) {
     // tail ::= e tail | ""

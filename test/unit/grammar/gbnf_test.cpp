@@ -45,6 +45,18 @@ TEST(Gbnf, BoundedRepetitions) {
   EXPECT_FALSE(matches(g, "12-aaa"));
 }
 
+// Stacked loops combine: 60 of them made states of millions of stacks.
+TEST(Gbnf, StackedRepetitionsCombine) {
+  auto g = gbnf("root ::= \"ab\"" + std::string(60, '+') + " \"c\"?+?");
+  EXPECT_TRUE(matches(g, "ab"));
+  EXPECT_TRUE(matches(g, "ababccc"));
+  EXPECT_FALSE(matches(g, "aba"));
+  auto opt = gbnf("root ::= \"x\"?? \"y\"");
+  EXPECT_TRUE(matches(opt, "y"));
+  EXPECT_TRUE(matches(opt, "xy"));
+  EXPECT_FALSE(matches(opt, "xxy"));
+}
+
 TEST(Gbnf, RulesRecursionAndContinuationLines) {
   auto g = gbnf(R"g(# balanced parentheses
 root ::= pair*

@@ -77,6 +77,8 @@ public:
   /// codepoint outside them) as UTF-8: a rule of byte-sequence alternatives.
   Element codepoints(std::vector<CodepointRange> ranges, bool negated);
   /// A rule matching `e` repeated min..max times (max < 0: unbounded).
+  /// *, + and ? of an element that is itself one of them combine into one
+  /// ((x+)+ is x+): stacked loops made states of exponentially many stacks.
   Element repeat(const Element &e, int64_t min, int64_t max);
   /// A copy of `other`'s rules (renamed apart) and a reference to its root:
   /// a JSON Schema's grammar inside a tool call.
@@ -97,6 +99,11 @@ public:
 private:
   std::unordered_map<std::string, uint32_t> byName_;
   uint32_t counter_ = 0;
+  struct Loop {
+    Element inner;
+    int64_t min, max;
+  };
+  std::unordered_map<uint32_t, Loop> loops_; // rules made by *, + and ?
 };
 
 } // namespace llmc::grammar
