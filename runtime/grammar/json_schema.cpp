@@ -1084,12 +1084,16 @@ private:
   /// "^[^/]"). False when unsure.
   bool disjointPatterns(const std::string &a, const std::string &b,
                         const std::string &path) {
-    auto start = [&](const std::string &pattern) {
-      Program program(compiledPattern(pattern, path)->grammar());
-      Pda pda(program);
-      return pda.state(pda.start());
+    auto start = [&](const std::string &pattern) -> const Pda::State & {
+      auto [it, fresh] = patternStarts_.try_emplace(pattern);
+      if (fresh) {
+        Program program(compiledPattern(pattern, path)->grammar());
+        Pda pda(program);
+        it->second = pda.state(pda.start());
+      }
+      return it->second;
     };
-    const Pda::State x = start(a), y = start(b);
+    const Pda::State &x = start(a), &y = start(b);
     if (x.accepting && y.accepting)
       return false;
     for (unsigned w = 0; w < 4; ++w)
@@ -1155,6 +1159,12 @@ private:
               std::optional<Json> m = merge(it.value(), p.value(), path, 0);
               it.value() = m ? *m : Json(false);
             }
+      // A key that brings others is never written by a pattern (it would
+      // come without them).
+      for (const auto &[a, needs] : dependencies(s, path))
+        for (auto p = pp.begin(); p != pp.end() && !needs.empty(); ++p)
+          if (patternMatches(p.key(), a, path + "/patternProperties"))
+            matchListed.insert(p.key());
       // Patterns every key matches (".*") leave the listed names to their
       // properties and take any other key.
       matchAllKeys = true;
@@ -1166,15 +1176,6 @@ private:
       for (auto p = pp.begin(); p != pp.end(); ++p) {
         if (!matchAllKeys && matchListed.count(p.key()))
           continue; // its keys would have to differ from the listed names
-        // Nor from a key that brings others (written without them).
-        bool bringsOthers = false;
-        for (const auto &[a, needs] : dependencies(s, path))
-          bringsOthers =
-              bringsOthers ||
-              (!needs.empty() &&
-               patternMatches(p.key(), a, path + "/patternProperties"));
-        if (bringsOthers)
-          continue;
         std::optional<Json> all = p.value();
         try {
           for (auto q = pp.begin(); q != pp.end() && all; ++q)
@@ -2251,6 +2252,7 @@ private:
   bool refSiblingsIgnored_ = false;
   int distributionDepth_ = 0;
   std::map<std::string, std::shared_ptr<const CompiledGrammar>> patterns_;
+  std::map<std::string, Pda::State> patternStarts_; // where each may begin
   std::map<std::string, uint32_t> refs_;
   uint32_t fraction_ = 0;
   uint32_t ws_ = 0, char_ = 0, string_ = 0, number_ = 0, integer_ = 0,

@@ -8,7 +8,8 @@
 // How a mask is made (XGrammar's split of context-independent and
 // context-dependent tokens, on our stack machine, runtime/grammar/pda.h):
 // a stack's top few frames (its "key": the positions of at most kKeyDepth
-// nodes) decide most tokens alone. For each key the vocabulary's trie is
+// nodes; stacks differing only in their top position share one) decide
+// most tokens alone. For each key the vocabulary's trie is
 // walked once, ahead of time: tokens that stay inside those frames are
 // accepted or rejected for every stack with that key; tokens that pop out
 // of them with bytes left over are kept, with the offset where they did,
