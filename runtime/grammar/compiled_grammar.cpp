@@ -1,5 +1,6 @@
 //===- compiled_grammar.cpp - Precomputed masks per stack top -------------===//
 #include "compiled.h"
+#include "plain_chain.h"
 
 #include <algorithm>
 #include <chrono>
@@ -256,46 +257,106 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
   };
   std::vector<std::pair<int32_t, uint32_t>> uncertain;
   const auto &below = vocab.bytesBelow();
-  // Whether every string of `bytes` of at most `height` bytes keeps `s`
-  // alive: then every token under a trie node in `s` is accepted (whether
-  // it may also leave the key's frames no longer matters). Cheap where few
-  // states follow: a string's content loops in one, a counted repetition
-  // (x{0,32}) steps along a chain; gives up past kMaxStates.
+  const auto &tokenBytes = vocab.trieTokenBytes();
+  // How far every string of `bytes` keeps `s` alive, breadth first over
+  // the states that follow (cheap where few do: a string's content loops in
+  // one, a counted repetition such as a maxLength steps along a chain):
+  // kAllAlive when all of at most `height` bytes do; L when all of at most
+  // L bytes do and all of L + 1 die, no state on the way having left the
+  // key's frames (the tokens under a trie node in `s` are then accepted up
+  // to L bytes below it, rejected past it, none uncertain); kMixed
+  // otherwise, or past kMaxStates.
+  constexpr uint32_t kAllAlive = UINT32_MAX, kMixed = UINT32_MAX - 1;
   std::vector<StateId> frontier, following, seen;
-  auto staysAlive = [&](StateId s, const TokenVocabulary::ByteBits &bytes,
-                        uint32_t height) {
+  auto aliveFor = [&](StateId s, const TokenVocabulary::ByteBits &bytes,
+                      uint32_t height) -> uint32_t {
     constexpr size_t kMaxStates = 16;
     frontier.assign(1, s);
     seen.assign(1, s);
-    for (uint32_t level = 0; level < height && !frontier.empty(); ++level) {
+    // A state met again a level later goes on past where the others die.
+    bool rejoined = false, exited = false;
+    for (uint32_t level = 0; level < height; ++level) {
       following.clear();
+      bool someDie = false, someLive = rejoined;
+      const size_t seenBefore = seen.size();
       for (StateId f : frontier) {
-        // A byte the state does not take dies: no transition to compute.
+        exited |= (pda.flags(f) & Pda::kExited) != 0;
         const auto &takes = pda.state(f).bytes;
-        for (unsigned w = 0; w < 4; ++w)
-          if (bytes[w] & ~takes[w])
-            return false;
-        for (unsigned w = 0; w < 4; ++w)
-          for (uint64_t b = bytes[w]; b; b &= b - 1) {
+        for (unsigned w = 0; w < 4; ++w) {
+          someDie |= (bytes[w] & ~takes[w]) != 0;
+          for (uint64_t b = bytes[w] & takes[w]; b; b &= b - 1) {
             const StateId t =
                 pda.next(f, static_cast<uint8_t>(w * 64 + __builtin_ctzll(b)));
-            if (t == Pda::kDead)
-              return false;
-            if (std::find(seen.begin(), seen.end(), t) != seen.end())
+            if (t == Pda::kDead) {
+              someDie = true;
               continue;
+            }
+            someLive = true;
+            const auto it = std::find(seen.begin(), seen.end(), t);
+            if (it != seen.end()) {
+              rejoined |= size_t(it - seen.begin()) < seenBefore;
+              continue;
+            }
             if (seen.size() == kMaxStates)
-              return false;
+              return kMixed;
             seen.push_back(t);
             following.push_back(t);
           }
+        }
+        if (someDie && (someLive || exited))
+          return kMixed;
       }
+      if (someDie)
+        return level;
+      if (following.empty()) // every string comes back to a checked state
+        return kAllAlive;
       frontier.swap(following);
     }
-    return true;
+    return kAllAlive;
+  };
+  // Inside a string: each token under the node by its run of plain bytes
+  // along the chain, then byte by byte from where the run leaves it.
+  const auto &plainFrom = vocab.trieTokenPlainFrom();
+  PlainChain chain(pda);
+  std::vector<uint32_t> exits; // a token's offsets in exited states
+  auto byPlainRuns = [&](const TokenVocabulary::TrieNode &t) {
+    const auto &states = chain.states();
+    for (uint32_t k = t.tokenBegin; k < trie[t.subtreeEnd - 1].tokenEnd; ++k) {
+      const int32_t id = trieTokens[k];
+      const std::string &b = vocab.bytes(id);
+      const uint32_t len = tokenBytes[k];
+      uint32_t q = t.depth, run = len;
+      if (plainFrom[k] > q)
+        for (run = q; TokenVocabulary::isPlain(static_cast<uint8_t>(b[run]));)
+          ++run;
+      size_t steps = run - q;
+      if (chain.end() != PlainChain::Loops && steps >= states.size()) {
+        if (chain.end() == PlainChain::Dies)
+          continue;
+        steps = states.size() - 1;
+      }
+      StateId at = chain.after(steps);
+      exits.clear();
+      for (q += static_cast<uint32_t>(steps);; ++q) {
+        if (q == len) {
+          bits.set(id);
+          ++count;
+          break;
+        }
+        if (pda.flags(at) & Pda::kExited)
+          exits.push_back(q);
+        at = pda.next(at, static_cast<uint8_t>(b[q]));
+        if (at == Pda::kDead) {
+          for (uint32_t e : exits)
+            uncertain.emplace_back(id, e);
+          break;
+        }
+      }
+    }
   };
   // Checked on large subtrees only: a check that fails (a long token
   // where the repetition runs out) costs more than walking a small one.
-  constexpr uint32_t kCheckNodes = 256;
+  constexpr uint32_t kCheckNodes = 256, kChainNodes = 16;
   for (size_t i = 0; i < trie.size();) {
     const TokenVocabulary::TrieNode &t = trie[i];
     const StateId s = anyFirstByte && t.depth == 1
@@ -306,10 +367,29 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
       continue;
     }
     at[t.depth] = s;
-    if (t.subtreeEnd - i >= kCheckNodes && staysAlive(s, below[i], t.height)) {
-      accept(t.tokenBegin, trie[t.subtreeEnd - 1].tokenEnd);
+    if (t.subtreeEnd - i >= kChainNodes &&
+        chain.follow(s, vocab.maxTokenBytes() - t.depth)) {
+      byPlainRuns(t);
       i = t.subtreeEnd;
       continue;
+    }
+    if (t.subtreeEnd - i >= kCheckNodes) {
+      const uint32_t alive = aliveFor(s, below[i], t.height);
+      const uint32_t end = trie[t.subtreeEnd - 1].tokenEnd;
+      if (alive == kAllAlive) {
+        accept(t.tokenBegin, end);
+        i = t.subtreeEnd;
+        continue;
+      }
+      if (alive != kMixed) {
+        for (uint32_t k = t.tokenBegin; k < end; ++k)
+          if (tokenBytes[k] <= t.depth + alive) {
+            bits.set(trieTokens[k]);
+            ++count;
+          }
+        i = t.subtreeEnd;
+        continue;
+      }
     }
     accept(t.tokenBegin, t.tokenEnd);
     const uint8_t flags = pda.flags(s);
@@ -364,21 +444,30 @@ CompiledGrammar::Impl::firstByteIn(const KeyMasks &all,
   const auto &trie = vocab.trie();
   const auto &trieTokens = vocab.trieTokens();
   if (!all.acceptedBits.empty()) {
-    // Tokens by first byte are runs of the trie's order: only those runs.
+    // Tokens by first byte are runs of the trie's order: only those runs,
+    // the ones kept or (a wide set: usually fewer) the ones dropped.
+    size_t kept = 0, dropped = 0;
+    for (size_t i = 0; i < trie.size(); i = trie[i].subtreeEnd)
+      (first.test(trie[i].byte) ? kept : dropped) +=
+          trie[trie[i].subtreeEnd - 1].tokenEnd - trie[i].tokenBegin;
+    const bool keepTested = kept <= dropped;
     TokenMask bits(vocab.size());
-    size_t count = 0;
+    if (!keepTested)
+      bits.words() = all.acceptedBits;
     for (size_t i = 0; i < trie.size(); i = trie[i].subtreeEnd) {
-      if (!first.test(trie[i].byte))
+      if (first.test(trie[i].byte) != keepTested)
         continue;
       for (uint32_t k = trie[i].tokenBegin;
            k < trie[trie[i].subtreeEnd - 1].tokenEnd; ++k) {
         const int32_t id = trieTokens[k];
-        if ((all.acceptedBits[static_cast<size_t>(id) >> 6] >> (id & 63)) & 1) {
+        if (!keepTested)
+          bits.reset(id);
+        else if ((all.acceptedBits[static_cast<size_t>(id) >> 6] >> (id & 63)) &
+                 1)
           bits.set(id);
-          ++count;
-        }
       }
     }
+    const size_t count = static_cast<size_t>(bits.count());
     storeAccepted(*m, std::move(bits), count);
   }
   for (int32_t id : all.acceptedList)
@@ -438,10 +527,16 @@ const KeyMasks &CompiledGrammar::Impl::masksFor(const Key &key) {
   bool computed = false;
   std::string canonical;
   const size_t frames = frameCount(key);
-  // The top frames up to the first below the top that needs another byte
-  // to end (a string's closing quote): what most keys share.
+  // The top frames up to the first below the top that goes on with a byte
+  // (a string's closing quote): what most keys share. Not one that goes on
+  // with a rule (a length-bounded string's remaining characters): most
+  // tokens would leave the key there.
   size_t depth = 2;
-  while (depth < frames && program.minBytesFrom(framePos(key, depth - 1)) == 0)
+  auto goesOnWithByte = [&](uint32_t pos) {
+    return program.minBytesFrom(pos) > 0 &&
+           program.pos[pos].kind == Program::Bytes;
+  };
+  while (depth < frames && !goesOnWithByte(framePos(key, depth - 1)))
     ++depth;
   const Key top =
       depth >= frames

@@ -83,6 +83,11 @@ void TokenVocabulary::buildTrie() {
       end.tokenBegin = end.tokenEnd = static_cast<uint32_t>(trieTokens_.size());
     }
     trieTokens_.push_back(id);
+    trieTokenBytes_.push_back(static_cast<uint32_t>(b.size()));
+    size_t plainFrom = b.size();
+    while (plainFrom > 0 && isPlain(static_cast<uint8_t>(b[plainFrom - 1])))
+      --plainFrom;
+    trieTokenPlainFrom_.push_back(static_cast<uint32_t>(plainFrom));
     end.tokenEnd = static_cast<uint32_t>(trieTokens_.size());
     prev = &b;
   }

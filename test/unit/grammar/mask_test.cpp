@@ -161,6 +161,28 @@ TEST(Mask, ByteLevelBpe) {
   EXPECT_TRUE(mask.test(eos)); // the end, and only the end
 }
 
+// A real vocabulary's subtrees are big enough for the walk's shortcuts: a
+// string's content followed as a chain of states (bounded lengths), whole
+// subtrees kept alive, the other keys' masks filtered by first byte.
+TEST(Mask, LengthBoundedStringsAndOtherKeysWithARealVocabulary) {
+  auto tokenizer = tok::loadTokenizer(tokenizerDir("gpt2"));
+  auto vocab =
+      std::make_shared<TokenVocabulary>(*tokenizer, tokenizer->vocabSize());
+  const int32_t eos = *tokenizer->tokenId("<|endoftext|>");
+  auto g = std::make_shared<CompiledGrammar>(
+      grammarFromJsonSchema(R"({"type": "object", "properties": {
+          "name": {"type": "string", "minLength": 3, "maxLength": 9},
+          "code": {"type": "string", "maxLength": 2},
+          "note": {"type": "string", "minLength": 12}},
+          "required": ["name"]})",
+                            "schema"),
+      vocab, 0);
+  walkChecking(g, R"({"name":"Ada L","code":"x","note":"a longer note, é"})",
+               eos);
+  walkChecking(g, R"({"name":"abcdefghi","other":"free text","code":""})", eos);
+  walkChecking(g, R"({"nam":1,"name":"日本語"})", eos);
+}
+
 TEST(Mask, SentencePieceWithByteFallback) {
   auto tokenizer = tok::loadTokenizer(tokenizerDir("spm-2k"));
   auto vocab =

@@ -65,6 +65,22 @@ public:
   using ByteBits = std::array<uint64_t, 4>;
   const std::vector<ByteBits> &bytesBelow() const { return below_; }
   const std::vector<int32_t> &trieTokens() const { return trieTokens_; }
+  /// The length in bytes of each of trieTokens().
+  const std::vector<uint32_t> &trieTokenBytes() const {
+    return trieTokenBytes_;
+  }
+  /// The bytes a JSON string holds as they are (printable ASCII but '"'
+  /// and '\\'): a string's content takes them all alike, whatever its
+  /// length bounds, and a mask walk there goes by the length of a token's
+  /// run of them instead of visiting each trie node.
+  static bool isPlain(uint8_t b) {
+    return b >= 0x20 && b < 0x7F && b != '"' && b != '\\';
+  }
+  /// For each of trieTokens(): where its final run of plain bytes begins
+  /// (its length when its last byte is not plain).
+  const std::vector<uint32_t> &trieTokenPlainFrom() const {
+    return trieTokenPlainFrom_;
+  }
   /// The longest token, in bytes.
   size_t maxTokenBytes() const { return maxBytes_; }
 
@@ -81,6 +97,8 @@ private:
   std::vector<TrieNode> trie_;
   std::vector<ByteBits> below_;
   std::vector<int32_t> trieTokens_;
+  std::vector<uint32_t> trieTokenBytes_;
+  std::vector<uint32_t> trieTokenPlainFrom_;
   size_t maxBytes_ = 0;
   std::shared_ptr<SharedKeyMasks> shared_;
 };

@@ -1,0 +1,79 @@
+//===- plain_chain.cpp - A string's content as a chain of states ----------===//
+#include "plain_chain.h"
+
+#include "llmc/grammar/vocabulary.h"
+
+#include <algorithm>
+
+namespace llmc::grammar {
+
+PlainChain::PlainChain(Pda &pda) : pda_(pda) {
+  for (unsigned b = 0; b < 256; ++b)
+    if (TokenVocabulary::isPlain(static_cast<uint8_t>(b)))
+      plain_[b >> 6] |= uint64_t(1) << (b & 63);
+}
+
+StateId PlainChain::plainNext(StateId s) {
+  if (next_.size() <= s)
+    next_.resize(pda_.stateCount(), kUnknown);
+  if (next_[s] != kUnknown)
+    return next_[s];
+  // Two bytes go to the same state when every top set holds both or
+  // neither.
+  const Program &program = pda_.program();
+  StateId result = kUnknown;
+  for (NodeId n : pda_.state(s).nodes) {
+    const auto &words = program.setWords[program.pos[pda_.nodeAt(n).pos].arg];
+    unsigned some = 0, all = 0;
+    for (unsigned w = 0; w < 4; ++w) {
+      const uint64_t in = words[w] & plain_[w];
+      some |= in != 0;
+      all += in == plain_[w];
+    }
+    if (some && all != 4) {
+      result = kUnalike;
+      break;
+    }
+  }
+  if (result == kUnknown)
+    result = pda_.next(s, 'a');
+  if (next_.size() <= s)
+    next_.resize(pda_.stateCount(), kUnknown);
+  return next_[s] = result;
+}
+
+bool PlainChain::follow(StateId s, size_t maxSteps) {
+  const StateId first = plainNext(s);
+  if (first == kUnalike || first == Pda::kDead)
+    return false;
+  states_.assign(1, s);
+  for (StateId at = s;;) {
+    const StateId to = plainNext(at);
+    if ((pda_.flags(at) & Pda::kExited) || states_.size() > maxSteps ||
+        to == kUnalike) {
+      end_ = Open;
+      return states_.size() > 1;
+    }
+    if (to == Pda::kDead) {
+      end_ = Dies;
+      return true;
+    }
+    const auto seen = std::find(states_.begin(), states_.end(), to);
+    if (seen != states_.end()) {
+      end_ = Loops;
+      cycleStart_ = static_cast<size_t>(seen - states_.begin());
+      return true;
+    }
+    states_.push_back(to);
+    at = to;
+  }
+}
+
+StateId PlainChain::after(size_t m) const {
+  if (m < states_.size())
+    return states_[m];
+  const size_t cycle = states_.size() - cycleStart_;
+  return states_[cycleStart_ + (m - cycleStart_) % cycle];
+}
+
+} // namespace llmc::grammar
