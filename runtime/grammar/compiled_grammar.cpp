@@ -527,14 +527,17 @@ const KeyMasks &CompiledGrammar::Impl::masksFor(const Key &key) {
   bool computed = false;
   std::string canonical;
   const size_t frames = frameCount(key);
-  // The top frames up to the first below the top that goes on with a byte
-  // (a string's closing quote): what most keys share. Not one that goes on
-  // with a rule (a length-bounded string's remaining characters): most
-  // tokens would leave the key there.
+  // The top frames up to the first below the top that goes on with a byte,
+  // after rules that may be empty (a string's closing quote, a key's colon):
+  // what most keys share. Not one that goes on with a rule (a
+  // length-bounded string's remaining characters): most tokens would leave
+  // the key there.
   size_t depth = 2;
   auto goesOnWithByte = [&](uint32_t pos) {
-    return program.minBytesFrom(pos) > 0 &&
-           program.pos[pos].kind == Program::Bytes;
+    while (program.pos[pos].kind == Program::Rule &&
+           program.minBytes[program.pos[pos].arg] == 0)
+      ++pos;
+    return program.pos[pos].kind == Program::Bytes;
   };
   while (depth < frames && !goesOnWithByte(framePos(key, depth - 1)))
     ++depth;
@@ -544,14 +547,17 @@ const KeyMasks &CompiledGrammar::Impl::masksFor(const Key &key) {
           : Key(key.begin(),
                 key.begin() + static_cast<std::ptrdiff_t>(key[0] + depth));
   const uint32_t horizon = static_cast<uint32_t>(vocab.maxTokenBytes());
-  if (canonicalKey(program, top, horizon, canonical)) {
-    std::shared_ptr<const KeyMasks> t = shared(top, canonical, computed);
+  if (top.size() < key.size()) {
+    // The top's masks are this grammar's too, shared by the keys below it
+    // (an object's other keys at each of its positions) where no other
+    // grammar has them.
+    const KeyMasks &t = masksFor(top);
+    if (t.uncertain.size() <= kMaxExtended)
+      m = extend(t, key, depth);
+  } else if (canonicalKey(program, top, horizon, canonical)) {
+    m = shared(top, canonical, computed);
     if (wideFirstByte(program, key))
-      t = firstByteIn(*t, program.sets[program.pos[key[1]].arg]);
-    if (top.size() == key.size())
-      m = std::move(t);
-    else if (t->uncertain.size() <= kMaxExtended)
-      m = extend(*t, key, depth);
+      m = firstByteIn(*m, program.sets[program.pos[key[1]].arg]);
   }
   if (!m) {
     m = compute(key, /*anyFirstByte=*/false);

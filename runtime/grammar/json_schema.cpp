@@ -1700,9 +1700,16 @@ private:
   /// `schema` says.
   Element member(const std::string &name, const Json &schema,
                  const std::string &at, bool anyValue) {
+    // The quoted name is a rule of its own: a mask's key ends at its
+    // closing quote (shared by every object with that name), not at the
+    // end of the member's value.
+    const uint32_t key = g_.freshRule(ruleName(at) + "-key");
+    Sequence quoted;
+    appendLit(quoted, Json(name).dump());
+    g_.addAlternative(key, std::move(quoted));
     const uint32_t kv = g_.freshRule(ruleName(at) + "-kv");
     Sequence seq;
-    appendLit(seq, Json(name).dump());
+    seq.push_back(Grammar::ref(key));
     seq.push_back(Grammar::ref(ws_));
     seq.push_back(g_.byte(':'));
     seq.push_back(Grammar::ref(ws_));
