@@ -321,22 +321,34 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
   std::vector<uint32_t> exits; // a token's offsets in exited states
   auto byPlainRuns = [&](const TokenVocabulary::TrieNode &t) {
     const auto &states = chain.states();
+    // A token that dies is uncertain wherever it was in an exited state:
+    // on the chain, its first `passed` states.
+    auto rejected = [&](int32_t id, size_t passed) {
+      if (chain.anyExited())
+        for (size_t j = 0; j < passed; ++j)
+          if (pda.flags(chain.after(j)) & Pda::kExited)
+            uncertain.emplace_back(id, t.depth + static_cast<uint32_t>(j));
+      for (uint32_t e : exits)
+        uncertain.emplace_back(id, e);
+    };
     for (uint32_t k = t.tokenBegin; k < trie[t.subtreeEnd - 1].tokenEnd; ++k) {
       const int32_t id = trieTokens[k];
-      const std::string &b = vocab.bytes(id);
+      const char *b = vocab.trieTokenData(k);
       const uint32_t len = tokenBytes[k];
       uint32_t q = t.depth, run = len;
       if (plainFrom[k] > q)
         for (run = q; TokenVocabulary::isPlain(static_cast<uint8_t>(b[run]));)
           ++run;
       size_t steps = run - q;
+      exits.clear();
       if (chain.end() != PlainChain::Loops && steps >= states.size()) {
-        if (chain.end() == PlainChain::Dies)
+        if (chain.end() == PlainChain::Dies) {
+          rejected(id, states.size());
           continue;
+        }
         steps = states.size() - 1;
       }
       StateId at = chain.after(steps);
-      exits.clear();
       for (q += static_cast<uint32_t>(steps);; ++q) {
         if (q == len) {
           bits.set(id);
@@ -347,8 +359,7 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
           exits.push_back(q);
         at = pda.next(at, static_cast<uint8_t>(b[q]));
         if (at == Pda::kDead) {
-          for (uint32_t e : exits)
-            uncertain.emplace_back(id, e);
+          rejected(id, steps);
           break;
         }
       }

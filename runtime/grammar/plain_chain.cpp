@@ -47,10 +47,11 @@ bool PlainChain::follow(StateId s, size_t maxSteps) {
   if (first == kUnalike || first == Pda::kDead)
     return false;
   states_.assign(1, s);
+  anyExited_ = false;
   for (StateId at = s;;) {
+    anyExited_ |= (pda_.flags(at) & Pda::kExited) != 0;
     const StateId to = plainNext(at);
-    if ((pda_.flags(at) & Pda::kExited) || states_.size() > maxSteps ||
-        to == kUnalike) {
+    if (states_.size() > maxSteps || to == kUnalike) {
       end_ = Open;
       return states_.size() > 1;
     }

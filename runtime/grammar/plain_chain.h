@@ -26,12 +26,14 @@ public:
 
   /// How the chain ends: its last state's plain bytes die (Dies), it comes
   /// back to a state of the chain (Loops), or its last state takes them
-  /// unalike or has left the key's frames (Open: walk on from there).
+  /// unalike (Open: walk on from there).
   enum End { Dies, Loops, Open };
   End end() const { return end_; }
-  /// The chain's states from the start; none but the last has left the
-  /// key's frames.
+  /// The chain's states from the start.
   const std::vector<StateId> &states() const { return states_; }
+  /// Whether one of them has left the key's frames (a token through it
+  /// that dies is uncertain there).
+  bool anyExited() const { return anyExited_; }
   /// The state after `m` plain bytes; `m` < states().size() unless Loops.
   StateId after(size_t m) const;
 
@@ -45,6 +47,7 @@ private:
   std::vector<StateId> next_; // by state: plainNext's answer or kUnknown
   std::vector<StateId> states_;
   size_t cycleStart_ = 0;
+  bool anyExited_ = false;
   End end_ = Open;
 };
 

@@ -84,6 +84,8 @@ void TokenVocabulary::buildTrie() {
     }
     trieTokens_.push_back(id);
     trieTokenBytes_.push_back(static_cast<uint32_t>(b.size()));
+    trieTokenStart_.push_back(static_cast<uint32_t>(trieText_.size()));
+    trieText_ += b;
     size_t plainFrom = b.size();
     while (plainFrom > 0 && isPlain(static_cast<uint8_t>(b[plainFrom - 1])))
       --plainFrom;

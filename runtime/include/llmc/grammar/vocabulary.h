@@ -69,6 +69,11 @@ public:
   const std::vector<uint32_t> &trieTokenBytes() const {
     return trieTokenBytes_;
   }
+  /// The bytes of trieTokens()[k], stored in trie order (a walk reading
+  /// them reads memory in order, not a string per id).
+  const char *trieTokenData(uint32_t k) const {
+    return trieText_.data() + trieTokenStart_[k];
+  }
   /// The bytes a JSON string holds as they are (printable ASCII but '"'
   /// and '\\'): a string's content takes them all alike, whatever its
   /// length bounds, and a mask walk there goes by the length of a token's
@@ -99,6 +104,8 @@ private:
   std::vector<int32_t> trieTokens_;
   std::vector<uint32_t> trieTokenBytes_;
   std::vector<uint32_t> trieTokenPlainFrom_;
+  std::string trieText_;
+  std::vector<uint32_t> trieTokenStart_;
   size_t maxBytes_ = 0;
   std::shared_ptr<SharedKeyMasks> shared_;
 };
