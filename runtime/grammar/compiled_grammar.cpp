@@ -1,6 +1,6 @@
 //===- compiled_grammar.cpp - Precomputed masks per stack top -------------===//
 #include "compiled.h"
-#include "plain_chain.h"
+#include "run_chain.h"
 
 #include <algorithm>
 #include <chrono>
@@ -314,13 +314,16 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
     }
     return kAllAlive;
   };
-  // Inside a string: each token under the node by its run of plain bytes
-  // along the chain, then byte by byte from where the run leaves it.
-  const auto &plainFrom = vocab.trieTokenPlainFrom();
-  PlainChain chain(pda);
+  // Inside a string (a URI, a pattern): each token under the node by its
+  // run of the class along the chain, then byte by byte from where the run
+  // leaves it.
+  std::array<RunChain, TokenVocabulary::kRunClasses> chains = {
+      RunChain(pda, TokenVocabulary::Plain),
+      RunChain(pda, TokenVocabulary::Alnum)};
   std::vector<uint32_t> exits; // a token's offsets in exited states
-  auto byPlainRuns = [&](const TokenVocabulary::TrieNode &t) {
+  auto byRuns = [&](const TokenVocabulary::TrieNode &t, const RunChain &chain) {
     const auto &states = chain.states();
+    const auto &runFrom = vocab.trieTokenRunFrom(chain.runClass());
     // A token that dies is uncertain wherever it was in an exited state:
     // on the chain, its first `passed` states.
     auto rejected = [&](int32_t id, size_t passed) {
@@ -336,13 +339,14 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
       const char *b = vocab.trieTokenData(k);
       const uint32_t len = tokenBytes[k];
       uint32_t q = t.depth, run = len;
-      if (plainFrom[k] > q)
-        for (run = q; TokenVocabulary::isPlain(static_cast<uint8_t>(b[run]));)
+      if (runFrom[k] > q)
+        for (run = q; TokenVocabulary::inRun(chain.runClass(),
+                                             static_cast<uint8_t>(b[run]));)
           ++run;
       size_t steps = run - q;
       exits.clear();
-      if (chain.end() != PlainChain::Loops && steps >= states.size()) {
-        if (chain.end() == PlainChain::Dies) {
+      if (chain.end() != RunChain::Loops && steps >= states.size()) {
+        if (chain.end() == RunChain::Dies) {
           rejected(id, states.size());
           continue;
         }
@@ -378,11 +382,17 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
       continue;
     }
     at[t.depth] = s;
-    if (t.subtreeEnd - i >= kChainNodes &&
-        chain.follow(s, vocab.maxTokenBytes() - t.depth)) {
-      byPlainRuns(t);
-      i = t.subtreeEnd;
-      continue;
+    if (t.subtreeEnd - i >= kChainNodes) {
+      const size_t maxSteps = vocab.maxTokenBytes() - t.depth;
+      RunChain *chain = nullptr;
+      for (RunChain &c : chains)
+        if (!chain && c.follow(s, maxSteps))
+          chain = &c;
+      if (chain) {
+        byRuns(t, *chain);
+        i = t.subtreeEnd;
+        continue;
+      }
     }
     if (t.subtreeEnd - i >= kCheckNodes) {
       const uint32_t alive = aliveFor(s, below[i], t.height);

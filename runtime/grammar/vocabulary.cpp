@@ -86,10 +86,12 @@ void TokenVocabulary::buildTrie() {
     trieTokenBytes_.push_back(static_cast<uint32_t>(b.size()));
     trieTokenStart_.push_back(static_cast<uint32_t>(trieText_.size()));
     trieText_ += b;
-    size_t plainFrom = b.size();
-    while (plainFrom > 0 && isPlain(static_cast<uint8_t>(b[plainFrom - 1])))
-      --plainFrom;
-    trieTokenPlainFrom_.push_back(static_cast<uint32_t>(plainFrom));
+    for (int c = 0; c < kRunClasses; ++c) {
+      size_t from = b.size();
+      while (from > 0 && inRun(RunClass(c), static_cast<uint8_t>(b[from - 1])))
+        --from;
+      trieTokenRunFrom_[c].push_back(static_cast<uint32_t>(from));
+    }
     end.tokenEnd = static_cast<uint32_t>(trieTokens_.size());
     prev = &b;
   }

@@ -162,7 +162,8 @@ TEST(Mask, ByteLevelBpe) {
 }
 
 // A real vocabulary's subtrees are big enough for the walk's shortcuts: a
-// string's content followed as a chain of states (bounded lengths), whole
+// string's content (bounded lengths), a URI's or a pattern's letters and
+// digits followed as a chain of states, whole
 // subtrees kept alive, the other keys' masks filtered by first byte.
 TEST(Mask, LengthBoundedStringsAndOtherKeysWithARealVocabulary) {
   auto tokenizer = tok::loadTokenizer(tokenizerDir("gpt2"));
@@ -173,7 +174,9 @@ TEST(Mask, LengthBoundedStringsAndOtherKeysWithARealVocabulary) {
       grammarFromJsonSchema(R"({"type": "object", "properties": {
           "name": {"type": "string", "minLength": 3, "maxLength": 9},
           "code": {"type": "string", "maxLength": 2},
-          "note": {"type": "string", "minLength": 12}},
+          "note": {"type": "string", "minLength": 12},
+          "site": {"type": "string", "format": "uri"},
+          "ref": {"type": "string", "pattern": "^[A-Z]{2}-[a-z0-9]{2,6}$"}},
           "required": ["name"]})",
                             "schema"),
       vocab, 0);
@@ -181,6 +184,13 @@ TEST(Mask, LengthBoundedStringsAndOtherKeysWithARealVocabulary) {
                eos);
   walkChecking(g, R"({"name":"abcdefghi","other":"free text","code":""})", eos);
   walkChecking(g, R"({"nam":1,"name":"日本語"})", eos);
+  // Letters and digits along a chain; punctuation walked.
+  walkChecking(
+      g,
+      R"({"name":"abc","site":"https://example.com/a/b2?q=1#top","ref":"AB-x9"})",
+      eos);
+  walkChecking(g, R"({"name":"abc","ref":"QQ-abcdef","site":"mailto:x@y.z"})",
+               eos);
 }
 
 TEST(Mask, SentencePieceWithByteFallback) {

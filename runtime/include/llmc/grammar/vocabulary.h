@@ -74,17 +74,23 @@ public:
   const char *trieTokenData(uint32_t k) const {
     return trieText_.data() + trieTokenStart_[k];
   }
-  /// The bytes a JSON string holds as they are (printable ASCII but '"'
-  /// and '\\'): a string's content takes them all alike, whatever its
-  /// length bounds, and a mask walk there goes by the length of a token's
-  /// run of them instead of visiting each trie node.
-  static bool isPlain(uint8_t b) {
+  /// Byte classes a grammar state often takes all alike, so that a mask
+  /// walk there goes by the length of a token's run of them instead of
+  /// visiting each trie node: Plain, the bytes a JSON string holds as they
+  /// are (printable ASCII but '"' and '\\': a string's content, whatever its
+  /// length bounds); Alnum, letters and digits (a URI's or a pattern's
+  /// characters, where punctuation goes elsewhere).
+  enum RunClass : uint8_t { Plain, Alnum };
+  static constexpr int kRunClasses = 2;
+  static bool inRun(RunClass c, uint8_t b) {
+    if (c == Alnum)
+      return (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z');
     return b >= 0x20 && b < 0x7F && b != '"' && b != '\\';
   }
-  /// For each of trieTokens(): where its final run of plain bytes begins
-  /// (its length when its last byte is not plain).
-  const std::vector<uint32_t> &trieTokenPlainFrom() const {
-    return trieTokenPlainFrom_;
+  /// For each of trieTokens(): where its final run of class `c` begins
+  /// (its length when its last byte is not in it).
+  const std::vector<uint32_t> &trieTokenRunFrom(RunClass c) const {
+    return trieTokenRunFrom_[c];
   }
   /// The longest token, in bytes.
   size_t maxTokenBytes() const { return maxBytes_; }
@@ -103,7 +109,7 @@ private:
   std::vector<ByteBits> below_;
   std::vector<int32_t> trieTokens_;
   std::vector<uint32_t> trieTokenBytes_;
-  std::vector<uint32_t> trieTokenPlainFrom_;
+  std::array<std::vector<uint32_t>, kRunClasses> trieTokenRunFrom_;
   std::string trieText_;
   std::vector<uint32_t> trieTokenStart_;
   size_t maxBytes_ = 0;

@@ -1,19 +1,18 @@
-//===- plain_chain.cpp - A string's content as a chain of states ----------===//
-#include "plain_chain.h"
-
-#include "llmc/grammar/vocabulary.h"
+//===- run_chain.cpp - Runs of a byte class as a chain of states ----------===//
+#include "run_chain.h"
 
 #include <algorithm>
 
 namespace llmc::grammar {
 
-PlainChain::PlainChain(Pda &pda) : pda_(pda) {
+RunChain::RunChain(Pda &pda, TokenVocabulary::RunClass runClass)
+    : pda_(pda), class_(runClass) {
   for (unsigned b = 0; b < 256; ++b)
-    if (TokenVocabulary::isPlain(static_cast<uint8_t>(b)))
-      plain_[b >> 6] |= uint64_t(1) << (b & 63);
+    if (TokenVocabulary::inRun(runClass, static_cast<uint8_t>(b)))
+      bytes_[b >> 6] |= uint64_t(1) << (b & 63);
 }
 
-StateId PlainChain::plainNext(StateId s) {
+StateId RunChain::classNext(StateId s) {
   if (next_.size() <= s)
     next_.resize(pda_.stateCount(), kUnknown);
   if (next_[s] != kUnknown)
@@ -26,9 +25,9 @@ StateId PlainChain::plainNext(StateId s) {
     const auto &words = program.setWords[program.pos[pda_.nodeAt(n).pos].arg];
     unsigned some = 0, all = 0;
     for (unsigned w = 0; w < 4; ++w) {
-      const uint64_t in = words[w] & plain_[w];
+      const uint64_t in = words[w] & bytes_[w];
       some |= in != 0;
-      all += in == plain_[w];
+      all += in == bytes_[w];
     }
     if (some && all != 4) {
       result = kUnalike;
@@ -42,15 +41,15 @@ StateId PlainChain::plainNext(StateId s) {
   return next_[s] = result;
 }
 
-bool PlainChain::follow(StateId s, size_t maxSteps) {
-  const StateId first = plainNext(s);
+bool RunChain::follow(StateId s, size_t maxSteps) {
+  const StateId first = classNext(s);
   if (first == kUnalike || first == Pda::kDead)
     return false;
   states_.assign(1, s);
   anyExited_ = false;
   for (StateId at = s;;) {
     anyExited_ |= (pda_.flags(at) & Pda::kExited) != 0;
-    const StateId to = plainNext(at);
+    const StateId to = classNext(at);
     if (states_.size() > maxSteps || to == kUnalike) {
       end_ = Open;
       return states_.size() > 1;
@@ -70,7 +69,7 @@ bool PlainChain::follow(StateId s, size_t maxSteps) {
   }
 }
 
-StateId PlainChain::after(size_t m) const {
+StateId RunChain::after(size_t m) const {
   if (m < states_.size())
     return states_[m];
   const size_t cycle = states_.size() - cycleStart_;
