@@ -80,7 +80,15 @@ for fuzzer in "$build"/bin/*_fuzzer; do
       corpus=$(seed "$name" "$data"/schemas/*.json)
       # Open objects: literal-prefix and disjoint patternProperties (too
       # open for the structured-output suite's random models).
-      printf '%s' '{"type": "object", "properties": {"icons": {"type": "object", "properties": {"P": {"type": "object"}}, "patternProperties": {"^/": {"type": "string"}, "^[^/]": {"type": "object", "patternProperties": {"^/": {"type": "string"}}}}}}, "patternProperties": {"^x-": {"type": "integer"}, "^x-y": {"minimum": 3}}}' >"$corpus/pattern_keys.json" ;;
+      printf '%s' '{"type": "object", "properties": {"icons": {"type": "object", "properties": {"P": {"type": "object"}}, "patternProperties": {"^/": {"type": "string"}, "^[^/]": {"type": "object", "patternProperties": {"^/": {"type": "string"}}}}}}, "patternProperties": {"^x-": {"type": "integer"}, "^x-y": {"minimum": 3}}}' >"$corpus/pattern_keys.json"
+      # MaskBench's keywords: merged allOf, counts of members, draft 4
+      # tuples and exclusive bounds, number bounds, dependencies, type beside
+      # oneOf, formats, lengths with a pattern, annotations and vendor
+      # keywords ignored, and what is refused (not, if, uniqueItems).
+      printf '%s' '{"id": "x", "x-vendor": 1, "allOf": [{"type": "object", "properties": {"a": {"type": "integer", "minimum": 0, "exclusiveMaximum": 9}}, "required": ["a"]}, {"properties": {"b": {"type": "number", "minimum": -2, "maximum": 3, "multipleOf": 0.01}}}], "minProperties": 1, "maxProperties": 3, "dependencies": {"b": ["a"]}}' >"$corpus/allof_counts.json"
+      printf '%s' '{"$schema": "http://json-schema.org/draft-04/schema#", "type": "array", "items": [{"type": "integer", "minimum": 2, "exclusiveMinimum": true}, {"type": "string", "format": "date-time"}, {"type": "string", "minLength": 1, "maxLength": 5}], "additionalItems": {"type": "string", "format": "uri"}, "minItems": 1, "maxItems": 4}' >"$corpus/tuple_formats.json"
+      printf '%s' '{"type": "object", "oneOf": [{"properties": {"k": {"const": "a"}, "e": {"type": "string", "format": "email"}}, "required": ["k"]}, {"properties": {"k": {"const": "b"}, "h": {"type": "string", "format": "hostname"}, "v6": {"type": "string", "format": "ipv6"}}, "required": ["k"]}], "properties": {"s": {"type": "string", "minLength": 2, "maxLength": 8, "pattern": "^[a-z]+$"}}}' >"$corpus/oneof_type_formats.json"
+      printf '%s' '{"type": "object", "properties": {"n": {"not": {"type": "string"}}, "i": {"if": {"minimum": 1}, "then": {"maximum": 3}}, "u": {"type": "array", "uniqueItems": true}}}' >"$corpus/refused.json" ;;
     *) corpus=$(seed "$name") ;;
   esac
   echo "-- $name: ${seconds}s, $(ls "$corpus" | wc -l) seeds" >"$work/$name.log"
