@@ -246,6 +246,11 @@ private:
         fail("expected ')'");
       ++pos_;
       --depth_;
+      // A group of one element is that element: (x)+ is x+, so that
+      // stacked repetitions combine (Grammar::repeat) through groups too.
+      const auto &alts = g_.rules[r].alternatives;
+      if (alts.size() == 1 && alts[0].size() == 1)
+        return alts[0][0];
       return Grammar::ref(r);
     }
     if (c == '<')

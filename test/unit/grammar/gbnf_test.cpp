@@ -51,6 +51,14 @@ TEST(Gbnf, StackedRepetitionsCombine) {
   EXPECT_TRUE(matches(g, "ab"));
   EXPECT_TRUE(matches(g, "ababccc"));
   EXPECT_FALSE(matches(g, "aba"));
+  // Also through groups: ((x)+)+ is x+.
+  std::string nested = "\"ab\"";
+  for (int i = 0; i < 40; ++i)
+    nested = "(" + nested + ")" + (i % 3 == 2 ? "*" : "+");
+  auto grouped = gbnf("root ::= " + nested + " \"c\"");
+  EXPECT_TRUE(matches(grouped, "c"));
+  EXPECT_TRUE(matches(grouped, "abababc"));
+  EXPECT_FALSE(matches(grouped, "abac"));
   auto opt = gbnf("root ::= \"x\"?? \"y\"");
   EXPECT_TRUE(matches(opt, "y"));
   EXPECT_TRUE(matches(opt, "xy"));
