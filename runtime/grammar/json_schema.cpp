@@ -348,7 +348,12 @@ private:
       return k;
     }();
     for (auto it = s.begin(); it != s.end(); ++it)
-      if (kUnsupportedValidation.count(it.key()) && !kSupported.count(it.key()))
+      if (it.key() == "not") // what withoutNot() did not say positively
+        fail(path + "/not", "'not' is supported of types (but integer "
+                            "alone), of one required property, of a 'not' "
+                            "and of a schema every value matches");
+      else if (kUnsupportedValidation.count(it.key()) &&
+               !kSupported.count(it.key()))
         fail(path, "the keyword '" + it.key() + "' is not supported");
   }
 
@@ -378,6 +383,66 @@ private:
     return out;
   }
 
+  /// `s` with its `not` said positively, as one more schema of its allOf:
+  /// `not` of a schema every value matches (nothing validates), of a `not`
+  /// (the inner schema), of types (the other types), of one required
+  /// property (an object, that property never written). nullopt for any
+  /// other `not`, which stays refused.
+  std::optional<Json> withoutNot(const Json &s, const std::string &path) {
+    const Json &n = s["not"];
+    const std::string at = path + "/not";
+    Json positive;
+    if (n.is_boolean()) {
+      if (n.get<bool>())
+        nothing(at, "'not' of true matches nothing");
+      positive = true;
+    } else if (!n.is_object()) {
+      fail(at, "a schema must be an object or a boolean");
+    } else {
+      const std::vector<std::string> keys = constraintsBeside(n, {});
+      if (keys.empty())
+        nothing(at, "'not' of a schema every value matches: nothing "
+                    "validates");
+      if (keys.size() != 1)
+        return std::nullopt;
+      if (keys[0] == "not") {
+        positive = n["not"];
+      } else if (keys[0] == "type") {
+        const std::vector<std::string> types = typesOf(n["type"]);
+        auto has = [&](const char *t) {
+          return std::find(types.begin(), types.end(), t) != types.end();
+        };
+        if (types.empty() || (has("integer") && !has("number")))
+          return std::nullopt; // numbers but not integers: no grammar here
+        Json others = Json::array();
+        for (const char *t :
+             {"null", "boolean", "object", "array", "string", "number"})
+          if (!has(t))
+            others.push_back(t);
+        if (others.empty())
+          nothing(at, "'not' of every type: nothing validates");
+        positive = {{"type", others}};
+      } else if (keys[0] == "required" && n["required"].is_array() &&
+                 n["required"].size() == 1 && n["required"][0].is_string()) {
+        // `required` holds for every value but objects: its `not` for
+        // objects alone.
+        positive = {
+            {"type", "object"},
+            {"properties", {{n["required"][0].get<std::string>(), false}}}};
+      } else {
+        return std::nullopt;
+      }
+    }
+    Json out = s;
+    out.erase("not");
+    if (!out.contains("allOf"))
+      out["allOf"] = Json::array();
+    if (!out["allOf"].is_array())
+      fail(path + "/allOf", "must be a non-empty array of schemas");
+    out["allOf"].push_back(std::move(positive));
+    return out;
+  }
+
   Element value(const Json &s, const std::string &path) {
     if (s.is_boolean()) {
       if (!s.get<bool>())
@@ -386,6 +451,9 @@ private:
     }
     if (!s.is_object())
       fail(path, "a schema must be an object or a boolean");
+    if (s.contains("not"))
+      if (std::optional<Json> positive = withoutNot(s, path))
+        return value(*positive, path);
     checkKeywords(s, path);
     if (refSiblingsIgnored_ && s.contains("$ref"))
       return ref(s["$ref"], path + "/$ref");

@@ -179,12 +179,45 @@ TEST(JsonSchema, UnknownKeywordsAreIgnored) {
   EXPECT_FALSE(matches(g, R"({"n":"3"})"));
   EXPECT_FALSE(matches(g, R"({})"));
   for (const char *k :
-       {"propertyNames", "not", "uniqueItems", "if", "dependentSchemas"}) {
+       {"propertyNames", "uniqueItems", "if", "dependentSchemas"}) {
     const std::string schema =
         std::string(R"({"type": "object", "properties": {"a": {")") + k +
         R"(": {}}}})";
     EXPECT_THROW(grammarFromJsonSchema(schema, "s.json"), Error) << k;
   }
+}
+
+// `not` said positively where it is simple: of everything (nothing
+// validates: an optional property never written), of a `not`, of types, of
+// one required property (an object without it); any other is refused.
+TEST(JsonSchema, SimpleNots) {
+  auto g = schema(R"({"type": "object", "properties": {
+      "gone": {"not": {"description": "anything"}},
+      "twice": {"not": {"not": {"type": "integer"}}},
+      "other": {"enum": ["a", 1, null, true], "not": {"type": "string"}},
+      "nonum": {"not": {"type": ["number", "string", "array", "object"]}},
+      "noa": {"not": {"required": ["a"]}}}})");
+  EXPECT_TRUE(matches(g, R"({"twice": 3, "other": 1, "nonum": null})"));
+  EXPECT_TRUE(
+      matches(g, R"({"other": null, "nonum": false, "noa": {"b": 1}})"));
+  EXPECT_FALSE(matches(g, R"({"gone": 1})"));
+  EXPECT_FALSE(matches(g, R"({"twice": "3"})"));
+  EXPECT_FALSE(matches(g, R"({"other": "a"})"));
+  EXPECT_FALSE(matches(g, R"({"nonum": 2})"));
+  EXPECT_FALSE(matches(g, R"({"noa": {"a": 1}})"));
+  // `required` holds for non-objects: its `not` does not.
+  EXPECT_FALSE(matches(g, R"({"noa": 5})"));
+  auto top = schema(R"({"not": {"required": ["a"]}})");
+  EXPECT_TRUE(matches(top, R"({"b": 1})"));
+  EXPECT_FALSE(matches(top, R"("x")"));
+  const std::string refused =
+      "schema.json: at /not: 'not' is supported of types (but integer "
+      "alone), of one required property, of a 'not' and of a schema every "
+      "value matches";
+  EXPECT_EQ(errorOf(R"({"not": {"type": "integer"}})"), refused);
+  EXPECT_EQ(errorOf(R"({"type": "string", "not": {"enum": ["x"]}})"), refused);
+  EXPECT_EQ(errorOf(R"({"not": true})"),
+            "schema.json: at /not: 'not' of true matches nothing");
 }
 
 // A subschema nothing validates against is left out where it may be: an
