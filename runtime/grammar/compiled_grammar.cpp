@@ -257,62 +257,42 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
   };
   std::vector<std::pair<int32_t, uint32_t>> uncertain;
   const auto &below = vocab.bytesBelow();
-  const auto &tokenBytes = vocab.trieTokenBytes();
-  // How far every string of `bytes` keeps `s` alive, breadth first over
-  // the states that follow (cheap where few do: a string's content loops in
-  // one, a counted repetition such as a maxLength steps along a chain):
-  // kAllAlive when all of at most `height` bytes do; L when all of at most
-  // L bytes do and all of L + 1 die, no state on the way having left the
-  // key's frames (the tokens under a trie node in `s` are then accepted up
-  // to L bytes below it, rejected past it, none uncertain); kMixed
-  // otherwise, or past kMaxStates.
-  constexpr uint32_t kAllAlive = UINT32_MAX, kMixed = UINT32_MAX - 1;
+  // Whether every string of `bytes` of at most `height` bytes keeps `s`
+  // alive: then every token under a trie node in `s` is accepted (whether
+  // it may also leave the key's frames no longer matters). Cheap where few
+  // states follow: a string's content loops in one, a counted repetition
+  // (x{0,32}) steps along a chain; gives up past kMaxStates.
   std::vector<StateId> frontier, following, seen;
-  auto aliveFor = [&](StateId s, const TokenVocabulary::ByteBits &bytes,
-                      uint32_t height) -> uint32_t {
+  auto staysAlive = [&](StateId s, const TokenVocabulary::ByteBits &bytes,
+                        uint32_t height) {
     constexpr size_t kMaxStates = 16;
     frontier.assign(1, s);
     seen.assign(1, s);
-    // A state met again a level later goes on past where the others die.
-    bool rejoined = false, exited = false;
-    for (uint32_t level = 0; level < height; ++level) {
+    for (uint32_t level = 0; level < height && !frontier.empty(); ++level) {
       following.clear();
-      bool someDie = false, someLive = rejoined;
-      const size_t seenBefore = seen.size();
       for (StateId f : frontier) {
-        exited |= (pda.flags(f) & Pda::kExited) != 0;
+        // A byte the state does not take dies: no transition to compute.
         const auto &takes = pda.state(f).bytes;
-        for (unsigned w = 0; w < 4; ++w) {
-          someDie |= (bytes[w] & ~takes[w]) != 0;
-          for (uint64_t b = bytes[w] & takes[w]; b; b &= b - 1) {
+        for (unsigned w = 0; w < 4; ++w)
+          if (bytes[w] & ~takes[w])
+            return false;
+        for (unsigned w = 0; w < 4; ++w)
+          for (uint64_t b = bytes[w]; b; b &= b - 1) {
             const StateId t =
                 pda.next(f, static_cast<uint8_t>(w * 64 + __builtin_ctzll(b)));
-            if (t == Pda::kDead) {
-              someDie = true;
+            if (t == Pda::kDead)
+              return false;
+            if (std::find(seen.begin(), seen.end(), t) != seen.end())
               continue;
-            }
-            someLive = true;
-            const auto it = std::find(seen.begin(), seen.end(), t);
-            if (it != seen.end()) {
-              rejoined |= size_t(it - seen.begin()) < seenBefore;
-              continue;
-            }
             if (seen.size() == kMaxStates)
-              return kMixed;
+              return false;
             seen.push_back(t);
             following.push_back(t);
           }
-        }
-        if (someDie && (someLive || exited))
-          return kMixed;
       }
-      if (someDie)
-        return level;
-      if (following.empty()) // every string comes back to a checked state
-        return kAllAlive;
       frontier.swap(following);
     }
-    return kAllAlive;
+    return true;
   };
   // Inside a string (a URI, a pattern): each token under the node by its
   // run of the class along the chain, then byte by byte from where the run
@@ -337,7 +317,7 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
     for (uint32_t k = t.tokenBegin; k < trie[t.subtreeEnd - 1].tokenEnd; ++k) {
       const int32_t id = trieTokens[k];
       const char *b = vocab.trieTokenData(k);
-      const uint32_t len = tokenBytes[k];
+      const uint32_t len = vocab.trieTokenSize(k);
       uint32_t q = t.depth, run = len;
       if (runFrom[k] > q)
         for (run = q; TokenVocabulary::inRun(chain.runClass(),
@@ -394,23 +374,10 @@ CompiledGrammar::Impl::compute(const Key &key, bool anyFirstByte) const {
         continue;
       }
     }
-    if (t.subtreeEnd - i >= kCheckNodes) {
-      const uint32_t alive = aliveFor(s, below[i], t.height);
-      const uint32_t end = trie[t.subtreeEnd - 1].tokenEnd;
-      if (alive == kAllAlive) {
-        accept(t.tokenBegin, end);
-        i = t.subtreeEnd;
-        continue;
-      }
-      if (alive != kMixed) {
-        for (uint32_t k = t.tokenBegin; k < end; ++k)
-          if (tokenBytes[k] <= t.depth + alive) {
-            bits.set(trieTokens[k]);
-            ++count;
-          }
-        i = t.subtreeEnd;
-        continue;
-      }
+    if (t.subtreeEnd - i >= kCheckNodes && staysAlive(s, below[i], t.height)) {
+      accept(t.tokenBegin, trie[t.subtreeEnd - 1].tokenEnd);
+      i = t.subtreeEnd;
+      continue;
     }
     accept(t.tokenBegin, t.tokenEnd);
     const uint8_t flags = pda.flags(s);
@@ -573,8 +540,10 @@ const KeyMasks &CompiledGrammar::Impl::masksFor(const Key &key) {
     // (an object's other keys at each of its positions) where no other
     // grammar has them.
     const KeyMasks &t = masksFor(top);
-    if (t.uncertain.size() <= kMaxExtended)
+    if (t.uncertain.size() <= kMaxExtended) {
       m = extend(t, key, depth);
+      computed = true; // the tokens leaving the top walked here
+    }
   } else if (canonicalKey(program, top, horizon, canonical)) {
     m = shared(top, canonical, computed);
     if (wideFirstByte(program, key))

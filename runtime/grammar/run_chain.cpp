@@ -34,10 +34,8 @@ StateId RunChain::classNext(StateId s) {
       break;
     }
   }
-  if (result == kUnknown)
+  if (result == kUnknown) // alike: where 'a' (in both classes) goes
     result = pda_.next(s, 'a');
-  if (next_.size() <= s)
-    next_.resize(pda_.stateCount(), kUnknown);
   return next_[s] = result;
 }
 

@@ -83,7 +83,6 @@ void TokenVocabulary::buildTrie() {
       end.tokenBegin = end.tokenEnd = static_cast<uint32_t>(trieTokens_.size());
     }
     trieTokens_.push_back(id);
-    trieTokenBytes_.push_back(static_cast<uint32_t>(b.size()));
     trieTokenStart_.push_back(static_cast<uint32_t>(trieText_.size()));
     trieText_ += b;
     for (int c = 0; c < kRunClasses; ++c) {
@@ -96,6 +95,7 @@ void TokenVocabulary::buildTrie() {
     prev = &b;
   }
   close(0);
+  trieTokenStart_.push_back(static_cast<uint32_t>(trieText_.size()));
   below_.assign(trie_.size(), ByteBits{});
   for (size_t i = trie_.size(); i-- > 0;)
     for (size_t j = i + 1; j < trie_[i].subtreeEnd; j = trie_[j].subtreeEnd) {

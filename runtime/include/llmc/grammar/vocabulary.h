@@ -65,14 +65,13 @@ public:
   using ByteBits = std::array<uint64_t, 4>;
   const std::vector<ByteBits> &bytesBelow() const { return below_; }
   const std::vector<int32_t> &trieTokens() const { return trieTokens_; }
-  /// The length in bytes of each of trieTokens().
-  const std::vector<uint32_t> &trieTokenBytes() const {
-    return trieTokenBytes_;
-  }
-  /// The bytes of trieTokens()[k], stored in trie order (a walk reading
-  /// them reads memory in order, not a string per id).
+  /// The bytes of trieTokens()[k] and their length, stored in trie order
+  /// (a walk reading them reads memory in order, not a string per id).
   const char *trieTokenData(uint32_t k) const {
     return trieText_.data() + trieTokenStart_[k];
+  }
+  uint32_t trieTokenSize(uint32_t k) const {
+    return trieTokenStart_[k + 1] - trieTokenStart_[k];
   }
   /// Byte classes a grammar state often takes all alike, so that a mask
   /// walk there goes by the length of a token's run of them instead of
@@ -108,10 +107,9 @@ private:
   std::vector<TrieNode> trie_;
   std::vector<ByteBits> below_;
   std::vector<int32_t> trieTokens_;
-  std::vector<uint32_t> trieTokenBytes_;
   std::array<std::vector<uint32_t>, kRunClasses> trieTokenRunFrom_;
   std::string trieText_;
-  std::vector<uint32_t> trieTokenStart_;
+  std::vector<uint32_t> trieTokenStart_; // and one past the last
   size_t maxBytes_ = 0;
   std::shared_ptr<SharedKeyMasks> shared_;
 };
