@@ -111,12 +111,28 @@ void transpose8x8(__m256i r[8]) {
 /// then flipped as an i8).
 __m256i loadBlock(IntFormat f, const void *w, int64_t K, int64_t n, int64_t b,
                   __m256i flip) {
-  if (f == kKq) { // codes 0..31 as they are (flip is 0: offset 0)
+  if (f == kKq) { // codes 0..63 as they are (flip is 0: offset 0)
     const auto &kw = *static_cast<const KQuantWeight *>(w);
     const kquant::Layout l = kquant::layout(kw.format);
     const uint8_t *codes =
         kw.codes + (n * (K / kquant::kBlock) + b / 8) * l.codeBytes;
     const int j = int(b % 8); // sub-block: nibbles of qs[32 * (j / 2)]
+    if (kw.format == kquant::Format::Q6_K) {
+      // Half j / 4 of the super-block: ql 64 bytes, qh 32; values 32c..
+      // take ql[32 (c % 2)]'s low (c < 2) or high nibbles and qh's bits
+      // 2c, 2c + 1, as dequantize_row_q6_K.
+      const int h = j / 4, c = j % 4;
+      const __m256i ql = _mm256_loadu_si256(
+          reinterpret_cast<const __m256i *>(codes + 64 * h + 32 * (c % 2)));
+      const __m256i qh = _mm256_loadu_si256(
+          reinterpret_cast<const __m256i *>(codes + 128 + 32 * h));
+      const __m256i low = _mm256_and_si256(
+          c < 2 ? ql : _mm256_srli_epi16(ql, 4), _mm256_set1_epi8(0x0f));
+      return _mm256_or_si256(
+          low, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c),
+                                                  _mm256_set1_epi8(3)),
+                                 4));
+    }
     const bool five = kw.format == kquant::Format::Q5_K;
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
         codes + (five ? 32 : 0) + 32 * (j / 2)));
@@ -156,16 +172,11 @@ __m256i loadBlock(IntFormat f, const void *w, int64_t K, int64_t n, int64_t b,
 }
 
 /// Columns [n0, n0 + kTileN) x [k0, k0 + kc) of w in IntGemm's layout,
-/// plus `offset` (8 for i4), with their scales (MXFP4: from e8m0, for the
-/// doubled values); columns past N get zero weights and zero scales.
-void pack(IntFormat f, int32_t offset, const void *w, const float *scales,
-          const uint8_t *e8m0, int64_t K, int64_t N, int64_t group, int64_t n0,
-          int64_t k0, int64_t kc, Panel &p) {
-  const int64_t groups = K / group, b0 = k0 / kQuantBlock;
-  const int64_t g0 = groups == 1 ? 0 : k0 / group;
-  const int64_t blockGroups = groups == 1 ? 1 : kc / group;
+/// plus `offset` (8 for i4); columns past N get zero weights.
+void packCodes(IntFormat f, int32_t offset, const void *w, int64_t K, int64_t N,
+               int64_t n0, int64_t k0, int64_t kc, Panel &p) {
+  const int64_t b0 = k0 / kQuantBlock;
   p.w.resize(size_t(kc * kTileN));
-  p.s.resize(size_t(blockGroups * kTileN));
   const __m256i flip = _mm256_set1_epi8(char(offset));
   for (int64_t c0 = 0; c0 < kTileN; c0 += 8)
     for (int64_t b = 0; b < kc / kQuantBlock; ++b) {
@@ -181,6 +192,18 @@ void pack(IntFormat f, int32_t offset, const void *w, const float *scales,
                 p.w.data() + ((b * kQuantBlock / 4 + q) * kTileN + c0) * 4),
             r[q]);
     }
+}
+
+/// packCodes with the columns' scales (MXFP4: from e8m0, for the doubled
+/// values); columns past N get zero scales.
+void pack(IntFormat f, int32_t offset, const void *w, const float *scales,
+          const uint8_t *e8m0, int64_t K, int64_t N, int64_t group, int64_t n0,
+          int64_t k0, int64_t kc, Panel &p) {
+  packCodes(f, offset, w, K, N, n0, k0, kc, p);
+  const int64_t groups = K / group;
+  const int64_t g0 = groups == 1 ? 0 : k0 / group;
+  const int64_t blockGroups = groups == 1 ? 1 : kc / group;
+  p.s.resize(size_t(blockGroups * kTileN));
   const float *half = e8m0HalfTable();
   for (int64_t g = 0; g < blockGroups; ++g)
     for (int64_t c = 0; c < kTileN; ++c) {
@@ -463,35 +486,25 @@ void gemmPackedBf16Widened(F32Tile tile, const GemvArgs &a,
 }
 
 void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w) {
-  // As i8 weights in groups of 32 (one per sub-block) with scale d * scale
-  // and no offset (codes are unsigned already), x rounded to q8_K as the
-  // GEMV rounds it (decode and prefill agree): the tile gives
-  // sum_g d sc_g d_x sum(q x_q); the mins, -dmin m_g d_x sum_g(x_q), follow
-  // as a product over the groups alone (K / 32 wide). The f32 scales and
-  // mins are derived per call: kept, they would add 2 bits to each
-  // weight's 4.5.
-  const int64_t groups = a.K / kQuantBlock, blocks = a.K / kquant::kBlock;
+  // Each sub-block is a group of the integer tile with scale d * scale
+  // (codes are unsigned: no offset), x rounded to q8_K as the GEMV rounds
+  // it (decode and prefill agree). Q4_K / Q5_K's mins, -dmin m d_x sum(x_q)
+  // per group, are the tile's wm x xm; Q6_K's codes stand for code - 32,
+  // which the tile's per-block start, -32 sum(x_q), takes (blocks of 16,
+  // one per sub-block). The f32 scales are derived per panel and call:
+  // kept, they would add 2 bits to each weight's 4.5.
+  const bool six = w.format == kquant::Format::Q6_K;
+  const int64_t block = six ? 16 : kQuantBlock, per = kquant::kBlock / block;
+  const int64_t groups = a.K / block, blocks = a.K / kquant::kBlock;
   const kquant::Layout l = kquant::layout(w.format);
-  static thread_local std::vector<float> scratch; // see gemmInt
-  std::vector<float> &t = scratch;
-  t.resize(size_t(2 * a.N * groups + a.rows * groups));
-  float *scales = t.data(), *mins = scales + a.N * groups,
-        *sums = mins + a.N * groups;
-  parallelFor(a.N, a.N * a.K >= (1 << 16), [&](int64_t n) {
-    for (int64_t b = 0; b < blocks; ++b) {
-      const uint8_t *h = w.headers + (n * blocks + b) * l.headerBytes;
-      const kquant::SubScales s = kquant::subScales(w.format, h);
-      for (int j = 0; j < 8; ++j) {
-        scales[n * groups + b * 8 + j] = s.d * float(s.scale[j]);
-        mins[(b * 8 + j) * a.N + n] = s.dmin * float(s.min[j]);
-      }
-    }
-  });
   static thread_local Activations xscratch; // see gemmInt
+  static thread_local std::vector<float> mscratch;
   Activations &x = xscratch;
+  std::vector<float> &xm = mscratch;
   x.q.resize(size_t(a.rows * a.K));
   x.s.resize(size_t(a.rows * groups));
-  x.c.assign(size_t(a.rows * groups), 0);
+  x.c.resize(size_t(a.rows * groups));
+  xm.resize(size_t(a.rows * groups));
   parallelFor(a.rows, a.rows * a.K >= (1 << 16), [&](int64_t r) {
     thread_local std::vector<Q8K> q8; // this worker's own
     q8.resize(size_t(blocks));
@@ -499,26 +512,44 @@ void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w) {
     for (int64_t b = 0; b < blocks; ++b) {
       std::copy(q8[b].q, q8[b].q + kquant::kBlock,
                 x.q.begin() + r * a.K + b * kquant::kBlock);
-      for (int64_t j = 0; j < 8; ++j) {
-        x.s[size_t(r * groups + b * 8 + j)] = q8[b].d;
-        sums[r * groups + b * 8 + j] =
-            q8[b].d * float(q8[b].bsums[2 * j] + q8[b].bsums[2 * j + 1]);
+      for (int64_t j = 0; j < per; ++j) {
+        const size_t at = size_t(r * groups + b * per + j);
+        const int32_t sum =
+            six ? q8[b].bsums[j] : q8[b].bsums[2 * j] + q8[b].bsums[2 * j + 1];
+        x.s[at] = q8[b].d;
+        x.c[at] = six ? -32 * sum : 0;
+        xm[at] = q8[b].d * float(sum);
       }
     }
   });
-  gemmQuantized(k, kKq, 0, a, x, &w, scales, kQuantBlock, nullptr);
-  parallelFor(a.rows, a.rows * a.N >= (1 << 14), [&](int64_t r) {
-    float *out = a.out + r * a.N;
-    for (int64_t g = 0; g < groups; ++g) {
-      const __m256 s = _mm256_set1_ps(sums[r * groups + g]);
-      const float *m = mins + g * a.N;
-      int64_t n = 0;
-      for (; n + 8 <= a.N; n += 8)
-        _mm256_storeu_ps(out + n, _mm256_fnmadd_ps(s, _mm256_loadu_ps(m + n),
-                                                   _mm256_loadu_ps(out + n)));
-      for (; n < a.N; ++n)
-        out[n] -= sums[r * groups + g] * m[n];
-    }
+  // Each thread packs its panels whole (all of K) and runs every row
+  // against each: no barrier, the mins inside the tile.
+  const int64_t panels = (a.N + kTileN - 1) / kTileN;
+  parallelFor(panels, a.N * a.K >= (1 << 16), [&](int64_t p) {
+    thread_local Panel panel; // this worker's own
+    thread_local std::vector<float> mins;
+    const int64_t n0 = p * kTileN;
+    packCodes(kKq, 0, &w, a.K, a.N, n0, 0, a.K, panel);
+    panel.s.resize(size_t(groups * kTileN));
+    mins.resize(size_t(groups * kTileN));
+    for (int64_t c = 0; c < kTileN; ++c)
+      for (int64_t b = 0; b < blocks; ++b) {
+        const int64_t n = n0 + c;
+        const kquant::SubScales s =
+            n < a.N ? kquant::subScales(w.format, w.headers + (n * blocks + b) *
+                                                                  l.headerBytes)
+                    : kquant::SubScales{};
+        for (int64_t j = 0; j < per; ++j) {
+          const size_t at = size_t((b * per + j) * kTileN + c);
+          panel.s[at] = s.d * float(s.scale[j]);
+          mins[at] = s.dmin * float(s.min[j]);
+        }
+      }
+    k.t8(IntGemm{x.q.data(), x.s.data(), x.c.data(), a.K, a.rows, a.K,
+                 panel.w.data(), panel.s.data(), groups,
+                 a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
+                 std::min(kTileN, a.N - n0), false, six ? nullptr : mins.data(),
+                 six ? nullptr : xm.data(), block});
   });
 }
 

@@ -24,9 +24,11 @@ inline __m256i broadcastQuad256(const int8_t *p) {
 /// SignedW: the panel holds signed i8 (offset 0); |w| goes unsigned and x
 /// takes w's sign, as in gemv_int_256.h.
 /// Nib: two quads per byte, as gemm_int_avx512.cpp's tile reads them.
-template <int RM, bool SignedW, bool Nib>
+/// QB: quads per block of K (8; 4 for blocks of 16).
+template <int RM, bool SignedW, bool Nib, int QB>
 void tileHalf(const IntGemm &g, int64_t m0, int h) {
-  const int64_t blocks = g.K / kQuantBlock, lb = g.ldx / kQuantBlock;
+  constexpr int64_t kB = 4 * QB;
+  const int64_t blocks = g.K / kB, lb = g.ldx / kB;
   const int64_t perGroup = blocks / g.groups;
   const bool rowScale = g.groups == 1;
   __m256 f[RM][2];
@@ -36,11 +38,11 @@ void tileHalf(const IntGemm &g, int64_t m0, int h) {
     __m256i acc[RM][2];
     for (int m = 0; m < RM; ++m)
       acc[m][0] = acc[m][1] = _mm256_set1_epi32(g.xc[(m0 + m) * lb + b]);
-    const uint8_t *wb = g.w + b * kQuantBlock * kTileN / (Nib ? 2 : 1) + h * 64;
-    const int8_t *xb = g.xq + m0 * g.ldx + b * kQuantBlock;
+    const uint8_t *wb = g.w + b * kB * kTileN / (Nib ? 2 : 1) + h * 64;
+    const int8_t *xb = g.xq + m0 * g.ldx + b * kB;
     // Unrolled whole, the eight quads need more than 16 registers.
 #pragma GCC unroll 2
-    for (int q = 0; q < kQuantBlock / 4; ++q) {
+    for (int q = 0; q < QB; ++q) {
       __m256i w[2], u[2];
       for (int v = 0; v < 2; ++v) {
         if (Nib) {
@@ -73,6 +75,13 @@ void tileHalf(const IntGemm &g, int64_t m0, int h) {
             _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[m][v]),
                             rowScale ? sx : _mm256_mul_ps(sx, sw), f[m][v]);
       }
+      if (g.wm) {
+        const __m256 mins =
+            _mm256_loadu_ps(g.wm + (b / perGroup) * kTileN + h * 16 + v * 8);
+        for (int m = 0; m < RM; ++m)
+          f[m][v] = _mm256_fnmadd_ps(_mm256_set1_ps(g.xm[(m0 + m) * lb + b]),
+                                     mins, f[m][v]);
+      }
     }
   }
   for (int v = 0; v < 2; ++v) {
@@ -93,14 +102,20 @@ void tileHalf(const IntGemm &g, int64_t m0, int h) {
   }
 }
 
-template <bool SignedW, bool Nib = false> void tile256(const IntGemm &g) {
+template <bool SignedW, bool Nib, int QB> void tile256Blocks(const IntGemm &g) {
   for (int h = 0; h < 2 && h * 16 < g.cols; ++h) {
     int64_t m0 = 0;
     for (; m0 + kTileRows256 <= g.rows; m0 += kTileRows256)
-      tileHalf<kTileRows256, SignedW, Nib>(g, m0, h);
+      tileHalf<kTileRows256, SignedW, Nib, QB>(g, m0, h);
     if (m0 < g.rows)
-      tileHalf<1, SignedW, Nib>(g, m0, h);
+      tileHalf<1, SignedW, Nib, QB>(g, m0, h);
   }
+}
+
+template <bool SignedW, bool Nib = false> void tile256(const IntGemm &g) {
+  if (!Nib && g.block == 16)
+    return tile256Blocks<SignedW, false, 4>(g);
+  tile256Blocks<SignedW, Nib, 8>(g);
 }
 
 } // namespace

@@ -90,6 +90,11 @@ struct IntGemm {
   float *out;        // row 0, the panel's first column
   int64_t ldo, cols; // output row stride, columns to write (<= kTileN)
   bool accumulate;   // add to what out holds (a later block of K; no bias)
+  // K-quants: each group's min per column ([groups][kTileN]), subtracted
+  // times xm ([rows][ldx / block]: each block's scale times its sum of x).
+  const float *wm = nullptr;
+  const float *xm = nullptr;
+  int64_t block = kQuantBlock; // columns of K per xs/xc entry: 32 or 16
 };
 using IntTile = void (*)(const IntGemm &);
 

@@ -226,7 +226,7 @@ void gemvKQuant(const GemvArgs &a, const KQuantWeight &w) {
                        w.codes + n * codeRow + b * l.codeBytes,
                        row + b * kquant::kBlock);
     });
-  if (a.rows > kKQuantGemmRows && w.format != kquant::Format::Q6_K && w.ints)
+  if (a.rows > kKQuantGemmRows && w.ints)
     return gemmKQuant(*w.ints, a, w);
   thread_local std::vector<Q8K> xq;
   xq.resize(size_t(a.rows * blocks));

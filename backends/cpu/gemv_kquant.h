@@ -26,16 +26,15 @@ struct KQuantWeight {
   KQuantDot dot;          // the backend's level's, for this format
   bool pairedX;           // dot reads q8_K in the paired order
   int64_t maxRows;        // rows one dot takes
-  const IntKernels *ints; // the level's GEMM tiles (prefill of Q4_K/Q5_K)
+  const IntKernels *ints; // the level's GEMM tiles (prefill)
 };
 
-/// Rows above which Q4_K / Q5_K run on gemmKQuant: it derives f32 scales
+/// Rows above which K-quants run on gemmKQuant: it derives f32 scales
 /// and repacks per call, which a prompt amortizes and a batched decode step
 /// does not (1.1B shapes, 16 rows: 169 ms there, 70 ms on the dot).
 constexpr int64_t kKQuantGemmRows = 64;
 
-/// Many rows of Q4_K / Q5_K on the integer GEMM tiles (gemm.cpp): x in
-/// blocks of 32 as the other int8 GEMMs round it.
+/// Many rows on the integer GEMM tiles (gemm.cpp), x rounded to q8_K.
 void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w);
 
 /// out = x · Wᵀ (+ bias) for any number of rows.

@@ -233,8 +233,8 @@ void BM_Prefill(benchmark::State &state) {
   // As LINEAR: i8/i4 always on the integer GEMM, bf16 on ours where the
   // level has a bf16 tile, the rest through oneDNN where it has a fast
   // kernel.
-  const bool own =
-      fmt == Q8 || fmt == Q4 || (fmt == BF16 && Weight::level().f32Tile);
+  const bool own = fmt == Q8 || fmt == Q4 || isKQuant(fmt) ||
+                   (fmt == BF16 && Weight::level().f32Tile);
   auto packed = own ? nullptr : packMatmul(backend, lw);
   state.SetLabel(packed ? "oneDNN"
                         : std::string("llmc GEMM, ") +
@@ -249,7 +249,7 @@ void BM_Prefill(benchmark::State &state) {
       benchmark::Counter(double(state.iterations()) * 2.0 * double(M * N * K),
                          benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_Prefill)->ArgName("fmt")->DenseRange(F32, Q4)->UseRealTime();
+BENCHMARK(BM_Prefill)->ArgName("fmt")->DenseRange(F32, Q6K)->UseRealTime();
 
 // Layer 0's attention op reading buffer 0 into buffer 1, scale 1/8.
 llmc_op_desc attentionOp(uint32_t kind, int64_t heads, int64_t kvHeads,

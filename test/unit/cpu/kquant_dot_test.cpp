@@ -129,8 +129,9 @@ TEST(KQuantDot, EveryLevelEveryFormatEveryRowCount) {
 }
 
 // A batched decode step (12 rows: the dot, 8 rows at a time) and a prompt
-// (70 rows: Q4_K/Q5_K on the GEMM tiles) round the activations as one row
-// does: a row gives the same result as alone, up to f32 summation order.
+// (70 rows: the GEMM tiles) round the activations as one row does: a row
+// gives the same result as alone, up to f32 summation order (bounded, as
+// above, by the sum of |w x|: the tiles sum each sub-block's part in f32).
 TEST(KQuantDot, ManyRowsAgreeWithOneRowAtATime) {
   std::mt19937 rng(17);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -161,15 +162,24 @@ TEST(KQuantDot, ManyRowsAgreeWithOneRowAtATime) {
         for (float &v : bias)
           v = u(rng);
         std::vector<float> all(static_cast<size_t>(rows * N)),
-            one(static_cast<size_t>(N));
+            one(static_cast<size_t>(N)), wd(static_cast<size_t>(N * K));
+        const kquant::Layout l = kquant::layout(f);
+        for (int64_t b = 0; b < N * K / kquant::kBlock; ++b)
+          kquant::decode(f, headers.data() + b * l.headerBytes,
+                         codes.data() + b * l.codeBytes,
+                         wd.data() + b * kquant::kBlock);
         gemvKQuant(GemvArgs{x.data(), rows, K, N, bias.data(), all.data()}, w);
         for (int64_t r = 0; r < rows; ++r) {
           gemvKQuant(
               GemvArgs{x.data() + r * K, 1, K, N, bias.data(), one.data()}, w);
-          for (int64_t n = 0; n < N; ++n)
-            EXPECT_NEAR(all[size_t(r * N + n)], one[size_t(n)],
-                        1e-5f * (1 + std::fabs(one[size_t(n)])))
+          for (int64_t n = 0; n < N; ++n) {
+            double norm = 0;
+            for (int64_t k = 0; k < K; ++k)
+              norm += std::fabs(double(wd[size_t(n * K + k)]) *
+                                double(x[size_t(r * K + k)]));
+            EXPECT_NEAR(all[size_t(r * N + n)], one[size_t(n)], 1e-5 * norm)
                 << "row " << r << " column " << n;
+          }
         }
       }
     }
