@@ -30,9 +30,10 @@ struct KQuantWeight {
 };
 
 /// Rows above which K-quants run on gemmKQuant: it derives f32 scales
-/// and repacks per call, which a prompt amortizes and a batched decode step
-/// does not (1.1B shapes, 16 rows: 169 ms there, 70 ms on the dot).
-constexpr int64_t kKQuantGemmRows = 64;
+/// and repacks per call, which a prompt amortizes and a small batched
+/// decode step does not (BM_BatchedDecode, 12 layers of 1.1B shapes, Q4_K:
+/// 16 rows 94 ms there, 70 on the dot; 32 rows 139 / 140; 64 rows 206 / 286).
+constexpr int64_t kKQuantGemmRows = 32;
 
 /// Many rows on the integer GEMM tiles (gemm.cpp), x rounded to q8_K.
 void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w);
