@@ -106,7 +106,7 @@ print(f"Ceilings (same run): DRAM read {bw:.1f} GB/s (membw, median); oneDNN mat
       f"{probe['M']}x{probe['N']}x{probe['K']}: {impl}.")
 kb = os.path.join(res, "kernels_bench.json")
 if os.path.exists(kb):
-    names = ["f32", "bf16", "int8", "int4"]
+    names = ["f32", "bf16", "int8", "int4", "q4_k", "q5_k", "q6_k"]
     parts = []
     for b in json.load(open(kb))["benchmarks"]:
         m = re.match(r"BM_Prefill/fmt:(\d)", b["name"])
