@@ -71,16 +71,14 @@ void quantize(const GemvArgs &a, int32_t offset, Activations &x) {
   x.q.resize(size_t(a.rows * a.K));
   x.s.resize(size_t(a.rows * blocks));
   x.c.resize(size_t(a.rows * blocks));
-  parallelFor(a.rows, a.rows * a.K >= (1 << 16), [&](int64_t r) {
+  // A batched decode step's rows are worth both threads too: the other
+  // one would wait at the next barrier.
+  parallelFor(a.rows, a.rows > 1 && a.rows * a.K >= (1 << 12), [&](int64_t r) {
     for (int64_t b = 0; b < blocks; ++b) {
-      alignas(32) int32_t v[kQuantBlock];
       const size_t at = size_t(r * blocks + b);
-      x.s[at] = quantizeBlock(a.x + r * a.K + b * kQuantBlock, v);
-      int32_t sum = 0;
-      for (int64_t i = 0; i < kQuantBlock; ++i) {
-        x.q[size_t(r * a.K + b * kQuantBlock + i)] = int8_t(v[i]);
-        sum += v[i];
-      }
+      int32_t sum;
+      x.s[at] = quantizeBlockInt8(a.x + r * a.K + b * kQuantBlock,
+                                  x.q.data() + r * a.K + b * kQuantBlock, &sum);
       x.c[at] = -offset * sum;
     }
   });

@@ -102,6 +102,28 @@ float quantizeBlock(const float *x, int32_t *q) {
   return amax / 127.0f;
 }
 
+float quantizeBlockInt8(const float *x, int8_t *q, int32_t *sum) {
+  alignas(32) int32_t v[kQuantBlock];
+  const float d = quantizeBlock(x, v);
+  __m256i n[4];
+  for (int i = 0; i < 4; ++i)
+    n[i] = _mm256_load_si256(reinterpret_cast<const __m256i *>(v + 8 * i));
+  // |v| <= 127: the packs saturate nothing; they work per 128-bit lane, so
+  // the 32 bytes go back in order after.
+  const __m256i bytes = _mm256_permutevar8x32_epi32(
+      _mm256_packs_epi16(_mm256_packs_epi32(n[0], n[1]),
+                         _mm256_packs_epi32(n[2], n[3])),
+      _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256(reinterpret_cast<__m256i *>(q), bytes);
+  const __m256i s = _mm256_add_epi32(_mm256_add_epi32(n[0], n[1]),
+                                     _mm256_add_epi32(n[2], n[3]));
+  const __m128i h =
+      _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+  const __m128i h2 = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4e));
+  *sum = _mm_cvtsi128_si32(_mm_add_epi32(h2, _mm_shuffle_epi32(h2, 0xb1)));
+  return d;
+}
+
 void useLevel(Backend &b, Isa isa) {
   b.isa = isa;
   b.ints = isa >= Isa::Avx512    ? intKernelsAvx512()

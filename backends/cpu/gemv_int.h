@@ -63,6 +63,10 @@ constexpr int8_t kMxfp4Doubled[16] = {0, 1,  2,  3,  4,  6,  8,  12,
 /// nearest of x * 127 / max |x| (gemv_int.cpp, baseline build).
 float quantizeBlock(const float *x, int32_t *q);
 
+/// quantizeBlock's values as int8 at q, their sum at *sum (the same
+/// rounding, one pass).
+float quantizeBlockInt8(const float *x, int8_t *q, int32_t *sum);
+
 /// Output columns [n0, n1) of rows [r0, r0 + R), R <= 4.
 using IntPanel = void (*)(const IntGemv &, int64_t n0, int64_t n1, int64_t r0,
                           int64_t R);

@@ -268,45 +268,63 @@ llmc_op_desc attentionOp(uint32_t kind, int64_t heads, int64_t kvHeads,
   return op;
 }
 
-// One decode step of one sequence: 32 heads over 4 kv heads of 64, bf16
-// cache in blocks of 16, at a given context length.
+// One decode step of `seqs` sequences of `ctx` keys each, bf16 cache in
+// blocks of 16: 32 heads over 4 kv heads of 64 (1.1B), or the small bench
+// model's 12 over 4 (batched decode).
 void BM_DecodeAttention(benchmark::State &state) {
-  int64_t ctx = state.range(0), heads = 32, kvHeads = 4, D = 64, bs = 16;
-  int64_t blocks = (ctx + bs - 1) / bs;
+  int64_t ctx = state.range(0), seqs = state.range(1), heads = state.range(2),
+          kvHeads = 4, D = 64, bs = 16;
+  int64_t perSeq = (ctx + bs - 1) / bs, blocks = perSeq * seqs;
   KvCache cache;
   common::initKvCache(cache, {1, uint32_t(kvHeads), uint32_t(D), LLMC_BF16,
                               uint32_t(bs), uint32_t(blocks), 0, nullptr});
   for (auto *layer : {&cache.k[0], &cache.v[0]})
     for (size_t i = 0; i < layer->size(); i += 2)
       (*layer)[i + 1] = 0x3c; // bf16 ~0.01..0.02
+  // Blocks handed out back to front, sequences interleaved (as a pool
+  // shared by many requests leaves them).
   std::vector<int32_t> table(static_cast<size_t>(blocks));
-  for (int64_t i = 0; i < blocks; ++i)
-    table[size_t(i)] = int32_t(blocks - 1 - i);
-  int32_t len = int32_t(ctx), start[2] = {0, 1}, pos = int32_t(ctx - 1);
+  for (int64_t b = 0; b < seqs; ++b)
+    for (int64_t i = 0; i < perSeq; ++i)
+      table[size_t(b * perSeq + i)] = int32_t(blocks - 1 - (i * seqs + b));
+  std::vector<int32_t> len(static_cast<size_t>(seqs), int32_t(ctx)),
+      start(static_cast<size_t>(seqs + 1)),
+      pos(static_cast<size_t>(seqs), int32_t(ctx - 1));
+  for (int64_t b = 0; b <= seqs; ++b)
+    start[size_t(b)] = int32_t(b);
   llmc_step_args args{};
-  args.num_tokens = 1;
-  args.num_seqs = 1;
-  args.positions = &pos;
-  args.query_start = start;
-  args.context_lens = &len;
+  args.num_tokens = int32_t(seqs);
+  args.num_seqs = int32_t(seqs);
+  args.positions = pos.data();
+  args.query_start = start.data();
+  args.context_lens = len.data();
   args.block_tables = table.data();
-  args.max_blocks = int32_t(blocks);
+  args.max_blocks = int32_t(perSeq);
 
   Graph g;
-  std::vector<float> q(size_t(heads * D), 0.1f), out(size_t(heads * D));
+  std::vector<float> q(size_t(seqs * heads * D), 0.1f),
+      out(size_t(seqs * heads * D));
   llmc_op_desc op = attentionOp(LLMC_OP_DECODE_ATTENTION, heads, kvHeads, D);
-  Backend backend;
+  Backend backend; // at the CPU's level, as the backend runs it
+  useLevel(backend, selectIsa());
   Kernel k = makeDecodeAttention(op, g, backend);
-  Step step{
-      g, args, &cache, {{q.data(), 1, heads * D}, {out.data(), 1, heads * D}}};
+  Step step{g,
+            args,
+            &cache,
+            {{q.data(), seqs, heads * D}, {out.data(), seqs, heads * D}}};
   for (auto _ : state) {
     k(step);
     benchmark::DoNotOptimize(out.data());
   }
-  state.SetBytesProcessed(int64_t(state.iterations()) * ctx * kvHeads * D * 2 *
-                          2);
+  state.SetBytesProcessed(int64_t(state.iterations()) * seqs * ctx * kvHeads *
+                          D * 2 * 2);
 }
-BENCHMARK(BM_DecodeAttention)->Arg(512)->Arg(2048)->UseRealTime();
+BENCHMARK(BM_DecodeAttention)
+    ->ArgNames({"ctx", "seqs", "heads"})
+    ->Args({512, 1, 32})
+    ->Args({2048, 1, 32})
+    ->Args({160, 16, 12})
+    ->UseRealTime();
 
 // A whole prompt's causal attention at the small bench model's shape (12
 // heads over 4 kv heads of 64, f32 cache in blocks of 16), at the CPU's
