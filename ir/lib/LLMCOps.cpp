@@ -226,6 +226,18 @@ LogicalResult ParamOp::verify() {
   if (auto sources = getSources())
     if (sources->empty())
       return emitOpError() << "sources must not be empty";
+  if (getShardDim().has_value() != getShardStarts().has_value())
+    return emitOpError() << "shard_dim and shard_starts go together";
+  if (auto dim = getShardDim()) {
+    if (static_cast<int64_t>(*dim) < 0 ||
+        static_cast<int64_t>(*dim) >= type.getRank())
+      return emitOpError() << "shard_dim " << *dim << " is not a dimension of "
+                           << type;
+    ArrayRef<int64_t> starts = *getShardStarts();
+    if (starts.empty() || llvm::any_of(starts, [](int64_t s) { return s < 0; }))
+      return emitOpError() << "shard_starts must be non-negative, one run or "
+                              "more per rank";
+  }
   if (auto offset = getOffset()) {
     if (!std::isfinite(offset->convertToDouble()))
       return emitOpError() << "offset must be finite";

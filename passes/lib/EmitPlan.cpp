@@ -513,6 +513,8 @@ void countParameters(const LoweredModule &lowered, ::llmc::PlanConfig &p) {
   auto c = module->getAttrOfType<DictionaryAttr>("llmc.config");
   if (!c)
     throw Error("the module has no llmc.config (was it made by llmc import?)");
+  if (module->hasAttr("llmc.tp")) // llmc-shard's weight slices
+    throw Error("tensor-parallel plans (llmc.tp) are not written yet");
   ::llmc::PlanConfig p;
   p.architecture = c.getAs<StringAttr>("architecture").str();
   p.vocabSize = i64(c, "vocab_size");

@@ -61,11 +61,12 @@ struct FuseAddRMSNorm : OpRewritePattern<RMSNormOp> {
   }
 };
 
-/// A plain checkpoint weight that can be packed with others.
+/// A plain checkpoint weight that can be packed with others (a rank's
+/// slice of one is not yet: sources carry no slices).
 ParamOp packableParam(Value v) {
   auto p = v.getDefiningOp<ParamOp>();
   if (!p || p.getSources() || p.getQuant() || p.getTransposed() ||
-      p.getRopeUnpermuteHeads() || p.getOffset())
+      p.getRopeUnpermuteHeads() || p.getOffset() || p.getShardDim())
     return {};
   return p;
 }
@@ -111,7 +112,7 @@ Value packParams(OpBuilder &b, Location loc, ArrayRef<ParamOp> parts) {
       loc, RankedTensorType::get(shape, first.getElementType()),
       b.getStringAttr(name), UnitAttr(), IntegerAttr(),
       b.getStrArrayAttr(names), StringAttr(), StringAttr(), IntegerAttr(), ggml,
-      FloatAttr());
+      FloatAttr(), IntegerAttr(), DenseI64ArrayAttr());
   return packed;
 }
 

@@ -45,7 +45,8 @@ Value GraphBuilder::param(const std::string &name, std::vector<int64_t> shape,
       ArrayAttr(), StringAttr(), StringAttr(), IntegerAttr(),
       keptAsStored(stores) ? b_.getStringAttr(weights::dtypeName(stores))
                            : StringAttr(),
-      offset != 0 ? b_.getF64FloatAttr(offset) : FloatAttr());
+      offset != 0 ? b_.getF64FloatAttr(offset) : FloatAttr(), IntegerAttr(),
+      mlir::DenseI64ArrayAttr());
 }
 
 namespace {
@@ -86,7 +87,7 @@ Value GraphBuilder::expertParam(const std::string &name, int64_t experts,
       StringAttr(), StringAttr(), IntegerAttr(),
       keptAsStored(stores) ? b_.getStringAttr(weights::dtypeName(stores))
                            : StringAttr(),
-      FloatAttr());
+      FloatAttr(), IntegerAttr(), mlir::DenseI64ArrayAttr());
 }
 
 Value GraphBuilder::packedExpertParam(const std::vector<std::string> &names,
@@ -115,7 +116,7 @@ Value GraphBuilder::packedExpertParam(const std::vector<std::string> &names,
       IntegerAttr(),
       keptAsStored(stores) ? b_.getStringAttr(weights::dtypeName(stores))
                            : StringAttr(),
-      FloatAttr());
+      FloatAttr(), IntegerAttr(), mlir::DenseI64ArrayAttr());
 }
 
 Value GraphBuilder::routerParam(const std::string &name, int64_t experts,

@@ -1262,3 +1262,35 @@ func.func @param_kquant_group() {
   %0 = llmc.param "w" {quant = "q6_k", quant_part = "weight", group_size = 32 : i64} : tensor<8x192xi8>
   return
 }
+
+// -----
+
+func.func @param_shard_alone() {
+  // expected-error @+1 {{'llmc.param' op shard_dim and shard_starts go together}}
+  %0 = llmc.param "w" {shard_dim = 0 : i64} : tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @param_shard_dim() {
+  // expected-error @+1 {{'llmc.param' op shard_dim 2 is not a dimension of 'tensor<8x8xf32>'}}
+  %0 = llmc.param "w" {shard_dim = 2 : i64, shard_starts = array<i64: 0, 8>} : tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @param_shard_starts() {
+  // expected-error @+1 {{'llmc.param' op shard_starts must be non-negative, one run or more per rank}}
+  %0 = llmc.param "w" {shard_dim = 0 : i64, shard_starts = array<i64: 0, -8>} : tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @all_reduce_types(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'llmc.all_reduce' op requires the same type for all operands and results}}
+  %0 = "llmc.all_reduce"(%x) : (tensor<?x8xf32>) -> tensor<?x4xf32>
+  return
+}

@@ -15,7 +15,16 @@ func.func @weights() -> (tensor<2048x64xf32>, tensor<64x192xf32>, tensor<64x64xf
   %4 = llmc.param "q.int4" {quant = "int4", quant_part = "weight", group_size = 32 : i64} : tensor<64x32xi8>
   // CHECK: llmc.param "blk.0.attn_q.weight" {rope_unpermute_heads = 4 : i64} : tensor<64x64xf32>
   %2 = llmc.param "blk.0.attn_q.weight" {rope_unpermute_heads = 4 : i64} : tensor<64x64xf32>
+  // CHECK: llmc.param "k" {shard_dim = 0 : i64, shard_starts = array<i64: 0, 0, 16, 16>} : tensor<16x64xf32>
+  %5 = llmc.param "k" {shard_dim = 0 : i64, shard_starts = array<i64: 0, 0, 16, 16>} : tensor<16x64xf32>
   return %0, %1, %2 : tensor<2048x64xf32>, tensor<64x192xf32>, tensor<64x64xf32>
+}
+
+// CHECK-LABEL: func.func @collectives
+func.func @collectives(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // CHECK: llmc.all_reduce %{{.*}} : tensor<?x64xf32>
+  %0 = llmc.all_reduce %x : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
 }
 
 // CHECK-LABEL: func.func @decomposed

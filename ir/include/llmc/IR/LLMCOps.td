@@ -47,6 +47,18 @@ def LLMC_ParamOp : LLMC_Op<"param", [Pure]> {
     writer applies all of this once, at compile time, so no graph ever pays
     for it.
 
+    Under tensor parallelism (`llmc-shard`) the type is one rank's slice:
+    `shard_dim` names the sliced dimension of the whole tensor and
+    `shard_starts` holds S run starts per rank, rank after rank (S = its
+    length / the module's `llmc.tp`): rank r's slice along that dimension is
+    the S runs starting at `shard_starts[r * S + i]`, each of length (the
+    type's size there) / S, concatenated. A replicated kv head gives several
+    ranks the same start.
+
+    ```mlir
+    %q = llmc.param "model.layers.0.self_attn.q_proj.weight" {shard_dim = 0 : i64, shard_starts = array<i64: 0, 64>} : tensor<64x128xf32>
+    ```
+
     ```mlir
     %w = llmc.param "model.layers.0.self_attn.q_proj.weight" : tensor<64x64xf32>
     %qkv = llmc.param "model.layers.0.self_attn.qkv_proj.weight" {sources = ["q", "k", "v"]} : tensor<128x64xf32>
@@ -62,7 +74,9 @@ def LLMC_ParamOp : LLMC_Op<"param", [Pure]> {
                        OptionalAttr<StrAttr>:$quant_part,
                        OptionalAttr<I64Attr>:$group_size,
                        OptionalAttr<StrAttr>:$ggml_type,
-                       OptionalAttr<F64Attr>:$offset);
+                       OptionalAttr<F64Attr>:$offset,
+                       OptionalAttr<I64Attr>:$shard_dim,
+                       OptionalAttr<DenseI64ArrayAttr>:$shard_starts);
   let results = (outs LLMC_AnyTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -373,6 +387,22 @@ def LLMC_MoECombineOp : LLMC_Op<"moe_combine", [Pure]> {
 //===----------------------------------------------------------------------===//
 // Fused, cached and quantized ops (pass output)
 //===----------------------------------------------------------------------===//
+
+// Not Pure: every rank must run it, in the same order, or the others wait.
+def LLMC_AllReduceOp : LLMC_Op<"all_reduce", [SameOperandsAndResultType]> {
+  let summary = "The elementwise sum of the operand over every tensor-parallel rank";
+  let description = [{
+    Under `llmc-shard` each rank holds a partial sum after a row-parallel
+    linear; every rank gets the total. The ranks are the module's `llmc.tp`.
+
+    ```mlir
+    %y = llmc.all_reduce %partial : tensor<?x128xf32>
+    ```
+  }];
+  let arguments = (ins LLMC_FloatTensor:$input);
+  let results = (outs LLMC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
 
 def LLMC_AttentionOp : LLMC_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "softmax(scale · Q·Kᵀ + mask) · V with grouped kv heads";

@@ -51,6 +51,41 @@ def InsertKVCache : Pass<"llmc-insert-kv-cache", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::llmc::LLMCDialect"];
 }
 
+def Shard : Pass<"llmc-shard", "::mlir::ModuleOp"> {
+  let summary = "Tensor parallelism: attention heads and MLPs split over tp ranks";
+  let description = [{
+    Megatron's split of each layer, for `tp` ranks that all run the same
+    graph on their own weight slices (SPMD). Runs on @forward after
+    `llmc-insert-kv-cache`:
+
+    - attention: Q, K and V projections are column-parallel (rank r keeps
+      its heads' rows: query heads [r H/tp, (r+1) H/tp)), and so is
+      everything between them and `llmc.attention` (reshape, rope, per-head
+      norm, the cache: each rank caches its own kv heads). With fewer kv
+      heads than ranks (tp a multiple of them) each rank keeps the one kv
+      head its query heads read, as vLLM and TensorRT-LLM replicate them.
+      The output projection is row-parallel: its columns of rank r's heads,
+      then `llmc.all_reduce` of the partial sums.
+    - MLP: the linears feeding the activation (silu/gelu, times up) are
+      column-parallel over the intermediate size, the one after it
+      row-parallel, then `llmc.all_reduce`.
+    - embedding, norms, residual adds and the LM head stay replicated: every
+      rank has the whole logits, so sampling needs no gather (the cost:
+      each rank holds the vocabulary's two tables).
+
+    Each split weight's `llmc.param` gets the rank's slice as its type and
+    `shard_dim` / `shard_starts` for the plan writer; the module gets
+    `llmc.tp`. Refused with an error naming the op: heads or widths that do
+    not divide, MoE layers, a row-parallel bias, packed (`sources`) or
+    shared weights, and any op between a split linear and its consumer this
+    pass does not know. tp = 1 leaves the module as it is.
+  }];
+  let options = [
+    Option<"tp", "tp", "int64_t", /*default=*/"1", "Tensor-parallel ranks">
+  ];
+  let dependentDialects = ["::mlir::llmc::LLMCDialect"];
+}
+
 def SpecializePhases : Pass<"llmc-specialize-phases", "::mlir::ModuleOp"> {
   let summary = "Split @forward into @prefill, @decode and @verify";
   let description = [{

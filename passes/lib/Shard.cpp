@@ -1,0 +1,341 @@
+//===- Shard.cpp - Tensor parallelism: heads and MLPs over tp ranks -------===//
+//
+//   %q = llmc.linear %h, %wq         %q = llmc.linear %h, %wq_r   (its heads'
+//   rows)
+//   ... attention over H heads  =>   ... attention over H / tp heads
+//   %o = llmc.linear %a, %wo         %p = llmc.linear %a, %wo_r   (their
+//   columns)
+//                                    %o = llmc.all_reduce %p
+//
+//   %g = llmc.linear %h, %wg         %g = llmc.linear %h, %wg_r   (I / tp rows)
+//   %u = llmc.linear %h, %wu    =>   %u = llmc.linear %h, %wu_r
+//   %d = llmc.linear (silu(%g) * %u), %wd
+//                                    %p = llmc.linear (silu(%g) * %u), %wd_r
+//                                    %d = llmc.all_reduce %p
+//
+// Every rank runs the same graph: the types are one rank's, and each split
+// weight says which rows or columns each rank reads (shard_dim,
+// shard_starts).
+//
+//===----------------------------------------------------------------------===//
+
+#include "llmc/IR/LLMCOps.h"
+#include "llmc/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::llmc {
+#define GEN_PASS_DEF_SHARD
+#include "llmc/Passes/Passes.h.inc"
+
+namespace {
+
+/// A value's new type: dimension `dim` of `v`'s type becomes `size`.
+void narrow(Value v, int64_t dim, int64_t size) {
+  auto t = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape(t.getShape());
+  shape[size_t(dim)] = size;
+  v.setType(RankedTensorType::get(shape, t.getElementType()));
+}
+
+class Sharder {
+public:
+  Sharder(func::FuncOp func, int64_t tp) : func_(func), tp_(tp) {}
+
+  LogicalResult run() {
+    SmallVector<AttentionOp> layers;
+    func_.walk([&](AttentionOp op) { layers.push_back(op); });
+    std::optional<int64_t> cacheHeads;
+    for (AttentionOp op : layers) {
+      FailureOr<int64_t> kv = splitAttention(op);
+      if (failed(kv))
+        return failure();
+      cacheHeads = *kv;
+    }
+    SmallVector<LinearOp> downs;
+    func_.walk([&](LinearOp op) {
+      if (!done_.contains(op) &&
+          isa_and_nonnull<MulOp, SiluOp, GeluOp>(op.getInput().getDefiningOp()))
+        downs.push_back(op);
+    });
+    for (LinearOp op : downs)
+      if (failed(splitMlp(op)))
+        return failure();
+    if (cacheHeads)
+      narrowCache(*cacheHeads);
+    return success();
+  }
+
+private:
+  /// Rank r starts at r * per.
+  SmallVector<int64_t> evenStarts(int64_t per) const {
+    SmallVector<int64_t> starts;
+    for (int64_t r = 0; r < tp_; ++r)
+      starts.push_back(r * per);
+    return starts;
+  }
+
+  /// Gives `param` (the weight or bias of `user`) rank r's slice of
+  /// dimension `dim`, `size` long, starting at starts[r].
+  LogicalResult shardParam(Value param, Operation *user, int64_t dim,
+                           int64_t size, ArrayRef<int64_t> starts) {
+    auto p = param.getDefiningOp<ParamOp>();
+    if (!p)
+      return user->emitOpError()
+             << "llmc-shard: its weight is not an llmc.param";
+    if (!p->hasOneUse())
+      return p.emitOpError() << "llmc-shard: a split weight must have one "
+                                "user (shared weights are not split)";
+    if (p.getSources())
+      return p.emitOpError()
+             << "llmc-shard: packed weights (sources) are not split yet";
+    auto t = cast<RankedTensorType>(p.getType());
+    if (auto g = p.getGgmlType(); g && dim == t.getRank() - 1) {
+      // A GGUF block format slices along its rows only at block bounds.
+      const int64_t block =
+          g->starts_with("Q") && g->ends_with("_K") ? 256 : 32;
+      if (size % block != 0)
+        return p.emitOpError()
+               << "llmc-shard: " << *g << " columns split in " << size
+               << " per rank, not whole blocks of " << block;
+    }
+    Builder b(p.getContext());
+    narrow(p.getResult(), dim, size);
+    p.setShardDimAttr(b.getI64IntegerAttr(dim));
+    p.setShardStartsAttr(b.getDenseI64ArrayAttr(starts));
+    return success();
+  }
+
+  /// `linear` keeps the rows (output columns) of each rank's starts, `size`
+  /// of them.
+  LogicalResult columnParallel(LinearOp linear, int64_t size,
+                               ArrayRef<int64_t> starts) {
+    if (done_.contains(linear))
+      return linear.emitOpError() << "llmc-shard: split twice";
+    done_.insert(linear);
+    if (failed(shardParam(linear.getWeight(), linear, 0, size, starts)))
+      return failure();
+    if (linear.getBias() &&
+        failed(shardParam(linear.getBias(), linear, 0, size, starts)))
+      return failure();
+    narrow(linear.getResult(), 1, size);
+    return success();
+  }
+
+  /// `linear` reads the columns of each rank's starts, `size` of them, and
+  /// its partial sums meet in an all_reduce.
+  LogicalResult rowParallel(LinearOp linear, int64_t size,
+                            ArrayRef<int64_t> starts) {
+    if (done_.contains(linear))
+      return linear.emitOpError() << "llmc-shard: split twice";
+    done_.insert(linear);
+    if (linear.getBias())
+      return linear.emitOpError()
+             << "llmc-shard: a row-parallel linear's bias is not split yet "
+                "(it would be added on every rank)";
+    if (failed(shardParam(linear.getWeight(), linear, 1, size, starts)))
+      return failure();
+    OpBuilder b(linear);
+    b.setInsertionPointAfter(linear);
+    auto sum = b.create<AllReduceOp>(linear.getLoc(), linear.getType(),
+                                     linear.getResult());
+    linear.getResult().replaceAllUsesExcept(sum.getResult(), sum);
+    return success();
+  }
+
+  /// Walks from `v` ([T, H, D], H to become `heads`, rank r's first head
+  /// headStarts[r]) back to the linear that makes it, narrowing each value
+  /// on the way.
+  LogicalResult splitHeadsBack(Value v, int64_t heads,
+                               ArrayRef<int64_t> headStarts) {
+    while (true) {
+      Operation *def = v.getDefiningOp();
+      if (!def || !v.hasOneUse())
+        return (def ? def : func_.getOperation())->emitError()
+               << "llmc-shard: an attention input with other users or none "
+                  "(cannot split its heads)";
+      if (isa<RopeOp, RMSNormOp>(def)) {
+        narrow(v, 1, heads);
+        v = def->getOperand(0);
+        continue;
+      }
+      auto reshape = dyn_cast<ReshapeOp>(def);
+      if (!reshape)
+        return def->emitOpError()
+               << "llmc-shard: cannot split attention heads through it";
+      auto t = cast<RankedTensorType>(v.getType());
+      const int64_t D = t.getDimSize(2);
+      narrow(v, 1, heads);
+      Value cols = reshape.getInput();
+      if (!cols.hasOneUse())
+        return reshape.emitOpError() << "llmc-shard: its input has other users";
+      auto linear = cols.getDefiningOp<LinearOp>();
+      if (!linear)
+        return reshape.emitOpError()
+               << "llmc-shard: heads must come from an llmc.linear";
+      SmallVector<int64_t> rows;
+      for (int64_t s : headStarts)
+        rows.push_back(s * D);
+      return columnParallel(linear, heads * D, rows);
+    }
+  }
+
+  /// Splits one attention layer; returns the kv heads each rank caches.
+  FailureOr<int64_t> splitAttention(AttentionOp op) {
+    auto qt = cast<RankedTensorType>(op.getQuery().getType());
+    auto kt = cast<RankedTensorType>(op.getKey().getType());
+    const int64_t H = qt.getDimSize(1), KV = kt.getDimSize(1);
+    if (H % tp_ != 0)
+      return op.emitOpError()
+             << "llmc-shard: " << H << " query heads do not split over " << tp_
+             << " ranks";
+    int64_t kvHeads;
+    SmallVector<int64_t> kvStarts;
+    if (KV % tp_ == 0) {
+      kvHeads = KV / tp_;
+      kvStarts = evenStarts(kvHeads);
+    } else if (tp_ % KV == 0) {
+      kvHeads = 1; // replicated: rank r's query heads all read kv head r*KV/tp
+      for (int64_t r = 0; r < tp_; ++r)
+        kvStarts.push_back(r * KV / tp_);
+    } else {
+      return op.emitOpError()
+             << "llmc-shard: " << KV << " kv heads neither split over nor "
+             << "replicate evenly across " << tp_ << " ranks";
+    }
+    auto read = op.getKey().getDefiningOp<KVReadOp>();
+    auto write = read ? read.getCache().getDefiningOp<KVWriteOp>() : nullptr;
+    if (!read || read.getValue() != op.getValue() || !write ||
+        write.getLayer() != read.getLayer())
+      return op.emitOpError() << "llmc-shard: attention must read the layer "
+                                 "it writes (run llmc-insert-kv-cache first)";
+    const int64_t heads = H / tp_;
+    if (failed(splitHeadsBack(op.getQuery(), heads, evenStarts(heads))) ||
+        failed(splitHeadsBack(write.getKey(), kvHeads, kvStarts)) ||
+        failed(splitHeadsBack(write.getValue(), kvHeads, kvStarts)))
+      return failure();
+    narrow(read.getKey(), 1, kvHeads);
+    narrow(read.getValue(), 1, kvHeads);
+
+    // The output: [T, H, Dv] -> reshape [T, H * Dv] -> the O projection.
+    const int64_t Dv = cast<RankedTensorType>(op.getType()).getDimSize(2);
+    narrow(op.getResult(), 1, heads);
+    if (!op->hasOneUse())
+      return op.emitOpError() << "llmc-shard: its result has other users";
+    auto reshape = dyn_cast<ReshapeOp>(*op->user_begin());
+    if (!reshape || !reshape->hasOneUse())
+      return op.emitOpError()
+             << "llmc-shard: its result must go through one reshape";
+    narrow(reshape.getResult(), 1, heads * Dv);
+    auto o = dyn_cast<LinearOp>(*reshape->user_begin());
+    if (!o || o.getInput() != reshape.getResult())
+      return reshape.emitOpError()
+             << "llmc-shard: the heads must meet an output llmc.linear";
+    if (failed(rowParallel(o, heads * Dv, evenStarts(heads * Dv))))
+      return failure();
+    return kvHeads;
+  }
+
+  /// `down`'s input is an activation of linears of a replicated input: they
+  /// are column-parallel over the intermediate size, `down` row-parallel.
+  LogicalResult splitMlp(LinearOp down) {
+    SetVector<Operation *> region; // the elementwise ops between them
+    SetVector<LinearOp> ups;
+    SmallVector<Value> work{down.getInput()};
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      Operation *def = v.getDefiningOp();
+      if (!def || !v.hasOneUse())
+        return down.emitOpError() << "llmc-shard: its input's producers have "
+                                     "other users (cannot split the MLP)";
+      if (auto up = dyn_cast<LinearOp>(def)) {
+        if (done_.contains(up))
+          return up.emitOpError() << "llmc-shard: split twice";
+        ups.insert(up);
+        continue;
+      }
+      if (!isa<MulOp, SiluOp, GeluOp>(def))
+        return def->emitOpError()
+               << "llmc-shard: cannot split an MLP through it";
+      region.insert(def);
+      for (Value in : def->getOperands())
+        work.push_back(in);
+    }
+    const int64_t I =
+        cast<RankedTensorType>(down.getInput().getType()).getDimSize(1);
+    if (I % tp_ != 0)
+      return down.emitOpError() << "llmc-shard: intermediate size " << I
+                                << " does not split over " << tp_ << " ranks";
+    const int64_t per = I / tp_;
+    for (LinearOp up : ups)
+      if (failed(columnParallel(up, per, evenStarts(per))))
+        return failure();
+    for (Operation *op : region)
+      narrow(op->getResult(0), 1, per);
+    return rowParallel(down, per, evenStarts(per));
+  }
+
+  /// The cache argument, every write and the returned cache hold `heads`
+  /// kv heads: each rank caches its own.
+  void narrowCache(int64_t heads) {
+    Block &entry = func_.getBody().front();
+    for (BlockArgument arg : entry.getArguments()) {
+      auto t = dyn_cast<KVCacheType>(arg.getType());
+      if (!t)
+        continue;
+      auto narrowed = KVCacheType::get(t.getContext(), t.getLayers(), heads,
+                                       t.getHeadDim(), t.getDtype());
+      arg.setType(narrowed);
+      func_.walk([&](KVWriteOp w) { w.getResult().setType(narrowed); });
+    }
+    auto ret = cast<func::ReturnOp>(entry.getTerminator());
+    func_.setFunctionType(FunctionType::get(
+        func_.getContext(), entry.getArgumentTypes(), ret.getOperandTypes()));
+  }
+
+  func::FuncOp func_;
+  int64_t tp_;
+  llvm::DenseSet<Operation *> done_;
+};
+
+struct ShardPass : impl::ShardBase<ShardPass> {
+  using ShardBase::ShardBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (tp < 1) {
+      module.emitError() << "llmc-shard: tp must be at least 1, got " << tp;
+      return signalPassFailure();
+    }
+    if (tp == 1)
+      return;
+    if (module->hasAttr("llmc.tp")) {
+      module.emitError() << "llmc-shard: the module is split already";
+      return signalPassFailure();
+    }
+    WalkResult moe = module.walk([&](Operation *op) {
+      if (isa<TopKGatingOp, ExpertLinearOp, QuantizedExpertLinearOp>(op)) {
+        op->emitOpError() << "llmc-shard: MoE layers are not split over "
+                             "ranks yet";
+        return WalkResult::interrupt();
+      }
+      if (isa<PagedAttentionOp, QuantizedLinearOp>(op)) {
+        op->emitOpError() << "llmc-shard: runs before llmc-specialize-phases "
+                             "and llmc-quantize";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (moe.wasInterrupted())
+      return signalPassFailure();
+    for (auto func : module.getOps<func::FuncOp>())
+      if (failed(Sharder(func, tp).run()))
+        return signalPassFailure();
+    module->setAttr("llmc.tp", Builder(module).getI64IntegerAttr(tp));
+  }
+};
+
+} // namespace
+} // namespace mlir::llmc
