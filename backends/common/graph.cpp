@@ -40,6 +40,7 @@ const OpInfo kOps[LLMC_OP_COUNT] = {
     {"expert_linear", checkExpertLinear},
     {"moe_combine", checkMoeCombine},
     {"expert_bias", checkExpertBias},
+    {"all_reduce", checkUnary},
 };
 
 /// Every buffer an op reads or writes is f32 but MOE_GATING's experts

@@ -144,6 +144,21 @@ KvCache *HostBackend::hostCache(KvPool *pool) {
   return pool ? &static_cast<HostPool *>(pool)->cache : nullptr;
 }
 
+void HostBackend::allReduce(const llmc_op_desc &op, Step &step) const {
+  if (!comm_)
+    throw InvalidArgument("all_reduce needs a communicator (a tensor-parallel "
+                          "plan runs under mpirun)");
+  const Matrix in = step.operand(op, 0), out = step.result(op, 0);
+  expectRows(out, in.rows, "the result");
+  expectCols(out.cols, in.cols, "the result");
+  const size_t n = size_t(in.rows * in.cols);
+  if (out.data != in.data)
+    std::copy(in.data, in.data + n, out.data);
+  if (comm_->all_reduce_sum_f32(comm_->context, out.data, n) != LLMC_OK)
+    throw Error("all_reduce over " + std::to_string(comm_->size) +
+                " ranks failed (a rank lost?)");
+}
+
 void runHostStep(const Graph &g, AlignedBuffer &workspace, KvCache *cache,
                  const llmc_step_args &args,
                  const std::function<void(size_t, Step &)> &runOp) {

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace llmc::common {
@@ -146,9 +147,18 @@ public:
   createKvCache(const llmc_kv_cache_desc &desc) override;
   void copyKvBlock(KvPool &pool, int32_t src, int32_t dst,
                    bool sliding) override;
+  void setCommunicator(const llmc_communicator &comm) override {
+    comm_ = comm;
+  }
 
 protected:
   static KvCache *hostCache(KvPool *pool);
+  /// ALL_REDUCE: the result (which may be the operand) becomes the sum of
+  /// the operand over every rank; throws without a communicator.
+  void allReduce(const llmc_op_desc &op, Step &step) const;
+
+private:
+  std::optional<llmc_communicator> comm_;
 };
 
 } // namespace llmc::common

@@ -208,7 +208,28 @@ llmc_status execute(llmc_backend *backend, llmc_prepared *prepared,
   });
 }
 
+llmc_status setCommunicator(llmc_backend *backend,
+                            const llmc_communicator *comm) {
+  if (!backend)
+    return LLMC_INVALID_ARGUMENT;
+  if (!comm || !comm->all_reduce_sum_f32 || comm->size < 1 ||
+      comm->rank < 0 || comm->rank >= comm->size) {
+    backend->error = std::string(gDesc->name) +
+                     ": set_communicator: a communicator with a rank below "
+                     "its size and an all_reduce_sum_f32";
+    return LLMC_INVALID_ARGUMENT;
+  }
+  return guarded(backend->error, [&] {
+    backend->impl->enter();
+    backend->impl->setCommunicator(*comm);
+  });
+}
+
 } // namespace
+
+void Backend::setCommunicator(const llmc_communicator &) {
+  throw Unimplemented("no tensor parallelism (ALL_REDUCE) in this backend");
+}
 
 const llmc_backend_api *pluginApi(const PluginDesc &desc) {
   gDesc = &desc;
@@ -232,6 +253,7 @@ const llmc_backend_api *pluginApi(const PluginDesc &desc) {
       kvCopyBlock,
       execute,
       desc.slidingPool ? kvCopySlidingBlock : nullptr,
+      desc.communicator ? setCommunicator : nullptr,
   };
   return &api;
 }

@@ -67,6 +67,9 @@ public:
   /// `pool` is null when the caller gave none.
   virtual void execute(PreparedGraph &graph, KvPool *pool,
                        const llmc_step_args &args) = 0;
+  /// The host's collectives for ALL_REDUCE (ABI 1.9); the default refuses
+  /// (Unimplemented): the backend runs no tensor-parallel plan.
+  virtual void setCommunicator(const llmc_communicator &comm);
 };
 
 /// What a plugin tells the kit about itself. Static storage.
@@ -81,6 +84,8 @@ struct PluginDesc {
   std::unique_ptr<Backend> (*create)(const llmc_backend_options &options);
   /// Whether its pools take sliding-window layers apart (ABI 1.6).
   bool slidingPool = false;
+  /// Whether it runs ALL_REDUCE with a host communicator (ABI 1.9).
+  bool communicator = false;
 };
 
 /// The ABI table built from `desc`; what llmc_backend_query returns.

@@ -263,6 +263,7 @@ bool mayRunInPlace(uint32_t kind) {
   case LLMC_OP_SCALE:
   case LLMC_OP_SOFTCAP:
   case LLMC_OP_EXPERT_BIAS:
+  case LLMC_OP_ALL_REDUCE:
     return true;
   default:
     return false;

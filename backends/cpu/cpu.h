@@ -79,6 +79,8 @@ struct Backend {
   KQuantDots kquant{};              // for isa
   WeightCache weights;
   std::shared_ptr<MatmulEngine> matmul; // created on first pack
+  /// ALL_REDUCE: the plugin's communicator (common::HostBackend).
+  std::function<void(const llmc_op_desc &, Step &)> allReduce;
 };
 
 /// Sets b.isa and the kernels of that level.

@@ -38,6 +38,9 @@ public:
   CpuBackend(int threads, Isa isa) {
     state_.threads = threads;
     useLevel(state_, isa);
+    state_.allReduce = [this](const llmc_op_desc &op, Step &step) {
+      allReduce(op, step);
+    };
   }
 
   std::unique_ptr<common::PreparedGraph>
@@ -122,8 +125,8 @@ std::unique_ptr<common::Backend> create(const llmc_backend_options &options) {
   return std::make_unique<CpuBackend>(threads, isa);
 }
 
-const common::PluginDesc kPlugin = {"cpu", deviceCount, deviceInfo,
-                                    score, create,      true};
+const common::PluginDesc kPlugin = {
+    "cpu", deviceCount, deviceInfo, score, create, true, true};
 
 } // namespace
 } // namespace llmc::cpu

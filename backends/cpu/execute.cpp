@@ -27,6 +27,8 @@ Kernel makeKernel(const llmc_op_desc &op, const Graph &g, Backend &b) {
   case LLMC_OP_MOE_COMBINE:
   case LLMC_OP_EXPERT_BIAS:
     return makeMoe(op, g, b);
+  case LLMC_OP_ALL_REDUCE:
+    return [op, &b](Step &step) { b.allReduce(op, step); };
   default:
     return makeElementwise(op, g, b);
   }

@@ -149,7 +149,9 @@ const llmc_backend_api kApi = {LLMC_BACKEND_ABI_MAJOR,
                                kvDestroy,
                                kvCopyBlock,
                                execute,
-                               kvCopySlidingBlock};
+                               kvCopySlidingBlock,
+                               // No tensor parallelism on cuda yet (NCCL).
+                               nullptr};
 
 } // namespace
 

@@ -41,7 +41,8 @@ bool supportsOp(const llmc_op_desc &op) {
   if (op.kind == LLMC_OP_PREFILL_ATTENTION ||
       op.kind == LLMC_OP_DECODE_ATTENTION)
     return op.i[3] > 0 && op.i[3] <= kAttentionMaxHeadDim;
-  return op.kind < LLMC_OP_COUNT;
+  // Tensor parallelism on cuda wants NCCL: not built yet.
+  return op.kind < LLMC_OP_COUNT && op.kind != LLMC_OP_ALL_REDUCE;
 }
 
 void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,

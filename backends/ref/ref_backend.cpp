@@ -38,6 +38,7 @@ const RunFn kRun[LLMC_OP_COUNT] = {
     runExpertLinear,
     runMoeCombine,
     runExpertBias,
+    nullptr, // ALL_REDUCE: the backend's communicator (execute)
 };
 
 struct Prepared : common::PreparedGraph {
@@ -60,6 +61,8 @@ public:
     common::runHostStep(p.graph, p.workspace, hostCache(pool), args,
                         [&](size_t i, Step &step) {
                           const llmc_op_desc &op = p.graph.ops[i];
+                          if (op.kind == LLMC_OP_ALL_REDUCE)
+                            return allReduce(op, step);
                           kRun[op.kind](op, step);
                         });
   }
@@ -80,8 +83,8 @@ std::unique_ptr<common::Backend> create(const llmc_backend_options &options) {
 }
 
 // No score: one build of ref is as good as another.
-const common::PluginDesc kPlugin = {"ref",   deviceCount, deviceInfo,
-                                    nullptr, create,      true};
+const common::PluginDesc kPlugin = {
+    "ref", deviceCount, deviceInfo, nullptr, create, true, true};
 
 } // namespace
 } // namespace llmc::ref

@@ -50,6 +50,8 @@ const char *opKindName(llmc_op_kind kind) {
     return "moe_combine";
   case LLMC_OP_EXPERT_BIAS:
     return "expert_bias";
+  case LLMC_OP_ALL_REDUCE:
+    return "all_reduce";
   case LLMC_OP_COUNT:
     break;
   }
@@ -80,6 +82,8 @@ AbiNeed abiNeeded(const llmc_op_desc &op) {
     break;
   case LLMC_OP_EXPERT_BIAS:
     return {7, "expert biases (op expert_bias)"};
+  case LLMC_OP_ALL_REDUCE:
+    return {9, "tensor parallelism (op all_reduce)"};
   case LLMC_OP_MOE_GATING:
   case LLMC_OP_EXPERT_LINEAR:
   case LLMC_OP_MOE_COMBINE:

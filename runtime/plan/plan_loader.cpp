@@ -178,6 +178,20 @@ void Plan::parse(const PlanLoadOptions &options) {
     throw corrupt("config: parameter counts out of range");
   config_.totalParameters = c->total_parameters();
   config_.activeParameters = c->active_parameters();
+  // Plans before 1.4 have neither: one rank caching every kv head.
+  config_.tp = c->tp();
+  config_.kvHeadsPerRank =
+      c->kv_heads_per_rank() > 0 ? c->kv_heads_per_rank() : config_.numKVHeads;
+  if (config_.tp < 1 || config_.tp > 1024 || config_.kvHeadsPerRank < 0 ||
+      config_.kvHeadsPerRank > config_.numKVHeads)
+    throw corrupt("config: tp " + std::to_string(config_.tp) + " with " +
+                  std::to_string(config_.kvHeadsPerRank) +
+                  " kv heads per rank of " +
+                  std::to_string(config_.numKVHeads));
+  if (options.rank < 0 || options.rank >= config_.tp)
+    throw fail("rank " + std::to_string(options.rank) +
+               " is not one of the plan's " + std::to_string(config_.tp) +
+               " tensor-parallel ranks");
   if (c->bos_token_id())
     config_.bosTokenId = *c->bos_token_id();
   if (!aligned8(c->eos_token_ids()))
@@ -234,12 +248,27 @@ void Plan::parse(const PlanLoadOptions &options) {
     if (info.offset % kWeightAlign != 0)
       throw corrupt(what + ": offset " + std::to_string(info.offset) +
                     " is not 64-byte aligned");
-    if (info.offset > h.weightsSize ||
-        info.nbytes > h.weightsSize - info.offset)
-      throw corrupt(what + ": bytes " + std::to_string(info.offset) + ".." +
-                    std::to_string(info.offset + info.nbytes) +
-                    " lie outside the weight section (" +
-                    std::to_string(h.weightsSize) + " bytes)");
+    if (const auto *ranks = w->rank_offsets()) {
+      if (!aligned8(ranks))
+        throw misaligned();
+      info.rankOffsets = vec(ranks);
+      if (static_cast<int64_t>(info.rankOffsets.size()) != config_.tp ||
+          info.rankOffsets.front() != info.offset)
+        throw corrupt(what + ": " + std::to_string(info.rankOffsets.size()) +
+                      " rank slices for tp " + std::to_string(config_.tp));
+    }
+    for (uint64_t at : info.rankOffsets.empty()
+                           ? std::vector<uint64_t>{info.offset}
+                           : info.rankOffsets) {
+      if (at % kWeightAlign != 0)
+        throw corrupt(what + ": offset " + std::to_string(at) +
+                      " is not 64-byte aligned");
+      if (at > h.weightsSize || info.nbytes > h.weightsSize - at)
+        throw corrupt(what + ": bytes " + std::to_string(at) + ".." +
+                      std::to_string(at + info.nbytes) +
+                      " lie outside the weight section (" +
+                      std::to_string(h.weightsSize) + " bytes)");
+    }
     weights_.push_back(std::move(info));
   }
 
@@ -360,7 +389,9 @@ void Plan::parse(const PlanLoadOptions &options) {
     d.rank = static_cast<uint32_t>(w.shape.size());
     for (size_t j = 0; j < w.shape.size(); ++j)
       d.shape[j] = w.shape[j];
-    d.data = weightBase_ + w.offset;
+    d.data = weightBase_ + (w.rankOffsets.empty()
+                                ? w.offset
+                                : w.rankOffsets[size_t(options.rank)]);
     d.nbytes = w.nbytes;
     weightDescs_.push_back(d);
   }

@@ -188,14 +188,35 @@ uint32_t PlanWriter::addWeight(std::string name, llmc_dtype dtype,
   w.info.dtype = dtype;
   w.info.shape = std::move(shape);
   w.info.nbytes = nbytes;
-  w.info.offset = weights_.empty()
-                      ? 0
-                      : detail::alignUp(weights_.back().info.offset +
-                                            weights_.back().info.nbytes,
-                                        detail::kWeightAlign);
+  if (!weights_.empty()) {
+    const WeightInfo &last = weights_.back().info;
+    w.info.offset = detail::alignUp(
+        (last.rankOffsets.empty() ? last.offset : last.rankOffsets.back()) +
+            last.nbytes,
+        detail::kWeightAlign);
+  }
   w.fill = std::move(fill);
   weights_.push_back(std::move(w));
   return static_cast<uint32_t>(weights_.size() - 1);
+}
+
+uint32_t PlanWriter::addSplitWeight(
+    std::string name, llmc_dtype dtype, std::vector<int64_t> shape,
+    uint64_t nbytes, int64_t tp,
+    std::function<void(int64_t rank, uint8_t *dst)> fill) {
+  if (tp < 2)
+    throw Error("weight '" + name + "': split over " + std::to_string(tp) +
+                " ranks");
+  const uint32_t index =
+      addWeight(std::move(name), dtype, std::move(shape), nbytes, {});
+  WeightInfo &info = weights_.back().info;
+  for (int64_t r = 0; r < tp; ++r)
+    info.rankOffsets.push_back(
+        r == 0 ? info.offset
+               : detail::alignUp(info.rankOffsets.back() + nbytes,
+                                 detail::kWeightAlign));
+  weights_.back().rankFill = std::move(fill);
+  return index;
 }
 
 void PlanWriter::addGraph(Graph graph) {
@@ -244,6 +265,8 @@ void PlanWriter::write(const std::string &path,
   cb.add_moe_layers(c.moeLayers);
   cb.add_total_parameters(c.totalParameters);
   cb.add_active_parameters(c.activeParameters);
+  cb.add_tp(c.tp);
+  cb.add_kv_heads_per_rank(c.kvHeadsPerRank);
   auto config = cb.Finish();
 
   const PlanTokenizer &t = tokenizer_;
@@ -262,8 +285,16 @@ void PlanWriter::write(const std::string &path,
   for (const PendingWeight &w : weights_) {
     weights.push_back(fb::CreateWeight(
         fbb, fbb.CreateString(w.info.name), w.info.dtype,
-        fbb.CreateVector(w.info.shape), w.info.offset, w.info.nbytes));
-    slots.push_back({w.info.offset, w.info.nbytes, w.fill});
+        fbb.CreateVector(w.info.shape), w.info.offset, w.info.nbytes,
+        w.info.rankOffsets.empty() ? 0
+                                   : fbb.CreateVector(w.info.rankOffsets)));
+    if (w.info.rankOffsets.empty())
+      slots.push_back({w.info.offset, w.info.nbytes, w.fill});
+    for (size_t r = 0; r < w.info.rankOffsets.size(); ++r)
+      slots.push_back({w.info.rankOffsets[r], w.info.nbytes,
+                       [fill = w.rankFill, r](uint8_t *dst) {
+                         fill(static_cast<int64_t>(r), dst);
+                       }});
   }
 
   auto graphsOff = fbb.CreateVector(graphs);

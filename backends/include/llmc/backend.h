@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define LLMC_BACKEND_ABI_MAJOR 1
-#define LLMC_BACKEND_ABI_MINOR 8
+#define LLMC_BACKEND_ABI_MINOR 9
 
 #if defined(__SANITIZE_ADDRESS__)
 #define LLMC_BACKEND_BUILD_FLAVOR "asan"
@@ -180,7 +180,11 @@ typedef enum llmc_op_kind {
    * gpt-oss's expert biases). in: y [rows, k*N], bias (weight [E, N] f32),
    * experts (I32 [rows, k]). i0 = k. out may be y itself. */
   LLMC_OP_EXPERT_BIAS = 21,
-  LLMC_OP_COUNT = 22
+  /* out = the elementwise sum of x over every tensor-parallel rank (ABI 1.9;
+   * llmc-shard's row-parallel linears). in: x (f32). Runs the communicator
+   * given by set_communicator; out may be x itself. */
+  LLMC_OP_ALL_REDUCE = 22,
+  LLMC_OP_COUNT = 23
 } llmc_op_kind;
 
 /* Clarifications (as the ref backend implements them; every backend agrees):
@@ -416,6 +420,17 @@ typedef struct llmc_backend_options {
   float memory_fraction;
 } llmc_backend_options;
 
+/* The host's collectives for a tensor-parallel plan (ABI 1.9): every rank
+ * runs the same steps, and each ALL_REDUCE meets the same one on every other
+ * rank. Owned by the host; valid while the backend lives. Called from the
+ * thread that runs `execute`. */
+typedef struct llmc_communicator {
+  int32_t rank, size;
+  void *context;
+  /* data[n] f32 in host memory becomes the sum over every rank's data. */
+  llmc_status (*all_reduce_sum_f32)(void *context, float *data, size_t n);
+} llmc_communicator;
+
 typedef struct llmc_backend_api {
   uint32_t abi_major, abi_minor;
   uint32_t struct_size; /* sizeof(llmc_backend_api) as the plugin built it */
@@ -463,6 +478,11 @@ typedef struct llmc_backend_api {
   llmc_status (*kv_copy_sliding_block)(llmc_backend *backend,
                                        llmc_kv_cache *cache, int32_t src,
                                        int32_t dst);
+
+  /* (ABI 1.9, optional) The communicator ALL_REDUCE runs, before any
+   * prepare. NULL: the backend runs no tensor-parallel plan. */
+  llmc_status (*set_communicator)(llmc_backend *backend,
+                                  const llmc_communicator *comm);
 } llmc_backend_api;
 
 /* The one exported symbol. Returns NULL if the plugin cannot serve a host

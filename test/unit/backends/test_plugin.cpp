@@ -65,7 +65,7 @@ const llmc_backend_api kApi = {
     kMajor,      0,           kSize,   kName,   LLMC_BACKEND_BUILD_FLAVOR,
     deviceCount, deviceInfo,  score,   create,  destroy,
     lastError,   supports,    prepare, release, kvCreate,
-    kvDestroy,   kvCopyBlock, execute, nullptr,
+    kvDestroy,   kvCopyBlock, execute, nullptr, nullptr,
 };
 
 } // namespace

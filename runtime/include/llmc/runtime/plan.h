@@ -25,8 +25,9 @@ class MappedFile;
 
 constexpr uint32_t kPlanFormatMajor = 1;
 // 1.1: the metadata checksum; 1.2: the MoE and parameter counts of Config;
-// 1.3: tokenizer.json stored compiled (tokenizer kind "hf-tables").
-constexpr uint32_t kPlanFormatMinor = 3;
+// 1.3: tokenizer.json stored compiled (tokenizer kind "hf-tables");
+// 1.4: tensor parallelism (Config.tp, Weight.rank_offsets).
+constexpr uint32_t kPlanFormatMinor = 4;
 
 /// Everything the runtime needs to know about the model, without a
 /// checkpoint.
@@ -48,6 +49,9 @@ struct PlanConfig {
   /// Logical weight values, and those one token's forward pass uses (0 in a
   /// plan older than format 1.2).
   int64_t totalParameters = 0, activeParameters = 0;
+  /// Tensor-parallel ranks (llmc compile --tp) and the kv heads each rank's
+  /// cache holds (numKVHeads when tp is 1).
+  int64_t tp = 1, kvHeadsPerRank = 0;
 };
 
 /// Bytes of K and V one token takes over every layer with the cache in
@@ -84,6 +88,9 @@ struct WeightInfo {
   std::vector<int64_t> shape;
   uint64_t offset = 0; // from the start of the weight section
   uint64_t nbytes = 0;
+  /// Split over tp ranks: rank r's slice (nbytes) at rankOffsets[r]; empty
+  /// when every rank reads the one copy at offset.
+  std::vector<uint64_t> rankOffsets;
 };
 
 /// How far PlanWriter::write is: weights and weight bytes.
@@ -103,6 +110,12 @@ public:
   uint32_t addWeight(std::string name, llmc_dtype dtype,
                      std::vector<int64_t> shape, uint64_t nbytes,
                      std::function<void(uint8_t *dst)> fill);
+  /// The same for a weight split over tp ranks: fill(rank, dst) writes rank
+  /// r's slice (dtype, shape and nbytes are one rank's).
+  uint32_t addSplitWeight(std::string name, llmc_dtype dtype,
+                          std::vector<int64_t> shape, uint64_t nbytes,
+                          int64_t tp,
+                          std::function<void(int64_t rank, uint8_t *dst)> fill);
   void addGraph(Graph graph);
   /// Writes the plan under a temporary name, syncs it to disk and renames
   /// it, so no half-written file ever carries the name; `progress` is
@@ -116,6 +129,7 @@ private:
   struct PendingWeight {
     WeightInfo info;
     std::function<void(uint8_t *)> fill;
+    std::function<void(int64_t, uint8_t *)> rankFill; // split weights
   };
   std::vector<PendingWeight> weights_;
   std::vector<Graph> graphs_;
@@ -130,6 +144,9 @@ struct PlanLoadOptions {
   /// every run (`llmc inspect --verify`). Plans of format 1.0, which have
   /// only the whole-file checksum, are hashed whole when verifyChecksum.
   bool verifyWeights = false;
+  /// The tensor-parallel rank whose weight slices graphDesc() points at;
+  /// must be below the plan's tp.
+  int64_t rank = 0;
 };
 
 /// A loaded plan. Loading checks, in order: magic, format major version, the
