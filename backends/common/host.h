@@ -147,9 +147,7 @@ public:
   createKvCache(const llmc_kv_cache_desc &desc) override;
   void copyKvBlock(KvPool &pool, int32_t src, int32_t dst,
                    bool sliding) override;
-  void setCommunicator(const llmc_communicator &comm) override {
-    comm_ = comm;
-  }
+  void setCommunicator(const llmc_communicator &comm) override { comm_ = comm; }
 
 protected:
   static KvCache *hostCache(KvPool *pool);

@@ -212,8 +212,8 @@ llmc_status setCommunicator(llmc_backend *backend,
                             const llmc_communicator *comm) {
   if (!backend)
     return LLMC_INVALID_ARGUMENT;
-  if (!comm || !comm->all_reduce_sum_f32 || comm->size < 1 ||
-      comm->rank < 0 || comm->rank >= comm->size) {
+  if (!comm || !comm->all_reduce_sum_f32 || comm->size < 1 || comm->rank < 0 ||
+      comm->rank >= comm->size) {
     backend->error = std::string(gDesc->name) +
                      ": set_communicator: a communicator with a rank below "
                      "its size and an all_reduce_sum_f32";

@@ -125,8 +125,8 @@ std::unique_ptr<common::Backend> create(const llmc_backend_options &options) {
   return std::make_unique<CpuBackend>(threads, isa);
 }
 
-const common::PluginDesc kPlugin = {
-    "cpu", deviceCount, deviceInfo, score, create, true, true};
+const common::PluginDesc kPlugin = {"cpu",  deviceCount, deviceInfo, score,
+                                    create, true,        true};
 
 } // namespace
 } // namespace llmc::cpu

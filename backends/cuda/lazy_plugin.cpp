@@ -131,27 +131,13 @@ llmc_status execute(llmc_backend *b, llmc_prepared *p, llmc_kv_cache *c,
   return api()->execute(b, p, c, args);
 }
 
-const llmc_backend_api kApi = {LLMC_BACKEND_ABI_MAJOR,
-                               LLMC_BACKEND_ABI_MINOR,
-                               sizeof(llmc_backend_api),
-                               "cuda",
-                               LLMC_BACKEND_BUILD_FLAVOR,
-                               deviceCount,
-                               deviceInfo,
-                               score,
-                               create,
-                               destroy,
-                               lastError,
-                               supports,
-                               prepare,
-                               release,
-                               kvCreate,
-                               kvDestroy,
-                               kvCopyBlock,
-                               execute,
-                               kvCopySlidingBlock,
-                               // No tensor parallelism on cuda yet (NCCL).
-                               nullptr};
+const llmc_backend_api kApi = {
+    LLMC_BACKEND_ABI_MAJOR, LLMC_BACKEND_ABI_MINOR, sizeof(llmc_backend_api),
+    "cuda", LLMC_BACKEND_BUILD_FLAVOR, deviceCount, deviceInfo, score, create,
+    destroy, lastError, supports, prepare, release, kvCreate, kvDestroy,
+    kvCopyBlock, execute, kvCopySlidingBlock,
+    // No tensor parallelism on cuda yet (NCCL).
+    nullptr};
 
 } // namespace
 

@@ -83,8 +83,8 @@ std::unique_ptr<common::Backend> create(const llmc_backend_options &options) {
 }
 
 // No score: one build of ref is as good as another.
-const common::PluginDesc kPlugin = {
-    "ref", deviceCount, deviceInfo, nullptr, create, true, true};
+const common::PluginDesc kPlugin = {"ref",  deviceCount, deviceInfo, nullptr,
+                                    create, true,        true};
 
 } // namespace
 } // namespace llmc::ref

@@ -365,23 +365,32 @@ void copyKQuant(const Source &src, const WeightSpec &w,
 /// keeps its scales for the scales half, which follows it.
 class Filler {
 public:
-  Filler(std::shared_ptr<Source> src, const EmitOptions &o)
-      : src_(std::move(src)), o_(o) {}
+  Filler(std::shared_ptr<Source> src, const EmitOptions &o, int64_t tp)
+      : src_(std::move(src)), o_(o), tp_(tp) {}
 
-  void operator()(const WeightSpec &w, uint8_t *dst, size_t nbytes) {
+  /// Writes weight `w` (rank `rank`'s slice of a split one).
+  void operator()(const WeightSpec &w, int64_t rank, uint8_t *dst,
+                  size_t nbytes) {
     if (!w.data.empty()) {
       std::memcpy(dst, w.data.data(), nbytes);
       return;
     }
-    if (w.quantScales && scalesKey_ == key(w)) {
+    if (w.quantScales && scalesKey_ == key(w, rank)) {
       std::memcpy(dst, scales_.data(), nbytes);
       return;
     }
+    if (w.shardDim >= 0 &&
+        (w.quant == "mxfp4" || ::llmc::kquant::formatNamed(w.quant)))
+      throw Error("weight '" + w.name + "': " + w.quant +
+                  " blocks are not split over tensor-parallel ranks yet "
+                  "(compile with --quant int8, int4 or none)");
     if (w.quant == "mxfp4")
       return copyMxfp4(*src_, w, dst, nbytes);
     if (auto f = ::llmc::kquant::formatNamed(w.quant))
       return copyKQuant(*src_, w, *f, dst, nbytes);
-    LogicalValues v(*src_, w, values_, tmp_);
+    LogicalValues whole(*src_, w, values_, tmp_);
+    const Values v = w.shardDim >= 0 ? slice(w, rank, whole)
+                                     : Values{whole.data(), whole.size()};
     // Rows: every dimension but the last (stacked experts' rows follow one
     // another).
     int64_t n = 1;
@@ -405,7 +414,7 @@ public:
         std::memcpy(dst, scales_.data(), nbytes);
         return;
       }
-      scalesKey_ = key(w);
+      scalesKey_ = key(w, rank);
       if (!w.ggmlType.empty() && o_.converted)
         o_.converted(Conversion{w.name, w.ggmlType, w.quant, error,
                                 maxAbs(v.data(), v.size())});
@@ -428,12 +437,46 @@ public:
   }
 
 private:
+  struct Values {
+    const float *p;
+    size_t n;
+    const float *data() const { return p; }
+    size_t size() const { return n; }
+  };
+
+  /// Rank `rank`'s runs of dimension shardDim of the whole logical tensor.
+  Values slice(const WeightSpec &w, int64_t rank, const LogicalValues &whole) {
+    const auto d = static_cast<size_t>(w.shardDim);
+    int64_t outer = 1, inner = 1;
+    for (size_t i = 0; i < w.shape.size(); ++i)
+      (i < d ? outer : inner) *= i == d ? 1 : w.shape[i];
+    const int64_t full = static_cast<int64_t>(whole.size()) / (outer * inner);
+    const auto runs = static_cast<int64_t>(w.shardStarts.size()) / tp_;
+    const int64_t len = w.shape[d] / runs;
+    float *out = slice_.resize(size_t(outer * w.shape[d] * inner));
+    const float *in = whole.data();
+    size_t at = 0;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t r = 0; r < runs; ++r) {
+        const int64_t start = w.shardStarts[size_t(rank * runs + r)];
+        if (start + len > full)
+          throw Error("weight '" + w.name + "': rank " + std::to_string(rank) +
+                      "'s slice " + std::to_string(start) + ".." +
+                      std::to_string(start + len) + " passes its " +
+                      std::to_string(full));
+        std::memcpy(out + at, in + (o * full + start) * inner,
+                    size_t(len * inner) * sizeof(float));
+        at += size_t(len * inner);
+      }
+    return {out, at};
+  }
+
   /// What makes two specs the same tensor quantized the same way.
-  static std::string key(const WeightSpec &w) {
-    std::string k = w.name + "|" + w.quant + "|" + std::to_string(w.groupSize) +
-                    "|" + std::to_string(w.transposed) + "|" +
-                    std::to_string(w.ropeUnpermuteHeads) + "|" +
-                    std::to_string(w.offset);
+  static std::string key(const WeightSpec &w, int64_t rank) {
+    std::string k =
+        std::to_string(rank) + "|" + w.name + "|" + w.quant + "|" +
+        std::to_string(w.groupSize) + "|" + std::to_string(w.transposed) + "|" +
+        std::to_string(w.ropeUnpermuteHeads) + "|" + std::to_string(w.offset);
     for (const std::string &s : w.sources)
       k += "|" + s;
     return k;
@@ -441,7 +484,8 @@ private:
 
   std::shared_ptr<Source> src_;
   const EmitOptions &o_;
-  FloatBuffer values_, tmp_;
+  int64_t tp_;
+  FloatBuffer values_, tmp_, slice_;
   std::vector<float> scales_;
   std::vector<uint8_t> q_;
   std::string scalesKey_;
@@ -513,8 +557,6 @@ void countParameters(const LoweredModule &lowered, ::llmc::PlanConfig &p) {
   auto c = module->getAttrOfType<DictionaryAttr>("llmc.config");
   if (!c)
     throw Error("the module has no llmc.config (was it made by llmc import?)");
-  if (module->hasAttr("llmc.tp")) // llmc-shard's weight slices
-    throw Error("tensor-parallel plans (llmc.tp) are not written yet");
   ::llmc::PlanConfig p;
   p.architecture = c.getAs<StringAttr>("architecture").str();
   p.vocabSize = i64(c, "vocab_size");
@@ -522,6 +564,16 @@ void countParameters(const LoweredModule &lowered, ::llmc::PlanConfig &p) {
   p.numLayers = i64(c, "num_layers");
   p.numHeads = i64(c, "num_heads");
   p.numKVHeads = i64(c, "num_kv_heads");
+  p.kvHeadsPerRank = p.numKVHeads;
+  if (auto tp = module->getAttrOfType<IntegerAttr>("llmc.tp")) {
+    p.tp = tp.getInt();
+    // Each rank's cache: the kv_heads of the graphs' (split) cache type.
+    module.walk([&](func::FuncOp f) {
+      for (Type t : f.getArgumentTypes())
+        if (auto cache = dyn_cast<KVCacheType>(t))
+          p.kvHeadsPerRank = cache.getKvHeads();
+    });
+  }
   p.headDim = i64(c, "head_dim");
   p.intermediateSize = i64(c, "intermediate_size");
   p.contextLength = i64(c, "context_length");
@@ -623,16 +675,24 @@ void emitPlan(ModuleOp module, const LoweredModule &lowered,
   ::llmc::PlanWriter writer;
   writer.setConfig(planConfig(module, lowered, options));
   writer.setTokenizer(planTokenizer(module, *src));
-  auto filler = std::make_shared<Filler>(src, options);
+  auto tpAttr = module->getAttrOfType<IntegerAttr>("llmc.tp");
+  const int64_t tp = tpAttr ? tpAttr.getInt() : 1;
+  auto filler = std::make_shared<Filler>(src, options, tp);
   for (const WeightSpec &w : lowered.weights) {
     int64_t elements = 1;
     for (int64_t d : w.shape)
       elements *= d;
     uint64_t nbytes = ::llmc::dtypeBytes(w.dtype, elements);
     std::vector<int64_t> shape = w.shape;
-    writer.addWeight(
-        w.name, w.dtype, shape, nbytes,
-        [filler, &w, nbytes](uint8_t *dst) { (*filler)(w, dst, nbytes); });
+    if (w.shardDim >= 0)
+      writer.addSplitWeight(w.name, w.dtype, shape, nbytes, tp,
+                            [filler, &w, nbytes](int64_t rank, uint8_t *dst) {
+                              (*filler)(w, rank, dst, nbytes);
+                            });
+    else
+      writer.addWeight(
+          w.name, w.dtype, shape, nbytes,
+          [filler, &w, nbytes](uint8_t *dst) { (*filler)(w, 0, dst, nbytes); });
   }
   for (const ::llmc::Graph &g : lowered.graphs)
     writer.addGraph(g);

@@ -158,6 +158,11 @@ private:
       w.ropeUnpermuteHeads = static_cast<int64_t>(*h);
     if (auto offset = p.getOffset())
       w.offset = static_cast<float>(offset->convertToDouble());
+    if (auto dim = p.getShardDim()) {
+      w.shardDim = static_cast<int64_t>(*dim);
+      w.shardStarts.assign(p.getShardStarts()->begin(),
+                           p.getShardStarts()->end());
+    }
     auto index = static_cast<uint32_t>(out_.weights.size());
     out_.weights.push_back(std::move(w));
     weightIndex_[os.str()] = index;
@@ -307,6 +312,9 @@ private:
           return emit(op, LLMC_OP_MUL, {o.getLhs(), o.getRhs()});
         })
         .Case([&](SiluOp o) { return emit(op, LLMC_OP_SILU, {o.getInput()}); })
+        .Case([&](AllReduceOp o) {
+          return emit(op, LLMC_OP_ALL_REDUCE, {o.getInput()});
+        })
         .Case([&](GeluOp o) {
           return emit(op, LLMC_OP_GELU, {o.getInput()},
                       {o.getApproximate() == "tanh" ? 1 : 0});

@@ -50,6 +50,11 @@ LogicalResult buildPipeline(OpPassManager &pm, const PipelineOptions &o,
   InsertKVCacheOptions kv;
   kv.kvDtype = o.kvDtype.empty() ? o.dtype : o.kvDtype;
   pm.addPass(createInsertKVCache(kv));
+  if (o.tp > 1) {
+    ShardOptions shard;
+    shard.tp = o.tp;
+    pm.addPass(createShard(shard));
+  }
   pm.addPass(createSpecializePhases());
   if (enabled("llmc-fuse"))
     pm.addPass(createFuse());

@@ -1,12 +1,15 @@
 //===- engine.cpp - One graph execution per step --------------------------===//
 #include "llmc/runtime/engine.h"
 
+#include "step_message.h"
+
 #include "llmc/support/error.h"
 #include "llmc/support/memory.h"
 
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cstddef>
 #include <cstring>
 
 namespace llmc {
@@ -90,7 +93,22 @@ Engine::Engine(const Plan &plan, const BackendRegistry &registry,
 
 Engine::Engine(const Plan &plan, const EngineOptions &options,
                const LoadedBackend &chosen)
-    : Engine(plan, options, chosen, planKvPool(plan, options, chosen)) {}
+    : Engine(plan, options, chosen,
+             agreedPool(planKvPool(plan, options, chosen), options.comm)) {}
+
+KvPoolPlan agreedPool(KvPoolPlan pool, Communicator *comm) {
+  if (!comm || comm->size() < 2)
+    return pool;
+  StepMessage m;
+  m.kind = StepMessage::CopyBlock; // two numbers and a flag: reused
+  m.copy = {pool.options.numBlocks, pool.options.slidingBlocks, false};
+  std::vector<uint8_t> bytes = encodeStepMessage(m);
+  comm->broadcast(bytes);
+  m = decodeStepMessage(bytes);
+  pool.options.numBlocks = m.copy.src;
+  pool.options.slidingBlocks = m.copy.dst;
+  return pool;
+}
 
 Engine::Engine(const Plan &plan, const EngineOptions &options,
                const LoadedBackend &chosen, KvPoolPlan pool)
@@ -100,6 +118,28 @@ Engine::Engine(const Plan &plan, const EngineOptions &options,
   bo.threads = options.threads;
   bo.memory_fraction = 0.9f;
   backend_ = std::make_unique<BackendInstance>(chosen, bo);
+  const int64_t ranks = options.comm ? options.comm->size() : 1;
+  if (plan.config().tp != ranks)
+    throw Error(
+        plan.path() + ": compiled for " + std::to_string(plan.config().tp) +
+        " tensor-parallel rank(s) (llmc compile --tp), run on " +
+        std::to_string(ranks) +
+        (plan.config().tp > 1
+             ? ": launch it with mpirun -n " + std::to_string(plan.config().tp)
+             : std::string()));
+  if (ranks > 1) {
+    const llmc_backend_api &api = backend_->api();
+    if (api.struct_size < offsetof(llmc_backend_api, set_communicator) +
+                              sizeof(api.set_communicator) ||
+        !api.set_communicator)
+      throw Error("backend '" + chosen.name +
+                  "' runs no tensor-parallel plan (no set_communicator)");
+    if (api.set_communicator(backend_->get(), &options.comm->abi()) != LLMC_OK)
+      throw Error("backend '" + chosen.name +
+                  "': " + api.last_error(backend_->get()));
+    if (options.comm->rank() == 0)
+      leads_ = options.comm;
+  }
   for (const char *name : {"prefill", "decode", "verify"}) {
     const Graph *g = plan.graph(name);
     if (!g)
@@ -119,7 +159,7 @@ Engine::Engine(const Plan &plan, const EngineOptions &options,
   llmc_kv_cache_desc kv{};
   const PlanConfig &c = plan.config();
   kv.layers = static_cast<uint32_t>(c.numLayers);
-  kv.kv_heads = static_cast<uint32_t>(c.numKVHeads);
+  kv.kv_heads = static_cast<uint32_t>(c.rankKvHeads()); // this rank's
   kv.head_dim = static_cast<uint32_t>(c.headDim);
   checkKvAbi(kvDtypeOf(plan, options), chosen.name, backend_->api());
   kv.dtype = kvDtypeOf(plan, options);
@@ -132,7 +172,38 @@ Engine::Engine(const Plan &plan, const EngineOptions &options,
   cache_ = std::make_unique<DeviceKvCache>(backend_->createKvCache(kv));
 }
 
-Engine::~Engine() = default;
+Engine::~Engine() {
+  if (!leads_)
+    return;
+  try { // the followers return from follow()
+    std::vector<uint8_t> stop = encodeStepMessage(StepMessage{});
+    leads_->broadcast(stop);
+  } catch (const std::exception &e) {
+    leads_->abort(e.what());
+  }
+}
+
+void Engine::follow() {
+  const size_t V = static_cast<size_t>(vocabSize());
+  std::vector<uint8_t> bytes;
+  std::vector<float> logits;
+  for (;;) {
+    options_.comm->broadcast(bytes);
+    StepMessage m = decodeStepMessage(bytes);
+    if (m.kind == StepMessage::Stop)
+      return;
+    if (m.kind == StepMessage::CopyBlock) {
+      cache_->copyBlock(m.copy.src, m.copy.dst, m.copy.sliding);
+      continue;
+    }
+    // Every rank computes the whole logits (the LM head is replicated);
+    // rank 0's are the ones sampled.
+    logits.resize(std::max(m.batch.logitsRows.size(), m.batch.tokens.size()) *
+                  V);
+    backend_->execute(prepared_.at(m.batch.graph), cache_.get(),
+                      m.batch.args(logits.data()));
+  }
+}
 
 int64_t Engine::kvBytesPerToken() const {
   return int64_t(llmc::kvBytesPerToken(plan_.config(), kvDtype()));
@@ -141,12 +212,26 @@ int64_t Engine::kvBytesPerToken() const {
 llmc_dtype Engine::kvDtype() const { return kvDtypeOf(plan_, options_); }
 
 void Engine::copyBlock(const BlockCopy &c) {
+  if (leads_) {
+    StepMessage m;
+    m.kind = StepMessage::CopyBlock;
+    m.copy = c;
+    std::vector<uint8_t> bytes = encodeStepMessage(m);
+    leads_->broadcast(bytes);
+  }
   cache_->copyBlock(c.src, c.dst, c.sliding);
 }
 
 void Engine::execute(const StepBatch &batch, std::span<const StepWork> work,
                      float *logits) {
   const size_t V = static_cast<size_t>(vocabSize());
+  if (leads_) {
+    StepMessage m;
+    m.kind = StepMessage::Execute;
+    m.batch = batch;
+    std::vector<uint8_t> bytes = encodeStepMessage(m);
+    leads_->broadcast(bytes);
+  }
   if (batch.graph != "verify") {
     backend_->execute(prepared_.at(batch.graph), cache_.get(),
                       batch.args(logits));

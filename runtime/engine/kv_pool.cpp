@@ -56,7 +56,7 @@ int64_t blockBytes(const Plan &plan, llmc_dtype dtype, int64_t blockSize,
   const PlanConfig &c = plan.config();
   return 2 * layers *
          int64_t(llmc_kv_block_bytes(dtype, uint32_t(blockSize),
-                                     uint32_t(c.numKVHeads),
+                                     uint32_t(c.rankKvHeads()),
                                      uint32_t(c.headDim)));
 }
 

@@ -7,7 +7,7 @@ namespace llmc {
 
 uint64_t kvBytesPerToken(const PlanConfig &c, llmc_dtype kvDtype) {
   return 2 * uint64_t(c.numLayers) *
-         llmc_kv_block_bytes(kvDtype, 1, uint32_t(c.numKVHeads),
+         llmc_kv_block_bytes(kvDtype, 1, uint32_t(c.rankKvHeads()),
                              uint32_t(c.headDim));
 }
 

@@ -286,8 +286,7 @@ void PlanWriter::write(const std::string &path,
     weights.push_back(fb::CreateWeight(
         fbb, fbb.CreateString(w.info.name), w.info.dtype,
         fbb.CreateVector(w.info.shape), w.info.offset, w.info.nbytes,
-        w.info.rankOffsets.empty() ? 0
-                                   : fbb.CreateVector(w.info.rankOffsets)));
+        w.info.rankOffsets.empty() ? 0 : fbb.CreateVector(w.info.rankOffsets)));
     if (w.info.rankOffsets.empty())
       slots.push_back({w.info.offset, w.info.nbytes, w.fill});
     for (size_t r = 0; r < w.info.rankOffsets.size(); ++r)

@@ -166,7 +166,10 @@ void addServingFlags(CLI::App &app, ServingFlags &flags) {
 
 OpenedPlan openPlan(const std::string &path) {
   OpenedPlan o;
-  o.plan = Plan::load(path);
+  PlanLoadOptions load;
+  if (Communicator *comm = launched())
+    load.rank = comm->rank();
+  o.plan = Plan::load(path, load);
   o.tokenizer = tokenizerFromPlan(*o.plan);
   o.registry = BackendRegistry::discover();
   return o;
@@ -181,7 +184,13 @@ std::unique_ptr<Engine> OpenedPlan::engine(const EngineFlags &flags,
   options.threads = flags.threads;
   if (!flags.kvDtype.empty())
     options.kvDtype = parseKvDtype(flags.kvDtype, "--kv-dtype");
-  return std::make_unique<Engine>(*plan, registry, options);
+  options.comm = launched();
+  auto engine = std::make_unique<Engine>(*plan, registry, options);
+  if (options.comm && options.comm->rank() > 0) {
+    engine->follow();
+    throw FollowerDone{};
+  }
+  return engine;
 }
 
 const tok::Tokenizer &

@@ -73,6 +73,9 @@ struct OpenedPlan {
   BackendRegistry registry;
 
   /// An engine on the flags' backend and threads (the rest from `options`).
+  /// Under mpirun, on a tensor-parallel rank > 0, it follows rank 0's
+  /// engine instead and then throws FollowerDone: such a rank prints
+  /// nothing and returns.
   std::unique_ptr<Engine> engine(const EngineFlags &flags,
                                  EngineOptions options = {}) const;
   /// The tokenizer, or an error naming the plan and saying `why`.
@@ -88,7 +91,12 @@ struct OpenedPlan {
 private:
   mutable std::unique_ptr<grammar::GrammarCache> grammars_;
 };
+/// Loads the plan's slices for this process's tensor-parallel rank (under
+/// mpirun; rank 0 otherwise).
 OpenedPlan openPlan(const std::string &path);
+
+/// Thrown on a rank > 0 once rank 0's engine is gone: the command is done.
+struct FollowerDone {};
 
 /// --json-schema FILE, --grammar FILE and --json-object: structured output.
 struct GrammarFlags {

@@ -19,7 +19,7 @@ Action addCompile(CLI::App &app) {
   struct Options {
     std::string model, output, target = "cpu", dtype = "f32", quant = "auto",
                                kvDtype;
-    int64_t group = 32;
+    int64_t group = 32, tp = 1;
     bool printAll = false, noQuantizeHead = false, verbose = false,
          quiet = false;
     std::vector<std::string> printAfter, disable;
@@ -51,6 +51,10 @@ Action addCompile(CLI::App &app) {
       ->check(CLI::IsMember({"auto", "none", "int8", "int4"}));
   app.add_option("--group", o->group, "int4 group size: 32 or 128")
       ->check(CLI::IsMember({32, 128}));
+  app.add_option("--tp", o->tp,
+                 "Tensor-parallel ranks: attention heads and MLPs split "
+                 "over N ranks (llmc-shard), run with mpirun -n N")
+      ->check(CLI::Range(1, 1024));
   app.add_flag("--no-quantize-head", o->noQuantizeHead,
                "Keep the LM head and the embedding in f32 (by default the "
                "head takes --dtype or --quant like every other linear, and "
@@ -96,6 +100,7 @@ Action addCompile(CLI::App &app) {
                      ? mlir::llmc::defaultKvDtype(*module, o->dtype, quant)
                      : o->kvDtype;
     po.group = o->group;
+    po.tp = o->tp;
     po.quantizeHead = !o->noQuantizeHead;
     po.disabled = o->disable;
     mlir::PassManager pm(&context);

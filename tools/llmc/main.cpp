@@ -1,7 +1,9 @@
 //===- main.cpp - The llmc command-line tool
 //-------------------------------===//
 
+#include "cli_util.h"
 #include "commands.h"
+#include "llmc/runtime/communicator.h"
 #include "llmc/support/error.h"
 
 #include <cstdio>
@@ -47,7 +49,23 @@ int main(int argc, char **argv) {
   } catch (const CLI::ParseError &e) {
     return app.exit(e);
   }
-  for (CLI::App *sub : app.get_subcommands())
-    return runAction(actions.at(sub->get_name()));
+  for (CLI::App *sub : app.get_subcommands()) {
+    const Action &action = actions.at(sub->get_name());
+    // Under mpirun an error on one rank ends every rank (the others would
+    // wait for it), and a following rank ends when rank 0 is done.
+    return runAction([&action]() -> int {
+      try {
+        return action();
+      } catch (const FollowerDone &) {
+        return 0;
+      } catch (const std::exception &e) {
+        if (llmc::Communicator *comm = llmc::startedCommunicator()) {
+          std::string what = std::string("error: ") + e.what();
+          comm->abort(what.c_str());
+        }
+        throw;
+      }
+    });
+  }
   return 1;
 }

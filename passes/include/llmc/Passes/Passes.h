@@ -27,6 +27,7 @@ struct PipelineOptions {
   /// (llmc compile fills in defaultKvDtype).
   std::string kvDtype;
   int64_t group = 32;
+  int64_t tp = 1; // tensor-parallel ranks (llmc-shard)
   /// The LM head in the weight type too (bf16, int8, int4) and the
   /// embedding tables in bf16 (f16 with --dtype f16); false keeps both f32
   /// (`llmc compile --no-quantize-head`).

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "llmc/runtime/backend_registry.h"
+#include "llmc/runtime/communicator.h"
 #include "llmc/runtime/kv_manager.h"
 #include "llmc/runtime/kv_pool.h"
 #include "llmc/runtime/plan.h"
@@ -48,6 +49,10 @@ struct EngineOptions {
   bool prefixCaching = false; // share cached full blocks between prompts
   /// The KV cache's dtype; unset: the plan's (llmc compile --kv-dtype).
   std::optional<llmc_dtype> kvDtype;
+  /// The ranks of a tensor-parallel plan (not owned; must outlive the
+  /// engine): null runs alone. Rank 0's engine is driven as usual and
+  /// broadcasts every step; the others call follow().
+  Communicator *comm = nullptr;
 };
 
 /// The share of memory a default-sized KV pool may take at most.
@@ -92,6 +97,10 @@ public:
   void decode(std::span<const int32_t> seqs, std::span<const int32_t> tokens,
               float *logits);
 
+  /// A tensor-parallel rank > 0: runs every step rank 0's engine runs, as
+  /// it broadcasts them, until rank 0's engine is destroyed.
+  void follow();
+
 protected:
   void copyBlock(const BlockCopy &copy) override;
   void execute(const StepBatch &batch, std::span<const StepWork> work,
@@ -109,7 +118,8 @@ private:
   std::unique_ptr<BackendInstance> backend_;
   std::map<std::string, PreparedGraph> prepared_;
   std::unique_ptr<DeviceKvCache> cache_;
-  std::vector<float> scratch_; // verify rows nobody asked for
+  std::vector<float> scratch_;    // verify rows nobody asked for
+  Communicator *leads_ = nullptr; // rank 0 of several: broadcasts its steps
 };
 
 /// Throws llmc::Error naming the plan, the graph and the feature when
@@ -129,6 +139,10 @@ void checkWeightAbi(const std::string &planPath, const llmc_graph_desc &graph,
 /// vaguer message.
 void checkKvAbi(llmc_dtype kvDtype, const std::string &backendName,
                 const llmc_backend_api &api);
+
+/// The KV pool every rank of `comm` uses: rank 0's (their hosts' free
+/// memory may differ, their pools must not). `pool` as it is without one.
+KvPoolPlan agreedPool(KvPoolPlan pool, Communicator *comm);
 
 /// The backend `llmc run` uses: `requested` if given (an error names the
 /// backends found), else the plan's target if it loads and is usable here,

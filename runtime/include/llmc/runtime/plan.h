@@ -50,13 +50,17 @@ struct PlanConfig {
   /// plan older than format 1.2).
   int64_t totalParameters = 0, activeParameters = 0;
   /// Tensor-parallel ranks (llmc compile --tp) and the kv heads each rank's
-  /// cache holds (numKVHeads when tp is 1).
+  /// cache holds (0: numKVHeads, as when tp is 1).
   int64_t tp = 1, kvHeadsPerRank = 0;
+  int64_t rankKvHeads() const {
+    return kvHeadsPerRank > 0 ? kvHeadsPerRank : numKVHeads;
+  }
 };
 
 /// Bytes of K and V one token takes over every layer with the cache in
 /// `kvDtype` (backend.h's layout: an i8 or fp8 row carries an f32 scale per
-/// kv head); 0 for a dtype the cache cannot hold.
+/// kv head) on one rank (its kvHeadsPerRank); 0 for a dtype the cache
+/// cannot hold.
 uint64_t kvBytesPerToken(const PlanConfig &c, llmc_dtype kvDtype);
 
 /// A --kv-dtype value (f32, bf16, f16, int8, fp8); the error names `flag`.
