@@ -24,6 +24,7 @@ packages=(
   libcpp-httplib-dev libcli11-dev
   cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev pkg-config
   clang libclang-rt-14-dev tmux nodejs chromium
+  libopenmpi-dev openmpi-bin
 )
 
 step() { printf '\n== %s\n' "$*"; }
