@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -187,6 +188,10 @@ std::unique_ptr<Engine> OpenedPlan::engine(const EngineFlags &flags,
   options.comm = launched();
   auto engine = std::make_unique<Engine>(*plan, registry, options);
   if (options.comm && options.comm->rank() > 0) {
+    // mpirun hands SIGINT/SIGTERM to every rank; rank 0 ends the job (a
+    // server drains first) and its engine releases the followers.
+    std::signal(SIGINT, SIG_IGN);
+    std::signal(SIGTERM, SIG_IGN);
     engine->follow();
     throw FollowerDone{};
   }

@@ -5,6 +5,8 @@
 # which must exit 0. Installs CLIENT_DIR/package.json's packages at their
 # pinned versions into WORK/node_modules the first time.
 # Usage: run.sh BIN_DIR DATA_DIR WORK_DIR [CLIENT_DIR MODEL [SERVE_ARGS...]]
+# Env: LLMC_COMPILE_ARGS (more llmc compile flags, e.g. --tp 2) and
+# LLMC_LAUNCH (a launcher before llmc serve, e.g. mpirun -n 2).
 set -euo pipefail
 bin=$1 data=$2 work=$3
 here=${4:-$(cd "$(dirname "$0")" && pwd)}
@@ -12,7 +14,9 @@ model=${5:-fortune-llama}
 shift $(($# < 5 ? $# : 5))
 mkdir -p "$work"
 plan=$work/$model.plan
-"$bin/llmc" compile "$data/models/$model" -o "$plan" --target cpu >/dev/null
+# shellcheck disable=SC2086 # word lists on purpose
+"$bin/llmc" compile "$data/models/$model" -o "$plan" --target cpu \
+  ${LLMC_COMPILE_ARGS:-} >/dev/null
 if [ ! -d "$work/node_modules" ] ||
   ! cmp -s "$here/package.json" "$work/package.json"; then
   cp "$here/package.json" "$work/package.json"
@@ -22,7 +26,8 @@ cp "$here/client.test.mjs" "$work/client.test.mjs"
 cp "$(dirname "$0")/checks.mjs" "$work/checks.mjs"
 
 out=$work/serve.out err=$work/serve.err
-"$bin/llmc" serve "$plan" --port 0 --served-model-name "$model" \
+# shellcheck disable=SC2086
+${LLMC_LAUNCH:-} "$bin/llmc" serve "$plan" --port 0 --served-model-name "$model" \
   --max-num-seqs 16 "$@" >"$out" 2>"$err" &
 pid=$!
 stop() { kill -TERM "$pid" 2>/dev/null || true; }
@@ -38,7 +43,17 @@ done
 rc=0
 (cd "$work" && timeout 280 node client.test.mjs "http://127.0.0.1:$port" "$model") || rc=$?
 trap - EXIT
-kill -TERM "$pid"
+# Under a launcher, rank 0 (the server) is told to stop: it drains, and its
+# engine releases the other ranks (mpirun itself would end on the signal).
+target=$pid
+if [ -n "${LLMC_LAUNCH:-}" ]; then
+  for child in $(pgrep -P "$pid"); do
+    if tr '\0' '\n' <"/proc/$child/environ" | grep -qx 'OMPI_COMM_WORLD_RANK=0'; then
+      target=$child
+    fi
+  done
+fi
+kill -TERM "$target"
 for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$pid" 2>/dev/null; then
   kill -9 "$pid"
