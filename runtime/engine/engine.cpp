@@ -96,6 +96,27 @@ Engine::Engine(const Plan &plan, const EngineOptions &options,
     : Engine(plan, options, chosen,
              agreedPool(planKvPool(plan, options, chosen), options.comm)) {}
 
+namespace {
+
+/// Every rank must run the same plan (each maps its own slices of it):
+/// rank 0's size and shape of the plan against this rank's.
+void checkSamePlan(const Plan &plan, Communicator &comm) {
+  const PlanConfig &c = plan.config();
+  const std::string mine =
+      std::to_string(plan.fileSize()) + " bytes, " +
+      std::to_string(plan.weights().size()) + " weights, " + c.architecture +
+      " of " + std::to_string(c.numLayers) + " layers, tp " +
+      std::to_string(c.tp) + ", compiled by " + c.compilerVersion;
+  std::vector<uint8_t> bytes(mine.begin(), mine.end());
+  comm.broadcast(bytes);
+  const std::string first(bytes.begin(), bytes.end());
+  if (first != mine)
+    throw Error(plan.path() + " on rank " + std::to_string(comm.rank()) +
+                " is not rank 0's plan (" + mine + "; rank 0: " + first + ")");
+}
+
+} // namespace
+
 KvPoolPlan agreedPool(KvPoolPlan pool, Communicator *comm) {
   if (!comm || comm->size() < 2)
     return pool;
@@ -137,6 +158,7 @@ Engine::Engine(const Plan &plan, const EngineOptions &options,
     if (api.set_communicator(backend_->get(), &options.comm->abi()) != LLMC_OK)
       throw Error("backend '" + chosen.name +
                   "': " + api.last_error(backend_->get()));
+    checkSamePlan(plan, *options.comm);
     if (options.comm->rank() == 0)
       leads_ = options.comm;
   }

@@ -98,4 +98,23 @@ if timeout 60 "${mpirun[@]}" "$bin/llmc" run "$work/fortune-llama.plan" --prompt
   echo "a tp 1 plan ran on two ranks" >&2; exit 1
 fi
 grep -q "tensor-parallel rank" "$work/err2"
+# A lost rank: the job ends (mpirun takes the others down), no hang.
+"${mpirun[@]}" "$bin/llmc" serve "$work/fortune-llama-tp2.plan" --port 0 \
+  >"$work/lost.out" 2>"$work/lost.err" &
+job=$!
+for _ in $(seq 300); do
+  grep -q "listening on" "$work/lost.out" && break
+  sleep 0.1
+done
+for child in $(pgrep -P "$job"); do
+  if tr '\0' '\n' <"/proc/$child/environ" | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
+    kill -9 "$child"
+  fi
+done
+for _ in $(seq 300); do kill -0 "$job" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$job" 2>/dev/null; then
+  kill -9 "$job"; echo "the job outlived its lost rank by 30 s" >&2; exit 1
+fi
+if wait "$job"; then echo "a job that lost a rank exited 0" >&2; exit 1; fi
+echo "lost rank: the job ended"
 echo "tensor parallelism: every model and check passed"

@@ -284,6 +284,54 @@ TEST_F(PlanTest, LargeAndOddWeightsRoundTrip) {
   }
 }
 
+// A weight split over tensor-parallel ranks: each rank's load points its
+// graphs at its own slice; a replicated weight is the same bytes on both;
+// a rank the plan does not have is an error naming it.
+TEST_F(PlanTest, SplitWeightsGiveEachRankItsSlice) {
+  PlanWriter w;
+  PlanConfig c = testConfig();
+  c.tp = 2;
+  c.kvHeadsPerRank = 1;
+  w.setConfig(c);
+  w.addWeight("whole", LLMC_I8, {3}, 3, [](uint8_t *d) {
+    d[0] = 7, d[1] = 8, d[2] = 9;
+  });
+  w.addSplitWeight("split", LLMC_I8, {5}, 5, 2, [](int64_t rank, uint8_t *d) {
+    for (int j = 0; j < 5; ++j)
+      d[j] = static_cast<uint8_t>(10 * rank + j);
+  });
+  w.addWeight("third", LLMC_I8, {1}, 1, [](uint8_t *d) { d[0] = 1; });
+  w.addWeight("fourth", LLMC_I8, {1}, 1, [](uint8_t *d) { d[0] = 2; });
+  w.addGraph(testGraph("decode", true)); // reads weights 0..3
+  w.write(path("tp.plan"));
+  for (int64_t rank : {0, 1}) {
+    PlanLoadOptions o;
+    o.rank = rank;
+    o.verifyWeights = true;
+    auto plan = Plan::load(path("tp.plan"), o);
+    EXPECT_EQ(plan->config().tp, 2);
+    EXPECT_EQ(plan->config().rankKvHeads(), 1);
+    const llmc_graph_desc &g = plan->graphDesc("decode");
+    const auto *whole = static_cast<const uint8_t *>(g.weights[0].data);
+    const auto *split = static_cast<const uint8_t *>(g.weights[1].data);
+    EXPECT_EQ(whole[2], 9);
+    for (int j = 0; j < 5; ++j)
+      EXPECT_EQ(split[j], 10 * rank + j) << "rank " << rank << " byte " << j;
+    EXPECT_EQ(plan->weights()[1].rankOffsets.size(), 2u);
+  }
+  PlanLoadOptions bad;
+  bad.rank = 2;
+  EXPECT_THAT([&] { Plan::load(path("tp.plan"), bad); },
+              ::testing::ThrowsMessage<Error>(
+                  HasSubstr("rank 2 is not one of the plan's 2")));
+  EXPECT_THAT(
+      [&] {
+        PlanWriter one;
+        one.addSplitWeight("s", LLMC_I8, {1}, 1, 1, {});
+      },
+      ::testing::ThrowsMessage<Error>(HasSubstr("split over 1 ranks")));
+}
+
 // A disk that fills up (here: a file-size limit, EFBIG) is a clear error,
 // and no file is left under either name.
 TEST_F(PlanTest, WriterLeavesNoFileWhenTheDiskFills) {
