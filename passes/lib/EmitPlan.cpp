@@ -545,6 +545,14 @@ void countParameters(const LoweredModule &lowered, ::llmc::PlanConfig &p) {
     int64_t n = 1;
     for (int64_t d : w.shape)
       n *= d;
+    if (w.shardDim >= 0) { // a rank's slice: the distinct slices make it
+      const size_t runs = w.shardStarts.size() / size_t(p.tp);
+      std::set<std::vector<int64_t>> slices;
+      for (size_t r = 0; r < size_t(p.tp); ++r)
+        slices.emplace(w.shardStarts.begin() + long(r * runs),
+                       w.shardStarts.begin() + long((r + 1) * runs));
+      n *= static_cast<int64_t>(slices.size());
+    }
     p.totalParameters += n;
     p.activeParameters += w.experts > 0 && p.numExperts > 0
                               ? n / w.experts * p.expertsPerToken

@@ -68,6 +68,8 @@ ordered_json describeConfig(const PlanConfig &c) {
   j["experts_per_token"] = c.expertsPerToken;
   j["expert_intermediate_size"] = c.expertIntermediateSize;
   j["moe_layers"] = c.moeLayers;
+  j["tp"] = c.tp;
+  j["kv_heads_per_rank"] = c.rankKvHeads();
   j["total_parameters"] = c.totalParameters;
   j["active_parameters"] = c.activeParameters;
   j["bos_token_id"] = c.bosTokenId ? ordered_json(*c.bosTokenId) : nullptr;
@@ -289,6 +291,11 @@ std::string renderText(const ordered_json &j) {
   if (c["total_parameters"].get<int64_t>() > 0)
     line("  parameters: " + millions(c["total_parameters"]) + ", " +
          millions(c["active_parameters"]) + " active per token");
+  if (c["tp"].get<int64_t>() > 1)
+    line("  tensor parallel: " + num(c["tp"]) + " ranks (mpirun -n " +
+         num(c["tp"]) + "), " + num(c["kv_heads_per_rank"]) +
+         " kv heads cached per rank; the weights and sizes below are rank "
+         "0's");
   line("  context length: " + num(c["context_length"]));
   line("  target: " + str(c["target"]) + ", compute dtype " +
        str(c["compute_dtype"]) + ", quantization " + str(c["quantization"]) +

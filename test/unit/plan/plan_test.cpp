@@ -293,9 +293,8 @@ TEST_F(PlanTest, SplitWeightsGiveEachRankItsSlice) {
   c.tp = 2;
   c.kvHeadsPerRank = 1;
   w.setConfig(c);
-  w.addWeight("whole", LLMC_I8, {3}, 3, [](uint8_t *d) {
-    d[0] = 7, d[1] = 8, d[2] = 9;
-  });
+  w.addWeight("whole", LLMC_I8, {3}, 3,
+              [](uint8_t *d) { d[0] = 7, d[1] = 8, d[2] = 9; });
   w.addSplitWeight("split", LLMC_I8, {5}, 5, 2, [](int64_t rank, uint8_t *d) {
     for (int j = 0; j < 5; ++j)
       d[j] = static_cast<uint8_t>(10 * rank + j);
