@@ -108,14 +108,19 @@ private:
     return success();
   }
 
+  /// Marks `linear` split; a second split of it is an error.
+  LogicalResult claim(LinearOp linear) {
+    if (!done_.insert(linear).second)
+      return linear.emitOpError() << "llmc-shard: split twice";
+    return success();
+  }
+
   /// `linear` keeps the rows (output columns) of each rank's starts, `size`
   /// of them.
   LogicalResult columnParallel(LinearOp linear, int64_t size,
                                ArrayRef<int64_t> starts) {
-    if (done_.contains(linear))
-      return linear.emitOpError() << "llmc-shard: split twice";
-    done_.insert(linear);
-    if (failed(shardParam(linear.getWeight(), linear, 0, size, starts)))
+    if (failed(claim(linear)) ||
+        failed(shardParam(linear.getWeight(), linear, 0, size, starts)))
       return failure();
     if (linear.getBias() &&
         failed(shardParam(linear.getBias(), linear, 0, size, starts)))
@@ -128,9 +133,8 @@ private:
   /// its partial sums meet in an all_reduce.
   LogicalResult rowParallel(LinearOp linear, int64_t size,
                             ArrayRef<int64_t> starts) {
-    if (done_.contains(linear))
-      return linear.emitOpError() << "llmc-shard: split twice";
-    done_.insert(linear);
+    if (failed(claim(linear)))
+      return failure();
     if (linear.getBias())
       return linear.emitOpError()
              << "llmc-shard: a row-parallel linear's bias is not split yet "

@@ -198,8 +198,7 @@ Engine::~Engine() {
   if (!leads_)
     return;
   try { // the followers return from follow()
-    std::vector<uint8_t> stop = encodeStepMessage(StepMessage{});
-    leads_->broadcast(stop);
+    tellFollowers(StepMessage{});
   } catch (const std::exception &e) {
     leads_->abort(e.what());
   }
@@ -233,14 +232,18 @@ int64_t Engine::kvBytesPerToken() const {
 
 llmc_dtype Engine::kvDtype() const { return kvDtypeOf(plan_, options_); }
 
+void Engine::tellFollowers(const StepMessage &m) {
+  if (!leads_)
+    return;
+  std::vector<uint8_t> bytes = encodeStepMessage(m);
+  leads_->broadcast(bytes);
+}
+
 void Engine::copyBlock(const BlockCopy &c) {
-  if (leads_) {
-    StepMessage m;
-    m.kind = StepMessage::CopyBlock;
-    m.copy = c;
-    std::vector<uint8_t> bytes = encodeStepMessage(m);
-    leads_->broadcast(bytes);
-  }
+  StepMessage m;
+  m.kind = StepMessage::CopyBlock;
+  m.copy = c;
+  tellFollowers(m);
   cache_->copyBlock(c.src, c.dst, c.sliding);
 }
 
@@ -251,8 +254,7 @@ void Engine::execute(const StepBatch &batch, std::span<const StepWork> work,
     StepMessage m;
     m.kind = StepMessage::Execute;
     m.batch = batch;
-    std::vector<uint8_t> bytes = encodeStepMessage(m);
-    leads_->broadcast(bytes);
+    tellFollowers(m);
   }
   if (batch.graph != "verify") {
     backend_->execute(prepared_.at(batch.graph), cache_.get(),

@@ -68,10 +68,10 @@ ordered_json describeConfig(const PlanConfig &c) {
   j["experts_per_token"] = c.expertsPerToken;
   j["expert_intermediate_size"] = c.expertIntermediateSize;
   j["moe_layers"] = c.moeLayers;
-  j["tp"] = c.tp;
-  j["kv_heads_per_rank"] = c.rankKvHeads();
   j["total_parameters"] = c.totalParameters;
   j["active_parameters"] = c.activeParameters;
+  j["tp"] = c.tp;
+  j["kv_heads_per_rank"] = c.rankKvHeads();
   j["bos_token_id"] = c.bosTokenId ? ordered_json(*c.bosTokenId) : nullptr;
   j["eos_token_ids"] = c.eosTokenIds;
   return j;

@@ -30,6 +30,8 @@
 
 namespace llmc {
 
+struct StepMessage; // engine/step_message.h
+
 struct EngineOptions {
   std::string backend;        // "" = the plan's target if usable, else ref
   int32_t threads = 0;        // 0 = the backend's default
@@ -111,6 +113,9 @@ private:
          const LoadedBackend &chosen);
   Engine(const Plan &plan, const EngineOptions &options,
          const LoadedBackend &chosen, KvPoolPlan pool);
+
+  /// Rank 0 of several: `m` to every other rank before doing it here.
+  void tellFollowers(const StepMessage &m);
 
   const Plan &plan_;
   EngineOptions options_;
