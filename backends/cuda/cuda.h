@@ -112,6 +112,9 @@ struct Backend {
   DeviceBuffer ltWorkspace;
   std::map<LtKey, cublasLtMatmulAlgo_t> ltAlgos;
   int sms = 1;
+  /// Tensor parallelism: NCCL over the ranks of the host's communicator
+  /// (set_communicator, nccl.cpp); null when the plan runs alone.
+  std::shared_ptr<struct NcclComm> nccl;
   bool tf32 = false;     // LLMC_CUDA_TF32=1
   bool graphs = true;    // LLMC_CUDA_GRAPHS=0 turns capture off
   bool syncEach = false; // LLMC_CUDA_SYNC=1: sync after every op (debug)
@@ -219,6 +222,13 @@ struct Prepared {
 };
 
 void prepareGraph(Backend &b, const llmc_graph_desc &desc, Prepared &p);
+
+/// NCCL over the host's ranks (nccl.cpp): the unique id travels through the
+/// host's all-reduce. Throws Unimplemented in a build without NCCL.
+std::shared_ptr<NcclComm> ncclOver(Backend &b, const llmc_communicator &comm);
+/// out = the sum of in over every rank, on the step's stream.
+void ncclAllReduce(NcclComm &comm, const float *in, float *out, size_t n,
+                   cudaStream_t stream);
 void executeGraph(Backend &b, Prepared &p, KvPool *kv,
                   const llmc_step_args &args);
 void initKvPool(Backend &b, KvPool &pool, const llmc_kv_cache_desc &desc);

@@ -128,6 +128,10 @@ public:
                  pool ? &static_cast<Pool *>(pool)->pool : nullptr, args);
   }
 
+  void setCommunicator(const llmc_communicator &comm) override {
+    b.nccl = ncclOver(b, comm);
+  }
+
   cuda::Backend b;
 };
 
@@ -168,8 +172,8 @@ std::unique_ptr<common::Backend> create(const llmc_backend_options &options) {
 // A usable GPU outranks nothing else of the same name; one build suffices.
 int32_t score() { return probe(nullptr) > 0 ? 1 : 0; }
 
-const common::PluginDesc kPlugin = {"cuda", deviceCount, deviceInfo,
-                                    score,  create,      true};
+const common::PluginDesc kPlugin = {"cuda", deviceCount, deviceInfo, score,
+                                    create, true,        true};
 
 } // namespace
 } // namespace llmc::cuda

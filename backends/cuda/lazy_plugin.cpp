@@ -126,18 +126,35 @@ llmc_status kvCopySlidingBlock(llmc_backend *b, llmc_kv_cache *c, int32_t src,
                                int32_t dst) {
   return api()->kv_copy_sliding_block(b, c, src, dst);
 }
+llmc_status setCommunicator(llmc_backend *b, const llmc_communicator *comm) {
+  return api()->set_communicator ? api()->set_communicator(b, comm)
+                                 : LLMC_UNIMPLEMENTED;
+}
 llmc_status execute(llmc_backend *b, llmc_prepared *p, llmc_kv_cache *c,
                     const llmc_step_args *args) {
   return api()->execute(b, p, c, args);
 }
 
-const llmc_backend_api kApi = {
-    LLMC_BACKEND_ABI_MAJOR, LLMC_BACKEND_ABI_MINOR, sizeof(llmc_backend_api),
-    "cuda", LLMC_BACKEND_BUILD_FLAVOR, deviceCount, deviceInfo, score, create,
-    destroy, lastError, supports, prepare, release, kvCreate, kvDestroy,
-    kvCopyBlock, execute, kvCopySlidingBlock,
-    // No tensor parallelism on cuda yet (NCCL).
-    nullptr};
+const llmc_backend_api kApi = {LLMC_BACKEND_ABI_MAJOR,
+                               LLMC_BACKEND_ABI_MINOR,
+                               sizeof(llmc_backend_api),
+                               "cuda",
+                               LLMC_BACKEND_BUILD_FLAVOR,
+                               deviceCount,
+                               deviceInfo,
+                               score,
+                               create,
+                               destroy,
+                               lastError,
+                               supports,
+                               prepare,
+                               release,
+                               kvCreate,
+                               kvDestroy,
+                               kvCopyBlock,
+                               execute,
+                               kvCopySlidingBlock,
+                               setCommunicator};
 
 } // namespace
 

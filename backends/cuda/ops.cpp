@@ -41,8 +41,7 @@ bool supportsOp(const llmc_op_desc &op) {
   if (op.kind == LLMC_OP_PREFILL_ATTENTION ||
       op.kind == LLMC_OP_DECODE_ATTENTION)
     return op.i[3] > 0 && op.i[3] <= kAttentionMaxHeadDim;
-  // Tensor parallelism on cuda wants NCCL: not built yet.
-  return op.kind < LLMC_OP_COUNT && op.kind != LLMC_OP_ALL_REDUCE;
+  return op.kind < LLMC_OP_COUNT;
 }
 
 void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
@@ -375,6 +374,19 @@ void makeOp(const llmc_op_desc &op, const Graph &g, Backend &b, Prepared &p,
                        cols);
     };
     check = sameRows(y, {w, r0});
+    return;
+  }
+  case LLMC_OP_ALL_REDUCE: {
+    if (!b.nccl)
+      throw InvalidArgument("all_reduce needs a communicator (a "
+                            "tensor-parallel plan runs under mpirun)");
+    uint32_t x = bufOf(0);
+    std::shared_ptr<NcclComm> nccl = b.nccl;
+    kernel = [=](StepCtx &c) {
+      ncclAllReduce(*nccl, c.buf[x], c.buf[r0], size_t(c.rows[x] * cols),
+                    c.stream);
+    };
+    check = sameRows(x, {r0});
     return;
   }
   default:

@@ -38,6 +38,11 @@ public:
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    MPI_Comm host;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_,
+                        MPI_INFO_NULL, &host);
+    MPI_Comm_rank(host, &localRank_);
+    MPI_Comm_free(&host);
     if (const char *t = std::getenv("LLMC_TP_TIMEOUT_S"))
       timeout_ = std::chrono::seconds(std::max(1, std::atoi(t)));
   }
@@ -45,6 +50,7 @@ public:
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  int localRank() const override { return localRank_; }
 
   void allReduceSum(float *data, size_t n) override {
     if (n > size_t(INT32_MAX))
@@ -94,7 +100,7 @@ private:
     }
   }
 
-  int rank_ = 0, size_ = 1;
+  int rank_ = 0, size_ = 1, localRank_ = 0;
   std::chrono::seconds timeout_{120};
 };
 

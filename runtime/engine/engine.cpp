@@ -138,6 +138,9 @@ Engine::Engine(const Plan &plan, const EngineOptions &options,
   llmc_backend_options bo{};
   bo.threads = options.threads;
   bo.memory_fraction = 0.9f;
+  // Ranks on one host take its devices in turn (a GPU each).
+  if (options.comm && options.comm->size() > 1 && chosen.devices().size() > 1)
+    bo.device = options.comm->localRank() % int(chosen.devices().size());
   backend_ = std::make_unique<BackendInstance>(chosen, bo);
   const int64_t ranks = options.comm ? options.comm->size() : 1;
   if (plan.config().tp != ranks)

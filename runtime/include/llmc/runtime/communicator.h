@@ -25,6 +25,8 @@ public:
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  /// This rank among the ranks on its host (which GPU it takes).
+  virtual int localRank() const { return rank(); }
   /// data[n] becomes the sum over every rank's. A rank that does not come
   /// within the collective timeout ends the whole job with an error
   /// (never a hang).
