@@ -86,6 +86,20 @@ for model in fortune-llama llama-gqa llama-mha llama-mqa llama-bf16 qwen2-bias-t
   done
 done
 
+# The verify graph: perplexity (every position's logits) and speculative
+# decoding (drafts checked in one step) give what the unsharded plan gives.
+held=$data/models/fortune-llama/heldout.txt
+ppl1=$("$bin/llmc" perplexity "$work/fortune-llama.plan" --file "$held" | grep -o 'perplexity [0-9.]*')
+ppl2=$("${mpirun[@]}" "$bin/llmc" perplexity "$work/fortune-llama-tp2.plan" --file "$held" |
+  grep -o 'perplexity [0-9.]*')
+[ "$ppl1" = "$ppl2" ] || { echo "perplexity: $ppl1 (tp 1) vs $ppl2 (tp 2)" >&2; exit 1; }
+echo "perplexity: $ppl1 on both"
+spec=(run --temperature 0 --json --prompt "Once upon a time there was" --max-new-tokens 24
+  --speculative ngram)
+"$bin/llmc" "${spec[@]}" "$work/fortune-llama.plan" >"$work/spec1.json"
+"${mpirun[@]}" "$bin/llmc" "${spec[@]}" "$work/fortune-llama-tp2.plan" >"$work/spec2.json"
+compare_ids "$work/spec1.json" "$work/spec2.json" "speculative (ngram)"
+
 # A plan compiled for 2 ranks refuses one rank, and the other way round:
 # an error on every rank, no hang.
 if "$bin/llmc" run "$work/fortune-llama-tp2.plan" --prompt-ids 5,6 --max-new-tokens 1 \
