@@ -13,6 +13,10 @@
 //                                    %p = llmc.linear (silu(%g) * %u), %wd_r
 //                                    %d = llmc.all_reduce %p
 //
+// A MoE layer splits each expert's intermediate width the same way (the
+// router and the experts' choice stay whole on every rank), its
+// moe_combine's partial sums meeting in one all_reduce.
+//
 // Every rank runs the same graph: the types are one rank's, and each split
 // weight says which rows or columns each rank reads (shard_dim,
 // shard_starts).
@@ -32,12 +36,17 @@ namespace mlir::llmc {
 
 namespace {
 
-/// A value's new type: dimension `dim` of `v`'s type becomes `size`.
+/// A value's new type: dimension `dim` of `v`'s type becomes `size`
+/// (dim -1: the last).
 void narrow(Value v, int64_t dim, int64_t size) {
   auto t = cast<RankedTensorType>(v.getType());
   SmallVector<int64_t> shape(t.getShape());
-  shape[size_t(dim)] = size;
+  shape[size_t(dim < 0 ? t.getRank() - 1 : dim)] = size;
   v.setType(RankedTensorType::get(shape, t.getElementType()));
+}
+
+int64_t lastDim(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape().back();
 }
 
 class Sharder {
@@ -62,6 +71,11 @@ public:
     });
     for (LinearOp op : downs)
       if (failed(splitMlp(op)))
+        return failure();
+    SmallVector<MoECombineOp> moes;
+    func_.walk([&](MoECombineOp op) { moes.push_back(op); });
+    for (MoECombineOp op : moes)
+      if (failed(splitMoe(op)))
         return failure();
     if (cacheHeads)
       narrowCache(*cacheHeads);
@@ -242,22 +256,24 @@ private:
     return kvHeads;
   }
 
-  /// `down`'s input is an activation of linears of a replicated input: they
-  /// are column-parallel over the intermediate size, `down` row-parallel.
-  LogicalResult splitMlp(LinearOp down) {
-    SetVector<Operation *> region; // the elementwise ops between them
-    SetVector<LinearOp> ups;
-    SmallVector<Value> work{down.getInput()};
+  /// The ops from `input` back to the projections `Up` that make it: the
+  /// activation between (silu/gelu, times up) into `region`, the
+  /// projections into `ups`; each value used once.
+  template <typename Up>
+  LogicalResult activationOf(Operation *down, Value input,
+                             SetVector<Operation *> &region,
+                             SetVector<Operation *> &ups) {
+    SmallVector<Value> work{input};
     while (!work.empty()) {
       Value v = work.pop_back_val();
       Operation *def = v.getDefiningOp();
       if (!def || !v.hasOneUse())
-        return down.emitOpError() << "llmc-shard: its input's producers have "
-                                     "other users (cannot split the MLP)";
-      if (auto up = dyn_cast<LinearOp>(def)) {
-        if (done_.contains(up))
-          return up.emitOpError() << "llmc-shard: split twice";
-        ups.insert(up);
+        return down->emitOpError() << "llmc-shard: its input's producers have "
+                                      "other users (cannot split the MLP)";
+      if (isa<Up>(def)) {
+        if (done_.contains(def))
+          return def->emitOpError() << "llmc-shard: split twice";
+        ups.insert(def);
         continue;
       }
       if (!isa<MulOp, SiluOp, GeluOp>(def))
@@ -267,18 +283,69 @@ private:
       for (Value in : def->getOperands())
         work.push_back(in);
     }
-    const int64_t I =
-        cast<RankedTensorType>(down.getInput().getType()).getDimSize(1);
+    return success();
+  }
+
+  /// The intermediate width `I` of rank's share, or an error on `op`.
+  FailureOr<int64_t> share(Operation *op, int64_t I) {
     if (I % tp_ != 0)
-      return down.emitOpError() << "llmc-shard: intermediate size " << I
-                                << " does not split over " << tp_ << " ranks";
-    const int64_t per = I / tp_;
-    for (LinearOp up : ups)
-      if (failed(columnParallel(up, per, evenStarts(per))))
+      return op->emitOpError() << "llmc-shard: intermediate size " << I
+                               << " does not split over " << tp_ << " ranks";
+    return I / tp_;
+  }
+
+  /// `down`'s input is an activation of linears of a replicated input: they
+  /// are column-parallel over the intermediate size, `down` row-parallel.
+  LogicalResult splitMlp(LinearOp down) {
+    SetVector<Operation *> region, ups;
+    if (failed(activationOf<LinearOp>(down, down.getInput(), region, ups)))
+      return failure();
+    FailureOr<int64_t> per = share(down, lastDim(down.getInput()));
+    if (failed(per))
+      return failure();
+    for (Operation *up : ups)
+      if (failed(columnParallel(cast<LinearOp>(up), *per, evenStarts(*per))))
         return failure();
     for (Operation *op : region)
-      narrow(op->getResult(0), 1, per);
-    return rowParallel(down, per, evenStarts(per));
+      narrow(op->getResult(0), -1, *per);
+    return rowParallel(down, *per, evenStarts(*per));
+  }
+
+  /// moe_combine(expert_linear(activation(expert_linear(x, W1), ...), W2)):
+  /// every expert's intermediate width split as the dense MLP's (W1, W3
+  /// [E, I, H] by rows, W2 [E, H, I] by columns); the combined partial sums
+  /// meet in one all_reduce.
+  LogicalResult splitMoe(MoECombineOp combine) {
+    auto down = combine.getInput().getDefiningOp<ExpertLinearOp>();
+    if (!down || !combine.getInput().hasOneUse())
+      return combine.emitOpError()
+             << "llmc-shard: its input must be one expert_linear (expert "
+                "biases are not split yet)";
+    SetVector<Operation *> region, ups;
+    if (failed(
+            activationOf<ExpertLinearOp>(down, down.getInput(), region, ups)))
+      return failure();
+    FailureOr<int64_t> per = share(down, lastDim(down.getInput()));
+    if (failed(per))
+      return failure();
+    for (Operation *op : ups) {
+      auto up = cast<ExpertLinearOp>(op);
+      done_.insert(up);
+      if (failed(shardParam(up.getWeight(), up, 1, *per, evenStarts(*per))))
+        return failure();
+      narrow(up.getResult(), -1, *per);
+    }
+    for (Operation *op : region)
+      narrow(op->getResult(0), -1, *per);
+    done_.insert(down);
+    if (failed(shardParam(down.getWeight(), down, 2, *per, evenStarts(*per))))
+      return failure();
+    OpBuilder b(combine);
+    b.setInsertionPointAfter(combine);
+    auto sum = b.create<AllReduceOp>(combine.getLoc(), combine.getType(),
+                                     combine.getResult());
+    combine.getResult().replaceAllUsesExcept(sum.getResult(), sum);
+    return success();
   }
 
   /// The cache argument, every write and the returned cache hold `heads`
@@ -320,12 +387,13 @@ struct ShardPass : impl::ShardBase<ShardPass> {
       return signalPassFailure();
     }
     WalkResult moe = module.walk([&](Operation *op) {
-      if (isa<TopKGatingOp, ExpertLinearOp, QuantizedExpertLinearOp>(op)) {
-        op->emitOpError() << "llmc-shard: MoE layers are not split over "
-                             "ranks yet";
+      if (isa<ExpertBiasOp>(op)) {
+        op->emitOpError() << "llmc-shard: expert biases (gpt-oss) are not "
+                             "split over ranks yet";
         return WalkResult::interrupt();
       }
-      if (isa<PagedAttentionOp, QuantizedLinearOp>(op)) {
+      if (isa<PagedAttentionOp, QuantizedLinearOp, QuantizedExpertLinearOp>(
+              op)) {
         op->emitOpError() << "llmc-shard: runs before llmc-specialize-phases "
                              "and llmc-quantize";
         return WalkResult::interrupt();

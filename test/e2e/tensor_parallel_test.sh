@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tensor parallelism against the unsharded plan: every dense reference model
+# Tensor parallelism against the unsharded plan: every reference model
 # that llmc-shard splits is compiled with and without --tp 2 and run on ref
 # and cpu, the split plan on 2 MPI ranks (mpirun -n 2). Greedy tokens must be
 # equal (one request; four requests batched through the scheduler, two of
@@ -58,7 +58,7 @@ print(f"{what}: {len(x)} logits within {d:.2e}")
 PY
 }
 
-for model in fortune-llama llama-gqa llama-mha llama-mqa llama-bf16 qwen2-bias-tied \
+for model in fortune-llama llama-gqa llama-mha llama-mqa llama-bf16 qwen2-bias-tied mixtral-moe qwen3-moe \
   qwen3-qknorm mistral-swa gemma2-softcap gemma3-text; do
   one=$work/$model.plan two=$work/$model-tp2.plan
   "$bin/llmc" compile "$data/models/$model" -o "$one" -q

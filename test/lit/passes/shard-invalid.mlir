@@ -79,8 +79,23 @@ func.func @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 
 // -----
 
-func.func @forward(%x: tensor<?x8xf32>, %logits: tensor<?x4xf32>) -> tensor<?x2xf32> {
-  // expected-error @+1 {{llmc-shard: MoE layers are not split over ranks yet}}
-  %w, %ids = llmc.topk_gating %logits {k = 2 : i64, normalize} : (tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<?x2xi32>)
-  return %w : tensor<?x2xf32>
+func.func @forward(%x: tensor<?x8xf32>, %logits: tensor<?x4xf32>) -> tensor<?x8xf32> {
+  %w, %e = llmc.topk_gating %logits {k = 2 : i64, normalize} : (tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<?x2xi32>)
+  %wu = llmc.param "up" : tensor<4x15x8xf32>
+  %u = llmc.expert_linear %x, %wu, %e : (tensor<?x8xf32>, tensor<4x15x8xf32>, tensor<?x2xi32>) -> tensor<?x2x15xf32>
+  %s = llmc.silu %u : tensor<?x2x15xf32>
+  %wd = llmc.param "down" : tensor<4x8x15xf32>
+  // expected-error @+1 {{llmc-shard: intermediate size 15 does not split over 2 ranks}}
+  %d = llmc.expert_linear %s, %wd, %e : (tensor<?x2x15xf32>, tensor<4x8x15xf32>, tensor<?x2xi32>) -> tensor<?x2x8xf32>
+  %c = llmc.moe_combine %d, %w : (tensor<?x2x8xf32>, tensor<?x2xf32>) -> tensor<?x8xf32>
+  return %c : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @forward(%y: tensor<?x2x8xf32>, %e: tensor<?x2xi32>) -> tensor<?x2x8xf32> {
+  %b = llmc.param "bias" : tensor<4x8xf32>
+  // expected-error @+1 {{llmc-shard: expert biases (gpt-oss) are not split over ranks yet}}
+  %o = llmc.expert_bias %y, %b, %e : (tensor<?x2x8xf32>, tensor<4x8xf32>, tensor<?x2xi32>) -> tensor<?x2x8xf32>
+  return %o : tensor<?x2x8xf32>
 }
