@@ -234,9 +234,10 @@ LogicalResult ParamOp::verify() {
       return emitOpError() << "shard_dim " << *dim << " is not a dimension of "
                            << type;
     ArrayRef<int64_t> starts = *getShardStarts();
-    if (starts.empty() || llvm::any_of(starts, [](int64_t s) { return s < 0; }))
-      return emitOpError() << "shard_starts must be non-negative, one run or "
-                              "more per rank";
+    if (starts.empty() ||
+        llvm::any_of(starts, [](int64_t s) { return s < -1; }))
+      return emitOpError() << "shard_starts must be non-negative (or -1: "
+                              "zeros), one run or more per rank";
   }
   if (auto offset = getOffset()) {
     if (!std::isfinite(offset->convertToDouble()))

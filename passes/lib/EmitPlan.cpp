@@ -459,6 +459,11 @@ private:
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t r = 0; r < runs; ++r) {
         const int64_t start = w.shardStarts[size_t(rank * runs + r)];
+        if (start < 0) { // zeros on this rank
+          std::fill(out + at, out + at + size_t(len * inner), 0.0f);
+          at += size_t(len * inner);
+          continue;
+        }
         if (start + len > full)
           throw Error("weight '" + w.name + "': rank " + std::to_string(rank) +
                       "'s slice " + std::to_string(start) + ".." +
@@ -549,8 +554,9 @@ void countParameters(const LoweredModule &lowered, ::llmc::PlanConfig &p) {
       const size_t runs = w.shardStarts.size() / size_t(p.tp);
       std::set<std::vector<int64_t>> slices;
       for (size_t r = 0; r < size_t(p.tp); ++r)
-        slices.emplace(w.shardStarts.begin() + long(r * runs),
-                       w.shardStarts.begin() + long((r + 1) * runs));
+        if (w.shardStarts[r * runs] >= 0) // -1: zeros, not parameters
+          slices.emplace(w.shardStarts.begin() + long(r * runs),
+                         w.shardStarts.begin() + long((r + 1) * runs));
       n *= static_cast<int64_t>(slices.size());
     }
     p.totalParameters += n;

@@ -30,6 +30,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <type_traits>
+
 namespace mlir::llmc {
 #define GEN_PASS_DEF_SHARD
 #include "llmc/Passes/Passes.h.inc"
@@ -69,6 +71,7 @@ public:
           isa_and_nonnull<MulOp, SiluOp, GeluOp>(op.getInput().getDefiningOp()))
         downs.push_back(op);
     });
+    // (unpack() adds linears as it goes: downs were found first.)
     for (LinearOp op : downs)
       if (failed(splitMlp(op)))
         return failure();
@@ -130,14 +133,17 @@ private:
   }
 
   /// `linear` keeps the rows (output columns) of each rank's starts, `size`
-  /// of them.
+  /// of them (counted from its part of a packed weight, unpack()).
   LogicalResult columnParallel(LinearOp linear, int64_t size,
                                ArrayRef<int64_t> starts) {
+    SmallVector<int64_t> rows(starts);
+    for (int64_t &r : rows)
+      r += packedAt_.lookup(linear);
     if (failed(claim(linear)) ||
-        failed(shardParam(linear.getWeight(), linear, 0, size, starts)))
+        failed(shardParam(linear.getWeight(), linear, 0, size, rows)))
       return failure();
     if (linear.getBias() &&
-        failed(shardParam(linear.getBias(), linear, 0, size, starts)))
+        failed(shardParam(linear.getBias(), linear, 0, size, rows)))
       return failure();
     narrow(linear.getResult(), 1, size);
     return success();
@@ -147,20 +153,69 @@ private:
   /// its partial sums meet in an all_reduce.
   LogicalResult rowParallel(LinearOp linear, int64_t size,
                             ArrayRef<int64_t> starts) {
-    if (failed(claim(linear)))
+    if (failed(claim(linear)) ||
+        failed(shardParam(linear.getWeight(), linear, 1, size, starts)))
       return failure();
-    if (linear.getBias())
-      return linear.emitOpError()
-             << "llmc-shard: a row-parallel linear's bias is not split yet "
-                "(it would be added on every rank)";
-    if (failed(shardParam(linear.getWeight(), linear, 1, size, starts)))
-      return failure();
+    if (Value bias = linear.getBias()) {
+      // Added once in the sum: rank 0 holds it, the others zeros (-1).
+      SmallVector<int64_t> once(size_t(tp_), -1);
+      once[0] = 0;
+      if (failed(shardParam(
+              bias, linear, 0,
+              cast<RankedTensorType>(bias.getType()).getDimSize(0), once)))
+        return failure();
+    }
     OpBuilder b(linear);
     b.setInsertionPointAfter(linear);
     auto sum = b.create<AllReduceOp>(linear.getLoc(), linear.getType(),
                                      linear.getResult());
     linear.getResult().replaceAllUsesExcept(sum.getResult(), sum);
     return success();
+  }
+
+  /// The linear that makes `cols`: itself, or for a slice of a packed
+  /// projection (Phi's qkv_proj and gate_up_proj, GPT-2's c_attn) a linear
+  /// of its own over that part of the packed weight (the same checkpoint
+  /// tensor, its rows from the slice's start: packedAt_), so each part
+  /// splits as an unpacked one; the packed linear goes once its last slice
+  /// has.
+  FailureOr<LinearOp> unpack(Value cols, Operation *user) {
+    if (auto linear = cols.getDefiningOp<LinearOp>())
+      return linear;
+    auto slice = cols.getDefiningOp<SliceOp>();
+    auto packed = slice ? slice.getInput().getDefiningOp<LinearOp>() : nullptr;
+    if (!packed)
+      return user->emitOpError()
+             << "llmc-shard: heads and MLP widths must come from an "
+                "llmc.linear (or a slice of one)";
+    auto weight = packed.getWeight().getDefiningOp<ParamOp>();
+    auto bias =
+        packed.getBias() ? packed.getBias().getDefiningOp<ParamOp>() : nullptr;
+    if (!weight || (packed.getBias() && !bias) ||
+        !llvm::all_of(packed->getUsers(),
+                      [](Operation *u) { return isa<SliceOp>(u); }))
+      return packed.emitOpError() << "llmc-shard: a packed projection must "
+                                     "be sliced by llmc.slice alone";
+    const int64_t start = slice.getStart(), size = slice.getSize();
+    OpBuilder b(packed);
+    auto part = [&](ParamOp p) -> Value {
+      auto q = cast<ParamOp>(b.clone(*p));
+      narrow(q.getResult(), 0, size);
+      return q.getResult();
+    };
+    auto linear =
+        b.create<LinearOp>(packed.getLoc(), slice.getType(), packed.getInput(),
+                           part(weight), bias ? part(bias) : Value());
+    packedAt_[linear] = start;
+    slice.getResult().replaceAllUsesWith(linear.getResult());
+    slice.erase();
+    if (packed->use_empty()) {
+      packed.erase();
+      for (ParamOp p : {weight, bias})
+        if (p && p->use_empty())
+          p.erase();
+    }
+    return linear;
   }
 
   /// Walks from `v` ([T, H, D], H to become `heads`, rank r's first head
@@ -189,14 +244,13 @@ private:
       Value cols = reshape.getInput();
       if (!cols.hasOneUse())
         return reshape.emitOpError() << "llmc-shard: its input has other users";
-      auto linear = cols.getDefiningOp<LinearOp>();
-      if (!linear)
-        return reshape.emitOpError()
-               << "llmc-shard: heads must come from an llmc.linear";
+      FailureOr<LinearOp> linear = unpack(cols, reshape);
+      if (failed(linear))
+        return failure();
       SmallVector<int64_t> rows;
       for (int64_t s : headStarts)
         rows.push_back(s * D);
-      return columnParallel(linear, heads * D, rows);
+      return columnParallel(*linear, heads * D, rows);
     }
   }
 
@@ -270,6 +324,12 @@ private:
       if (!def || !v.hasOneUse())
         return down->emitOpError() << "llmc-shard: its input's producers have "
                                       "other users (cannot split the MLP)";
+      if (isa<SliceOp>(def) && std::is_same_v<Up, LinearOp>) {
+        FailureOr<LinearOp> part = unpack(v, down);
+        if (failed(part))
+          return failure();
+        def = *part;
+      }
       if (isa<Up>(def)) {
         if (done_.contains(def))
           return def->emitOpError() << "llmc-shard: split twice";
@@ -369,6 +429,7 @@ private:
   func::FuncOp func_;
   int64_t tp_;
   llvm::DenseSet<Operation *> done_;
+  llvm::DenseMap<Operation *, int64_t> packedAt_; // unpack()'s parts
 };
 
 struct ShardPass : impl::ShardBase<ShardPass> {

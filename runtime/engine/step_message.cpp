@@ -25,6 +25,8 @@ struct Reader {
   const std::vector<uint8_t> &in;
   size_t at = 0;
   void raw(void *p, size_t n) {
+    if (n == 0) // an empty vector's data() may be null
+      return;
     if (n > in.size() - at)
       throw Error("step message: truncated (" + std::to_string(in.size()) +
                   " bytes)");

@@ -58,7 +58,8 @@ print(f"{what}: {len(x)} logits within {d:.2e}")
 PY
 }
 
-for model in fortune-llama llama-gqa llama-mha llama-mqa llama-bf16 qwen2-bias-tied mixtral-moe qwen3-moe \
+for model in fortune-llama llama-gqa llama-mha llama-mqa llama-bf16 llama-sharded qwen2-bias-tied \
+  mixtral-moe qwen3-moe gpt2 phi4-mini-longrope \
   qwen3-qknorm mistral-swa gemma2-softcap gemma3-text; do
   one=$work/$model.plan two=$work/$model-tp2.plan
   "$bin/llmc" compile "$data/models/$model" -o "$one" -q

@@ -1282,7 +1282,7 @@ func.func @param_shard_dim() {
 // -----
 
 func.func @param_shard_starts() {
-  // expected-error @+1 {{'llmc.param' op shard_starts must be non-negative, one run or more per rank}}
+  // expected-error @+1 {{'llmc.param' op shard_starts must be non-negative (or -1: zeros), one run or more per rank}}
   %0 = llmc.param "w" {shard_dim = 0 : i64, shard_starts = array<i64: 0, -8>} : tensor<8x8xf32>
   return
 }

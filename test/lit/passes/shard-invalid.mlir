@@ -51,19 +51,6 @@ func.func @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 // -----
 
 func.func @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  %wg = llmc.param "fc" : tensor<16x8xf32>
-  %g = llmc.linear %x, %wg : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
-  %s = llmc.gelu %g : tensor<?x16xf32>
-  %wd = llmc.param "proj" : tensor<8x16xf32>
-  %bd = llmc.param "proj.bias" : tensor<8xf32>
-  // expected-error @+1 {{llmc-shard: a row-parallel linear's bias is not split yet}}
-  %d = llmc.linear %s, %wd, %bd : (tensor<?x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<?x8xf32>
-  return %d : tensor<?x8xf32>
-}
-
-// -----
-
-func.func @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %wg = llmc.param "gate" : tensor<16x8xf32>
   %g = llmc.linear %x, %wg : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
   %s = llmc.silu %g : tensor<?x16xf32>

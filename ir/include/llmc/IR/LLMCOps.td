@@ -53,7 +53,8 @@ def LLMC_ParamOp : LLMC_Op<"param", [Pure]> {
     length / the module's `llmc.tp`): rank r's slice along that dimension is
     the S runs starting at `shard_starts[r * S + i]`, each of length (the
     type's size there) / S, concatenated. A replicated kv head gives several
-    ranks the same start.
+    ranks the same start; -1 gives a rank zeros there (a row-parallel
+    linear's bias, added once in the sum: rank 0 holds it).
 
     ```mlir
     %q = llmc.param "model.layers.0.self_attn.q_proj.weight" {shard_dim = 0 : i64, shard_starts = array<i64: 0, 64>} : tensor<64x128xf32>

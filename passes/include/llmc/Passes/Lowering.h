@@ -36,7 +36,8 @@ struct WeightSpec {
   std::vector<float> data; // synthesized weights
   /// Split over tp ranks (llmc-shard): rank r's slice of dimension shardDim
   /// of the logical weight is the runs at shardStarts[r * S .. + S), S runs
-  /// per rank each shape[shardDim] / S long; -1: every rank reads it all.
+  /// per rank each shape[shardDim] / S long (a start of -1: zeros); shardDim
+  /// -1: every rank reads it all.
   int64_t shardDim = -1;
   std::vector<int64_t> shardStarts;
 };
