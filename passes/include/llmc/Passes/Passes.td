@@ -68,7 +68,11 @@ def Shard : Pass<"llmc-shard", "::mlir::ModuleOp"> {
       then `llmc.all_reduce` of the partial sums.
     - MLP: the linears feeding the activation (silu/gelu, times up) are
       column-parallel over the intermediate size, the one after it
-      row-parallel, then `llmc.all_reduce`.
+      row-parallel, then `llmc.all_reduce`; a MoE layer splits every
+      expert's intermediate width so, one all_reduce after moe_combine.
+    - a packed projection sliced by `llmc.slice` (qkv_proj, gate_up_proj,
+      c_attn) becomes one linear per part over its rows of the same tensor;
+      a row-parallel linear's bias is rank 0's (zeros elsewhere: -1).
     - embedding, norms, residual adds and the LM head stay replicated: every
       rank has the whole logits, so sampling needs no gather (the cost:
       each rank holds the vocabulary's two tables).
@@ -76,9 +80,9 @@ def Shard : Pass<"llmc-shard", "::mlir::ModuleOp"> {
     Each split weight's `llmc.param` gets the rank's slice as its type and
     `shard_dim` / `shard_starts` for the plan writer; the module gets
     `llmc.tp`. Refused with an error naming the op: heads or widths that do
-    not divide, MoE layers, a row-parallel bias, packed (`sources`) or
-    shared weights, and any op between a split linear and its consumer this
-    pass does not know. tp = 1 leaves the module as it is.
+    not divide, expert biases, packed (`sources`) or shared weights, and any
+    op between a split linear and its consumer this pass does not know.
+    tp = 1 leaves the module as it is.
   }];
   let options = [
     Option<"tp", "tp", "int64_t", /*default=*/"1", "Tensor-parallel ranks">
