@@ -279,9 +279,33 @@ void convertHalf(const float *v, size_t n, uint8_t *dst) {
 
 /// An MXFP4 spec's half (codes or E8M0 scales) copied from its sources,
 /// whichever layout they store: no rounding, the checkpoint's own bits.
+/// A split spec (`tp` ranks) copies rank `rank`'s blocks only: its rows
+/// (shardDim 1 of [E, N, K]) or its whole blocks of columns (shardDim 2).
 void copyMxfp4(const Source &src, const WeightSpec &w, uint8_t *dst,
-               size_t nbytes) {
+               size_t nbytes, int64_t rank = 0, int64_t tp = 1) {
   size_t at = 0;
+  std::vector<int64_t> runs; // this rank's run starts, logical units
+  int64_t len = 0;
+  if (w.shardDim >= 0) {
+    if (w.shardDim != 1 && w.shardDim != 2)
+      throw Error("weight '" + w.name + "': MXFP4 split along dimension " +
+                  std::to_string(w.shardDim));
+    const auto s = static_cast<int64_t>(w.shardStarts.size()) / tp;
+    runs.assign(w.shardStarts.begin() + rank * s,
+                w.shardStarts.begin() + (rank + 1) * s);
+    // The scales half's last dimension counts blocks of 32 columns.
+    len = w.shape[size_t(w.shardDim)] *
+          (w.shardDim == 2 && w.quantScales ? 32 : 1) / s;
+  }
+  auto kept = [&](int64_t row, int64_t col) {
+    if (runs.empty())
+      return true;
+    const int64_t at = w.shardDim == 1 ? row : col;
+    for (int64_t start : runs)
+      if (at >= start && at < start + len)
+        return true;
+    return false;
+  };
   for (const ::llmc::weights::TensorRef &t : parts(src, w)) {
     if (t.dtype != ::llmc::weights::DType::MXFP4)
       throw Error("weight '" + w.name + "': tensor '" + t.name + "' in " +
@@ -290,11 +314,14 @@ void copyMxfp4(const Source &src, const WeightSpec &w, uint8_t *dst,
     ::llmc::weights::checkMxfp4(t);
     const int64_t blocks = t.numElements() / 32;
     const size_t per = w.quantScales ? 1 : 16;
-    if (at + static_cast<size_t>(blocks) * per > nbytes)
+    if (runs.empty() && at + static_cast<size_t>(blocks) * per > nbytes)
       throw Error("weight '" + w.name +
                   "': its sources hold more MXFP4 "
                   "blocks than its shape");
+    const int64_t perRow = t.shape.back() / 32;
     for (int64_t b = 0; b < blocks; ++b) {
+      if (!kept(b / perRow, b % perRow * 32))
+        continue;
       uint8_t codes[16], scale;
       ::llmc::weights::mxfp4Block(t, b, codes, scale);
       if (w.quantScales)
@@ -379,13 +406,12 @@ public:
       std::memcpy(dst, scales_.data(), nbytes);
       return;
     }
-    if (w.shardDim >= 0 &&
-        (w.quant == "mxfp4" || ::llmc::kquant::formatNamed(w.quant)))
+    if (w.shardDim >= 0 && ::llmc::kquant::formatNamed(w.quant))
       throw Error("weight '" + w.name + "': " + w.quant +
                   " blocks are not split over tensor-parallel ranks yet "
                   "(compile with --quant int8, int4 or none)");
     if (w.quant == "mxfp4")
-      return copyMxfp4(*src_, w, dst, nbytes);
+      return copyMxfp4(*src_, w, dst, nbytes, rank, tp_);
     if (auto f = ::llmc::kquant::formatNamed(w.quant))
       return copyKQuant(*src_, w, *f, dst, nbytes);
     LogicalValues whole(*src_, w, values_, tmp_);

@@ -284,6 +284,9 @@ private:
       return op.emitOpError() << "llmc-shard: attention must read the layer "
                                  "it writes (run llmc-insert-kv-cache first)";
     const int64_t heads = H / tp_;
+    if (Value sinks = op.getSinks()) // gpt-oss: one logit per query head
+      if (failed(shardParam(sinks, op, 0, heads, evenStarts(heads))))
+        return failure();
     if (failed(splitHeadsBack(op.getQuery(), heads, evenStarts(heads))) ||
         failed(splitHeadsBack(write.getKey(), kvHeads, kvStarts)) ||
         failed(splitHeadsBack(write.getValue(), kvHeads, kvStarts)))
@@ -336,11 +339,17 @@ private:
         ups.insert(def);
         continue;
       }
-      if (!isa<MulOp, SiluOp, GeluOp>(def))
+      auto clamped = dyn_cast<ClampedSwiGLUOp>(def);
+      if (clamped && !clamped.getInterleaved())
+        return def->emitOpError() << "llmc-shard: a gate-first clamped swiglu "
+                                     "does not split by contiguous columns";
+      if (!isa<MulOp, SiluOp, GeluOp, ClampedSwiGLUOp, ExpertBiasOp>(def))
         return def->emitOpError()
                << "llmc-shard: cannot split an MLP through it";
       region.insert(def);
-      for (Value in : def->getOperands())
+      // An expert bias's own operands (the bias, the experts) stay out.
+      for (Value in : isa<ExpertBiasOp>(def) ? def->getOperands().take_front()
+                                             : def->getOperands())
         work.push_back(in);
     }
     return success();
@@ -376,29 +385,58 @@ private:
   /// [E, I, H] by rows, W2 [E, H, I] by columns); the combined partial sums
   /// meet in one all_reduce.
   LogicalResult splitMoe(MoECombineOp combine) {
-    auto down = combine.getInput().getDefiningOp<ExpertLinearOp>();
-    if (!down || !combine.getInput().hasOneUse())
+    // gpt-oss adds each expert's down bias before the combine: rank 0's.
+    Value partial = combine.getInput();
+    if (auto bias = partial.getDefiningOp<ExpertBiasOp>()) {
+      if (!partial.hasOneUse())
+        return combine.emitOpError() << "llmc-shard: its input has other users";
+      SmallVector<int64_t> once(size_t(tp_), -1);
+      once[0] = 0;
+      Value b = bias->getOperand(1);
+      if (failed(shardParam(b, bias, 0,
+                            cast<RankedTensorType>(b.getType()).getDimSize(0),
+                            once)))
+        return failure();
+      partial = bias->getOperand(0);
+    }
+    auto down = partial.getDefiningOp<ExpertLinearOp>();
+    if (!down || !partial.hasOneUse())
       return combine.emitOpError()
-             << "llmc-shard: its input must be one expert_linear (expert "
-                "biases are not split yet)";
+             << "llmc-shard: its input must be one expert_linear";
     SetVector<Operation *> region, ups;
     if (failed(
             activationOf<ExpertLinearOp>(down, down.getInput(), region, ups)))
       return failure();
-    FailureOr<int64_t> per = share(down, lastDim(down.getInput()));
-    if (failed(per))
+    FailureOr<int64_t> downPer = share(down, lastDim(down.getInput()));
+    if (failed(downPer))
       return failure();
+    // Each width splits in N (gpt-oss's gate_up is 2I wide, its activation
+    // I): rank r takes the r-th run of every one.
+    auto split = [&](Operation *op) -> FailureOr<int64_t> {
+      return share(op, lastDim(op->getResult(0)));
+    };
     for (Operation *op : ups) {
       auto up = cast<ExpertLinearOp>(op);
+      FailureOr<int64_t> per = split(up);
+      if (failed(per))
+        return failure();
       done_.insert(up);
       if (failed(shardParam(up.getWeight(), up, 1, *per, evenStarts(*per))))
         return failure();
       narrow(up.getResult(), -1, *per);
     }
-    for (Operation *op : region)
+    for (Operation *op : region) {
+      FailureOr<int64_t> per = split(op);
+      if (failed(per))
+        return failure();
+      if (isa<ExpertBiasOp>(op) &&
+          failed(shardParam(op->getOperand(1), op, 1, *per, evenStarts(*per))))
+        return failure();
       narrow(op->getResult(0), -1, *per);
+    }
     done_.insert(down);
-    if (failed(shardParam(down.getWeight(), down, 2, *per, evenStarts(*per))))
+    if (failed(shardParam(down.getWeight(), down, 2, *downPer,
+                          evenStarts(*downPer))))
       return failure();
     OpBuilder b(combine);
     b.setInsertionPointAfter(combine);
@@ -448,11 +486,6 @@ struct ShardPass : impl::ShardBase<ShardPass> {
       return signalPassFailure();
     }
     WalkResult moe = module.walk([&](Operation *op) {
-      if (isa<ExpertBiasOp>(op)) {
-        op->emitOpError() << "llmc-shard: expert biases (gpt-oss) are not "
-                             "split over ranks yet";
-        return WalkResult::interrupt();
-      }
       if (isa<PagedAttentionOp, QuantizedLinearOp, QuantizedExpertLinearOp>(
               op)) {
         op->emitOpError() << "llmc-shard: runs before llmc-specialize-phases "

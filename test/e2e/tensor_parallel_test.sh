@@ -59,7 +59,7 @@ PY
 }
 
 for model in fortune-llama llama-gqa llama-mha llama-mqa llama-bf16 llama-sharded qwen2-bias-tied \
-  mixtral-moe qwen3-moe gpt2 phi4-mini-longrope \
+  mixtral-moe qwen3-moe gpt-oss-mxfp4 gpt2 phi4-mini-longrope \
   qwen3-qknorm mistral-swa gemma2-softcap gemma3-text; do
   one=$work/$model.plan two=$work/$model-tp2.plan
   "$bin/llmc" compile "$data/models/$model" -o "$one" -q

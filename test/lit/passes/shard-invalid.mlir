@@ -80,9 +80,14 @@ func.func @forward(%x: tensor<?x8xf32>, %logits: tensor<?x4xf32>) -> tensor<?x8x
 
 // -----
 
-func.func @forward(%y: tensor<?x2x8xf32>, %e: tensor<?x2xi32>) -> tensor<?x2x8xf32> {
-  %b = llmc.param "bias" : tensor<4x8xf32>
-  // expected-error @+1 {{llmc-shard: expert biases (gpt-oss) are not split over ranks yet}}
-  %o = llmc.expert_bias %y, %b, %e : (tensor<?x2x8xf32>, tensor<4x8xf32>, tensor<?x2xi32>) -> tensor<?x2x8xf32>
-  return %o : tensor<?x2x8xf32>
+func.func @forward(%x: tensor<?x8xf32>, %logits: tensor<?x4xf32>) -> tensor<?x8xf32> {
+  %w, %e = llmc.topk_gating %logits {k = 2 : i64, normalize} : (tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<?x2xi32>)
+  %wu = llmc.param "gate_up" : tensor<4x16x8xf32>
+  %u = llmc.expert_linear %x, %wu, %e : (tensor<?x8xf32>, tensor<4x16x8xf32>, tensor<?x2xi32>) -> tensor<?x2x16xf32>
+  // expected-error @+1 {{llmc-shard: a gate-first clamped swiglu does not split by contiguous columns}}
+  %s = llmc.clamped_swiglu %u {alpha = 1.702 : f64, limit = 7.0 : f64} : (tensor<?x2x16xf32>) -> tensor<?x2x8xf32>
+  %wd = llmc.param "down" : tensor<4x8x8xf32>
+  %d = llmc.expert_linear %s, %wd, %e : (tensor<?x2x8xf32>, tensor<4x8x8xf32>, tensor<?x2xi32>) -> tensor<?x2x8xf32>
+  %c = llmc.moe_combine %d, %w : (tensor<?x2x8xf32>, tensor<?x2xf32>) -> tensor<?x8xf32>
+  return %c : tensor<?x8xf32>
 }

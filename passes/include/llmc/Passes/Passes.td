@@ -79,9 +79,12 @@ def Shard : Pass<"llmc-shard", "::mlir::ModuleOp"> {
 
     Each split weight's `llmc.param` gets the rank's slice as its type and
     `shard_dim` / `shard_starts` for the plan writer; the module gets
-    `llmc.tp`. Refused with an error naming the op: heads or widths that do
-    not divide, expert biases, packed (`sources`) or shared weights, and any
-    op between a split linear and its consumer this pass does not know.
+    `llmc.tp`. gpt-oss: attention sinks split by heads, the interleaved
+    gate/up and its expert bias by contiguous columns, the down bias rank
+    0's. Refused with an error naming the op: heads or widths that do not
+    divide, a gate-first clamped swiglu, packed (`sources`) or shared
+    weights, and any op between a split linear and its consumer this pass
+    does not know.
     tp = 1 leaves the module as it is.
   }];
   let options = [
