@@ -1,17 +1,15 @@
 //===- Shard.cpp - Tensor parallelism: heads and MLPs over tp ranks -------===//
 //
-//   %q = llmc.linear %h, %wq         %q = llmc.linear %h, %wq_r   (its heads'
-//   rows)
-//   ... attention over H heads  =>   ... attention over H / tp heads
-//   %o = llmc.linear %a, %wo         %p = llmc.linear %a, %wo_r   (their
-//   columns)
-//                                    %o = llmc.all_reduce %p
+//   %q = llmc.linear %h, %wq       %q = llmc.linear %h, %wq_r  // its rows
+//   attention over H heads    =>   attention over H / tp heads
+//   %o = llmc.linear %a, %wo       %p = llmc.linear %a, %wo_r  // its cols
+//                                  %o = llmc.all_reduce %p
 //
-//   %g = llmc.linear %h, %wg         %g = llmc.linear %h, %wg_r   (I / tp rows)
-//   %u = llmc.linear %h, %wu    =>   %u = llmc.linear %h, %wu_r
-//   %d = llmc.linear (silu(%g) * %u), %wd
-//                                    %p = llmc.linear (silu(%g) * %u), %wd_r
-//                                    %d = llmc.all_reduce %p
+//   %g = llmc.linear %h, %wg       %g = llmc.linear %h, %wg_r  // I/tp rows
+//   %u = llmc.linear %h, %wu  =>   %u = llmc.linear %h, %wu_r
+//   %d = llmc.linear silu(%g) * %u, %wd
+//                                  %p = llmc.linear silu(%g) * %u, %wd_r
+//                                  %d = llmc.all_reduce %p
 //
 // A MoE layer splits each expert's intermediate width the same way (the
 // router and the experts' choice stay whole on every rank), its
@@ -125,6 +123,25 @@ private:
     return success();
   }
 
+  /// `bias` (dimension 0 whole) on rank 0, zeros elsewhere (-1): a bias
+  /// of a partial sum, added once by the all_reduce.
+  LogicalResult onRankZero(Value bias, Operation *user) {
+    SmallVector<int64_t> once(size_t(tp_), -1);
+    once[0] = 0;
+    return shardParam(bias, user, 0,
+                      cast<RankedTensorType>(bias.getType()).getDimSize(0),
+                      once);
+  }
+
+  /// `op`'s users read the sum of its result over every rank.
+  void sumAfter(Operation *op) {
+    OpBuilder b(op);
+    b.setInsertionPointAfter(op);
+    Value partial = op->getResult(0);
+    auto sum = b.create<AllReduceOp>(op->getLoc(), partial.getType(), partial);
+    partial.replaceAllUsesExcept(sum.getResult(), sum);
+  }
+
   /// Marks `linear` split; a second split of it is an error.
   LogicalResult claim(LinearOp linear) {
     if (!done_.insert(linear).second)
@@ -156,20 +173,9 @@ private:
     if (failed(claim(linear)) ||
         failed(shardParam(linear.getWeight(), linear, 1, size, starts)))
       return failure();
-    if (Value bias = linear.getBias()) {
-      // Added once in the sum: rank 0 holds it, the others zeros (-1).
-      SmallVector<int64_t> once(size_t(tp_), -1);
-      once[0] = 0;
-      if (failed(shardParam(
-              bias, linear, 0,
-              cast<RankedTensorType>(bias.getType()).getDimSize(0), once)))
-        return failure();
-    }
-    OpBuilder b(linear);
-    b.setInsertionPointAfter(linear);
-    auto sum = b.create<AllReduceOp>(linear.getLoc(), linear.getType(),
-                                     linear.getResult());
-    linear.getResult().replaceAllUsesExcept(sum.getResult(), sum);
+    if (linear.getBias() && failed(onRankZero(linear.getBias(), linear)))
+      return failure();
+    sumAfter(linear);
     return success();
   }
 
@@ -343,7 +349,11 @@ private:
       if (clamped && !clamped.getInterleaved())
         return def->emitOpError() << "llmc-shard: a gate-first clamped swiglu "
                                      "does not split by contiguous columns";
-      if (!isa<MulOp, SiluOp, GeluOp, ClampedSwiGLUOp, ExpertBiasOp>(def))
+      // gpt-oss's expert ops only between expert linears (splitMoe splits
+      // each width on its own; splitMlp one width for all).
+      constexpr bool experts = std::is_same_v<Up, ExpertLinearOp>;
+      if (!isa<MulOp, SiluOp, GeluOp>(def) &&
+          !(experts && isa<ClampedSwiGLUOp, ExpertBiasOp>(def)))
         return def->emitOpError()
                << "llmc-shard: cannot split an MLP through it";
       region.insert(def);
@@ -390,12 +400,7 @@ private:
     if (auto bias = partial.getDefiningOp<ExpertBiasOp>()) {
       if (!partial.hasOneUse())
         return combine.emitOpError() << "llmc-shard: its input has other users";
-      SmallVector<int64_t> once(size_t(tp_), -1);
-      once[0] = 0;
-      Value b = bias->getOperand(1);
-      if (failed(shardParam(b, bias, 0,
-                            cast<RankedTensorType>(b.getType()).getDimSize(0),
-                            once)))
+      if (failed(onRankZero(bias->getOperand(1), bias)))
         return failure();
       partial = bias->getOperand(0);
     }
@@ -438,11 +443,7 @@ private:
     if (failed(shardParam(down.getWeight(), down, 2, *downPer,
                           evenStarts(*downPer))))
       return failure();
-    OpBuilder b(combine);
-    b.setInsertionPointAfter(combine);
-    auto sum = b.create<AllReduceOp>(combine.getLoc(), combine.getType(),
-                                     combine.getResult());
-    combine.getResult().replaceAllUsesExcept(sum.getResult(), sum);
+    sumAfter(combine);
     return success();
   }
 
@@ -485,7 +486,7 @@ struct ShardPass : impl::ShardBase<ShardPass> {
       module.emitError() << "llmc-shard: the module is split already";
       return signalPassFailure();
     }
-    WalkResult moe = module.walk([&](Operation *op) {
+    WalkResult lowered = module.walk([&](Operation *op) {
       if (isa<PagedAttentionOp, QuantizedLinearOp, QuantizedExpertLinearOp>(
               op)) {
         op->emitOpError() << "llmc-shard: runs before llmc-specialize-phases "
@@ -494,7 +495,7 @@ struct ShardPass : impl::ShardBase<ShardPass> {
       }
       return WalkResult::advance();
     });
-    if (moe.wasInterrupted())
+    if (lowered.wasInterrupted())
       return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>())
       if (failed(Sharder(func, tp).run()))

@@ -120,14 +120,16 @@ void checkSamePlan(const Plan &plan, Communicator &comm) {
 KvPoolPlan agreedPool(KvPoolPlan pool, Communicator *comm) {
   if (!comm || comm->size() < 2)
     return pool;
-  StepMessage m;
-  m.kind = StepMessage::CopyBlock; // two numbers and a flag: reused
-  m.copy = {pool.options.numBlocks, pool.options.slidingBlocks, false};
-  std::vector<uint8_t> bytes = encodeStepMessage(m);
+  int32_t blocks[2] = {pool.options.numBlocks, pool.options.slidingBlocks};
+  std::vector<uint8_t> bytes(sizeof blocks);
+  std::memcpy(bytes.data(), blocks, sizeof blocks);
   comm->broadcast(bytes);
-  m = decodeStepMessage(bytes);
-  pool.options.numBlocks = m.copy.src;
-  pool.options.slidingBlocks = m.copy.dst;
+  if (bytes.size() != sizeof blocks)
+    throw Error("rank 0 sent a KV pool of " + std::to_string(bytes.size()) +
+                " bytes");
+  std::memcpy(blocks, bytes.data(), sizeof blocks);
+  pool.options.numBlocks = blocks[0];
+  pool.options.slidingBlocks = blocks[1];
   return pool;
 }
 
@@ -201,7 +203,7 @@ Engine::~Engine() {
   if (!leads_)
     return;
   try { // the followers return from follow()
-    tellFollowers(StepMessage{});
+    tellFollowers(encodeStop());
   } catch (const std::exception &e) {
     leads_->abort(e.what());
   }
@@ -235,30 +237,21 @@ int64_t Engine::kvBytesPerToken() const {
 
 llmc_dtype Engine::kvDtype() const { return kvDtypeOf(plan_, options_); }
 
-void Engine::tellFollowers(const StepMessage &m) {
-  if (!leads_)
-    return;
-  std::vector<uint8_t> bytes = encodeStepMessage(m);
-  leads_->broadcast(bytes);
+void Engine::tellFollowers(std::vector<uint8_t> message) {
+  leads_->broadcast(message);
 }
 
 void Engine::copyBlock(const BlockCopy &c) {
-  StepMessage m;
-  m.kind = StepMessage::CopyBlock;
-  m.copy = c;
-  tellFollowers(m);
+  if (leads_)
+    tellFollowers(encodeCopyBlock(c));
   cache_->copyBlock(c.src, c.dst, c.sliding);
 }
 
 void Engine::execute(const StepBatch &batch, std::span<const StepWork> work,
                      float *logits) {
   const size_t V = static_cast<size_t>(vocabSize());
-  if (leads_) {
-    StepMessage m;
-    m.kind = StepMessage::Execute;
-    m.batch = batch;
-    tellFollowers(m);
-  }
+  if (leads_)
+    tellFollowers(encodeExecute(batch));
   if (batch.graph != "verify") {
     backend_->execute(prepared_.at(batch.graph), cache_.get(),
                       batch.args(logits));

@@ -50,18 +50,22 @@ struct Reader {
 
 } // namespace
 
-std::vector<uint8_t> encodeStepMessage(const StepMessage &m) {
+std::vector<uint8_t> encodeStop() { return {StepMessage::Stop}; }
+
+std::vector<uint8_t> encodeCopyBlock(const BlockCopy &copy) {
   Writer w;
-  w.value<uint8_t>(m.kind);
-  if (m.kind == StepMessage::CopyBlock) {
-    w.value(m.copy.src);
-    w.value(m.copy.dst);
-    w.value<uint8_t>(m.copy.sliding);
-  }
-  if (m.kind != StepMessage::Execute)
-    return std::move(w.out);
-  const StepBatch &b = m.batch;
-  w.vec(std::vector<char>(b.graph.begin(), b.graph.end()));
+  w.value<uint8_t>(StepMessage::CopyBlock);
+  w.value(copy.src);
+  w.value(copy.dst);
+  w.value<uint8_t>(copy.sliding);
+  return std::move(w.out);
+}
+
+std::vector<uint8_t> encodeExecute(const StepBatch &b) {
+  Writer w;
+  w.value<uint8_t>(StepMessage::Execute);
+  w.value<uint64_t>(b.graph.size());
+  w.raw(b.graph.data(), b.graph.size());
   for (const std::vector<int32_t> *v :
        {&b.tokens, &b.positions, &b.slots, &b.queryStart, &b.contextLens,
         &b.blockTables, &b.logitsRows, &b.slidingSlots, &b.slidingTables})
@@ -86,7 +90,7 @@ StepMessage decodeStepMessage(const std::vector<uint8_t> &bytes) {
   }
   if (m.kind == StepMessage::Execute) {
     StepBatch &b = m.batch;
-    std::vector<char> graph;
+    std::vector<char> graph; // as a vector: its length checked the same way
     r.vec(graph);
     b.graph.assign(graph.begin(), graph.end());
     for (std::vector<int32_t> *v :

@@ -22,8 +22,12 @@ struct StepMessage {
   BlockCopy copy;  // CopyBlock
 };
 
-std::vector<uint8_t> encodeStepMessage(const StepMessage &m);
-/// Throws llmc::Error on bytes encodeStepMessage did not write.
+/// The bytes of one message, written from what it carries (a step's batch
+/// is not copied).
+std::vector<uint8_t> encodeExecute(const StepBatch &batch);
+std::vector<uint8_t> encodeCopyBlock(const BlockCopy &copy);
+std::vector<uint8_t> encodeStop();
+/// Throws llmc::Error on bytes the encoders did not write.
 StepMessage decodeStepMessage(const std::vector<uint8_t> &bytes);
 
 } // namespace llmc

@@ -245,9 +245,6 @@ void Plan::parse(const PlanLoadOptions &options) {
       throw corrupt(what + ": " + std::to_string(info.nbytes) +
                     " bytes, but its dtype and shape make " +
                     std::to_string(expected));
-    if (info.offset % kWeightAlign != 0)
-      throw corrupt(what + ": offset " + std::to_string(info.offset) +
-                    " is not 64-byte aligned");
     if (const auto *ranks = w->rank_offsets()) {
       if (!aligned8(ranks))
         throw misaligned();

@@ -17,7 +17,6 @@ using ::testing::HasSubstr;
 
 TEST(StepMessage, RoundTrips) {
   StepMessage m;
-  m.kind = StepMessage::Execute;
   m.batch.graph = "prefill";
   m.batch.tokens = {5, 6, 7};
   m.batch.positions = {0, 1, 2};
@@ -31,7 +30,7 @@ TEST(StepMessage, RoundTrips) {
   m.batch.slidingTables = {2, 0};
   m.batch.maxBlocks = 2;
   m.batch.outputRows = 1;
-  StepMessage back = decodeStepMessage(encodeStepMessage(m));
+  StepMessage back = decodeStepMessage(encodeExecute(m.batch));
   EXPECT_EQ(back.kind, StepMessage::Execute);
   EXPECT_EQ(back.batch.graph, "prefill");
   EXPECT_EQ(back.batch.tokens, m.batch.tokens);
@@ -47,24 +46,19 @@ TEST(StepMessage, RoundTrips) {
   EXPECT_EQ(back.batch.maxBlocks, 2);
   EXPECT_EQ(back.batch.outputRows, 1);
 
-  StepMessage copy;
-  copy.kind = StepMessage::CopyBlock;
-  copy.copy = {3, 9, true};
-  back = decodeStepMessage(encodeStepMessage(copy));
+  back = decodeStepMessage(encodeCopyBlock({3, 9, true}));
   EXPECT_EQ(back.kind, StepMessage::CopyBlock);
   EXPECT_EQ(back.copy.src, 3);
   EXPECT_EQ(back.copy.dst, 9);
   EXPECT_TRUE(back.copy.sliding);
-  EXPECT_EQ(decodeStepMessage(encodeStepMessage(StepMessage{})).kind,
-            StepMessage::Stop);
+  EXPECT_EQ(decodeStepMessage(encodeStop()).kind, StepMessage::Stop);
 }
 
 TEST(StepMessage, MalformedBytesAreErrors) {
-  StepMessage m;
-  m.kind = StepMessage::Execute;
-  m.batch.graph = "decode";
-  m.batch.tokens = {1, 2};
-  const std::vector<uint8_t> good = encodeStepMessage(m);
+  StepBatch batch;
+  batch.graph = "decode";
+  batch.tokens = {1, 2};
+  const std::vector<uint8_t> good = encodeExecute(batch);
   for (size_t n = 0; n < good.size(); ++n) {
     std::vector<uint8_t> cut(good.begin(), good.begin() + long(n));
     EXPECT_THROW(decodeStepMessage(cut), Error) << n << " bytes";

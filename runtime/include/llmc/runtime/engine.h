@@ -30,8 +30,6 @@
 
 namespace llmc {
 
-struct StepMessage; // engine/step_message.h
-
 struct EngineOptions {
   std::string backend;        // "" = the plan's target if usable, else ref
   int32_t threads = 0;        // 0 = the backend's default
@@ -114,8 +112,9 @@ private:
   Engine(const Plan &plan, const EngineOptions &options,
          const LoadedBackend &chosen, KvPoolPlan pool);
 
-  /// Rank 0 of several: `m` to every other rank before doing it here.
-  void tellFollowers(const StepMessage &m);
+  /// Rank 0 of several (leads_): `message` (step_message.h) to every other
+  /// rank, before doing it here.
+  void tellFollowers(std::vector<uint8_t> message);
 
   const Plan &plan_;
   EngineOptions options_;
