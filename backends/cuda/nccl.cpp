@@ -13,7 +13,6 @@
 #include <nccl.h>
 #endif
 
-#include <cstring>
 
 namespace llmc::cuda {
 

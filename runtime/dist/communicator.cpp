@@ -1,11 +1,21 @@
 //===- communicator.cpp - The C view backends call ------------------------===//
 #include "llmc/runtime/communicator.h"
 
+#include "launched_size.h"
+
 #include "llmc/support/error.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace llmc {
+
+int launchedSize() {
+  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
+    if (const char *v = std::getenv(name))
+      return std::atoi(v);
+  return 1;
+}
 
 const llmc_communicator &Communicator::abi() {
   abi_.rank = rank();

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "llmc/runtime/communicator.h"
 
+#include "launched_size.h"
+
 #include "llmc/support/error.h"
 
 #include <mpi.h>
@@ -22,14 +24,6 @@
 
 namespace llmc {
 namespace {
-
-/// Size of the job mpirun (or another PMI launcher) started, or 1.
-int launchedSize() {
-  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
-    if (const char *v = std::getenv(name))
-      return std::atoi(v);
-  return 1;
-}
 
 class MpiCommunicator : public Communicator {
 public:

@@ -1,6 +1,8 @@
 //===- no_mpi.cpp - launched() in a build without MPI ---------------------===//
 #include "llmc/runtime/communicator.h"
 
+#include "launched_size.h"
+
 #include "llmc/support/error.h"
 
 #include <cstdlib>
@@ -8,11 +10,10 @@
 namespace llmc {
 
 Communicator *launched() {
-  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
-    if (const char *v = std::getenv(name); v && std::atoi(v) > 1)
-      throw Error("started as one of " + std::string(v) +
-                  " ranks, but this llmc was built without MPI (install "
-                  "libopenmpi-dev and rebuild)");
+  if (const int ranks = launchedSize(); ranks > 1)
+    throw Error("started as one of " + std::to_string(ranks) +
+                " ranks, but this llmc was built without MPI (install "
+                "libopenmpi-dev and rebuild)");
   return nullptr;
 }
 
