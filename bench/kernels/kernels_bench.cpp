@@ -158,15 +158,33 @@ std::vector<Weight> llamaLayers(Fmt fmt, int64_t layers) {
   return ws;
 }
 
-// The seven linear weights of `layers` layers of a 1.1B Llama (12: 0.3-1.8 GB
-// of weights, beyond any cache), for `rows`
+/// The linears of a decode step of the ~110M bench model as its plan runs
+/// them (q/k/v and gate/up fused, 12 layers) and its 50257-row LM head.
+std::vector<Weight> benchModelLinears(Fmt fmt) {
+  std::vector<Weight> ws;
+  for (int64_t l = 0; l < 12; ++l)
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{1280, 768},
+                        {768, 768},
+                        {4096, 768},
+                        {768, 2048}})
+      ws.emplace_back(fmt, n, k);
+  ws.emplace_back(fmt, 50257, 768);
+  return ws;
+}
+
+// The linears of `layers` layers of a 1.1B Llama (12: 0.3-1.8 GB of weights,
+// beyond any cache), or with layers 0 the bench model's step, for `rows`
 // tokens at once (a batched decode step): bytes are the weights read once,
 // FLOP/s what the rows do with them.
 void BM_GemvStream(benchmark::State &state) {
   Fmt fmt = Fmt(state.range(0));
   int64_t layers = state.range(1), rows = state.range(2);
-  std::vector<Weight> ws = llamaLayers(fmt, layers);
-  std::vector<float> x(size_t(rows * 5632), 0.5f), out(size_t(rows * 5632));
+  std::vector<Weight> ws =
+      layers ? llamaLayers(fmt, layers) : benchModelLinears(fmt);
+  int64_t widest = 0;
+  for (const Weight &w : ws)
+    widest = std::max({widest, w.N, w.K});
+  std::vector<float> x(size_t(rows * widest), 0.5f), out(size_t(rows * widest));
   size_t total = 0;
   double flops = 0;
   for (const Weight &w : ws) {
@@ -216,6 +234,12 @@ BENCHMARK(BM_GemvStream)
     ->Name("BM_BatchedDecode")
     ->ArgNames({"fmt", "layers", "rows"})
     ->ArgsProduct({{BF16, Q8, Q4, Q4K}, {12}, {2, 4, 8, 16, 32, 64}})
+    ->UseRealTime();
+// The bench model's step (layers 0), the engine's `--batch 1,16` case.
+BENCHMARK(BM_GemvStream)
+    ->Name("BM_BatchedDecodeBenchModel")
+    ->ArgNames({"fmt", "layers", "rows"})
+    ->ArgsProduct({{BF16, Q8, Q4}, {0}, {1, 16}})
     ->UseRealTime();
 
 // 512 x 2048 x 2048 through the path LINEAR takes for many rows.
@@ -327,17 +351,24 @@ BENCHMARK(BM_DecodeAttention)
     ->UseRealTime();
 
 // A whole prompt's causal attention at the small bench model's shape (12
-// heads over 4 kv heads of 64, f32 cache in blocks of 16), at the CPU's
-// level: compare with LLMC_CPU_ISA=avx2 for the AVX2 path.
+// heads over 4 kv heads of 64, cache in blocks of 16, f32 or bf16), at the
+// CPU's level: compare with LLMC_CPU_ISA=avx2 for the AVX2 path.
 void BM_PrefillAttention(benchmark::State &state) {
   int64_t T = state.range(0), heads = 12, kvHeads = 4, D = 64, bs = 16;
+  const llmc_dtype kv = state.range(1) ? LLMC_BF16 : LLMC_F32;
   int64_t blocks = (T + bs - 1) / bs;
   KvCache cache;
-  common::initKvCache(cache, {1, uint32_t(kvHeads), uint32_t(D), LLMC_F32,
+  common::initKvCache(cache, {1, uint32_t(kvHeads), uint32_t(D), uint32_t(kv),
                               uint32_t(bs), uint32_t(blocks), 0, nullptr});
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (auto *layer : {&cache.k[0], &cache.v[0]}) {
+    if (kv == LLMC_BF16) {
+      auto *h = reinterpret_cast<uint16_t *>(layer->data());
+      for (size_t i = 0; i < layer->size() / 2; ++i)
+        h[i] = floatToBf16(u(rng));
+      continue;
+    }
     auto *f = reinterpret_cast<float *>(layer->data());
     for (size_t i = 0; i < layer->size() / 4; ++i)
       f[i] = u(rng);
@@ -377,7 +408,10 @@ void BM_PrefillAttention(benchmark::State &state) {
                              double(heads * D) * double(T * (T + 1) / 2),
                          benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_PrefillAttention)->Arg(512)->UseRealTime();
+BENCHMARK(BM_PrefillAttention)
+    ->ArgNames({"T", "bf16"})
+    ->ArgsProduct({{512, 2048}, {0, 1}})
+    ->UseRealTime();
 
 } // namespace
 
