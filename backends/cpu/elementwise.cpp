@@ -196,6 +196,8 @@ Kernel makeSlice(const llmc_op_desc &op) {
   return [op](Step &step) {
     Matrix x = step.operand(op, 0), out = step.result(op, 0);
     expectRows(out, x.rows, "the result");
+#pragma omp parallel for schedule(static) if (out.rows * out.cols >=           \
+                                              kParallelValues)
     for (int64_t r = 0; r < x.rows; ++r)
       std::memcpy(out.row(r), x.row(r) + op.i[0], size_t(out.cols) * 4);
   };
