@@ -10,6 +10,7 @@
 #include "common/op_checks.h"
 #include "simd.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -294,8 +295,21 @@ Kernel makeEmbedding(const llmc_op_desc &op, const Graph &g, Backend &) {
       if (table.dtype == LLMC_I8) {
         const auto *q = reinterpret_cast<const int8_t *>(bytes + e);
         const float *s = scales.data() + e / group;
-        for (int64_t c = 0; c < dim; ++c)
-          o[c] = float(q[c]) * s[c / group];
+        for (int64_t c0 = 0; c0 < dim; c0 += group) {
+          const float gs = s[c0 / group];
+          const __m256 vs = _mm256_set1_ps(gs);
+          const int64_t end = std::min(c0 + group, dim);
+          int64_t c = c0;
+          for (; c + 8 <= end; c += 8)
+            _mm256_storeu_ps(
+                o + c,
+                _mm256_mul_ps(
+                    _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(
+                        reinterpret_cast<const __m128i *>(q + c)))),
+                    vs));
+          for (; c < end; ++c)
+            o[c] = float(q[c]) * gs;
+        }
         continue;
       }
       if (table.dtype == LLMC_F32) {
