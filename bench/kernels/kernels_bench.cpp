@@ -242,10 +242,13 @@ BENCHMARK(BM_GemvStream)
     ->ArgsProduct({{BF16, Q8, Q4}, {0}, {1, 16}})
     ->UseRealTime();
 
-// 512 x 2048 x 2048 through the path LINEAR takes for many rows.
+// 512 rows x N x K (2048 x 2048 unless given) through the path LINEAR takes
+// for many rows.
 void BM_Prefill(benchmark::State &state) {
   Fmt fmt = Fmt(state.range(0));
   int64_t M = 512, N = 2048, K = 2048;
+  if (state.range(1))
+    N = state.range(1), K = state.range(2);
   Weight w(fmt, N, K);
   Backend backend;
   uint32_t dtype = fmt == F32    ? LLMC_F32
@@ -273,7 +276,21 @@ void BM_Prefill(benchmark::State &state) {
       benchmark::Counter(double(state.iterations()) * 2.0 * double(M * N * K),
                          benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_Prefill)->ArgName("fmt")->DenseRange(F32, Q6K)->UseRealTime();
+BENCHMARK(BM_Prefill)
+    ->ArgNames({"fmt", "N", "K"})
+    ->ArgsProduct({benchmark::CreateDenseRange(F32, Q6K, 1), {0}, {0}})
+    ->UseRealTime();
+// The bench model's prompt linears (q/k/v and gate/up fused, o, down).
+BENCHMARK(BM_Prefill)
+    ->Name("BM_PrefillBenchModel")
+    ->ArgNames({"fmt", "N", "K"})
+    ->Args({Q8, 1280, 768})
+    ->Args({Q8, 4096, 768})
+    ->Args({Q8, 768, 2048})
+    ->Args({Q4, 1280, 768})
+    ->Args({Q4, 4096, 768})
+    ->Args({Q4, 768, 2048})
+    ->UseRealTime();
 
 // Layer 0's attention op reading buffer 0 into buffer 1, scale 1/8.
 llmc_op_desc attentionOp(uint32_t kind, int64_t heads, int64_t kvHeads,
