@@ -96,7 +96,7 @@ struct Scratch {
   // The bf16 tile's Q and P (row-major), Kᵀ panels (pairs of d as words)
   // and V panels (pairs of keys interleaved), and the chunk's key rows.
   std::vector<uint16_t> qb, pb, vp;
-  std::vector<uint32_t> kp, kdup;
+  std::vector<uint32_t> kp;
   std::vector<const uint8_t *> krow, vrow;
 };
 
@@ -135,42 +135,28 @@ inline void transpose8(const float *in, int64_t ld, float *out, int64_t ldo) {
   transpose8(rows, out, ldo);
 }
 
-/// The chunk's n keys (bf16 rows of D) as the bf16 tile's Kᵀ panels for Q
-/// split in two bf16 halves (q = hi + lo, a pair per d): panel p's column c
-/// is key p * kTileN + c, its pair d the key's value twice. `dup` holds
-/// chunk * D words of scratch.
+/// The chunk's n keys (bf16 rows of D, D even) as the bf16 tile's Kᵀ
+/// panels: panel p's column c is key p * kTileN + c, its K pairs the key's
+/// words (pairs of d).
 void packKeysBf16(const uint8_t *const *rows, int64_t n, int64_t D,
-                  uint32_t *dup, uint32_t *panels) {
-  const int64_t D8 = D - D % 8;
-  for (int64_t t = 0; t < n; ++t) {
-    const auto *k = reinterpret_cast<const uint16_t *>(rows[t]);
-    uint32_t *to = dup + t * D;
-    int64_t d = 0;
-    for (; d < D8; d += 8) {
-      const __m256i w = _mm256_cvtepu16_epi32(
-          _mm_loadu_si128(reinterpret_cast<const __m128i *>(k + d)));
-      _mm256_storeu_si256(reinterpret_cast<__m256i *>(to + d),
-                          _mm256_or_si256(w, _mm256_slli_epi32(w, 16)));
-    }
-    for (; d < D; ++d)
-      to[d] = uint32_t(k[d]) * 0x10001u;
-  }
+                  uint32_t *panels) {
+  const int64_t pairs = D / 2, pairs8 = pairs - pairs % 8;
   for (int64_t t0 = 0; t0 < n; t0 += 8) {
     // Eight keys at a time, a short last group repeating its last key
     // (those columns' scores are masked).
     const float *k[8];
     for (int64_t i = 0; i < 8; ++i)
-      k[i] = reinterpret_cast<const float *>(dup + std::min(t0 + i, n - 1) * D);
-    auto *col = reinterpret_cast<float *>(panels + (t0 / kTileN) * D * kTileN +
-                                          t0 % kTileN);
-    for (int64_t d = 0; d < D8; d += 8) {
-      transpose8(k, col + d * kTileN, kTileN);
+      k[i] = reinterpret_cast<const float *>(rows[std::min(t0 + i, n - 1)]);
+    auto *col = reinterpret_cast<float *>(
+        panels + (t0 / kTileN) * pairs * kTileN + t0 % kTileN);
+    for (int64_t j = 0; j < pairs8; j += 8) {
+      transpose8(k, col + j * kTileN, kTileN);
       for (auto &p : k)
         p += 8;
     }
     for (int64_t i = 0; i < 8; ++i)
-      for (int64_t d = D8; d < D; ++d)
-        std::memcpy(col + d * kTileN + i, k[i] + (d - D8), 4);
+      for (int64_t j = pairs8; j < pairs; ++j)
+        std::memcpy(col + j * kTileN + i, k[i] + (j - pairs8), 4);
   }
 }
 
@@ -307,22 +293,22 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
   // to bf16 (as a bf16 linear rounds its activations), at twice the f32
   // tile's rate; the sums stay f32. A single position (a decode row of a
   // mixed step) keeps f32, as the decode graph runs it.
-  if (!tile || dtype != LLMC_BF16 || count == 1)
+  if (!tile || dtype != LLMC_BF16 || D % 2 != 0 || count == 1)
     bf16 = nullptr;
   const int64_t chunk = tile ? kTileChunk : kChunk;
   thread_local Scratch sc;
   if (bf16) {
-    sc.qb.resize(size_t(R * 2 * D));
+    // Q as two bf16 matrices, hi then lo (q = hi + lo to 16 bits).
+    sc.qb.resize(size_t(2 * R * D));
     for (int64_t r = 0; r < R; ++r) {
       const float *qr = q.row(first + r / G) + (kvHead * G + r % G) * D;
-      uint16_t *to = &sc.qb[size_t(r * 2 * D)];
+      uint16_t *hi = &sc.qb[size_t(r * D)], *lo = hi + R * D;
       for (int64_t d = 0; d < D; ++d) {
-        to[2 * d] = floatToBf16(qr[d]);
-        to[2 * d + 1] = floatToBf16(qr[d] - bf16ToFloat(to[2 * d]));
+        hi[d] = floatToBf16(qr[d]);
+        lo[d] = floatToBf16(qr[d] - bf16ToFloat(hi[d]));
       }
     }
-    sc.kp.resize(size_t(chunk * D));
-    sc.kdup.resize(size_t(chunk * D));
+    sc.kp.resize(size_t(chunk * D / 2));
     sc.vp.assign(size_t((D + kTileN - 1) / kTileN * chunk * kTileN), 0);
     sc.pb.resize(size_t(R * chunk));
     sc.sp.resize(size_t(R * chunk));
@@ -411,12 +397,13 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
   // runs over nt rounded up to a pair, the pad's P 0 and its value row 0.
   auto chunkOnBf16Tile = [&](int64_t j0, int64_t nt) {
     const int64_t ntEven = (nt + 1) / 2 * 2;
-    packKeysBf16(sc.krow.data(), nt, D, sc.kdup.data(), sc.kp.data());
+    packKeysBf16(sc.krow.data(), nt, D, sc.kp.data());
     for (int64_t c0 = 0; c0 < nt; c0 += kTileN)
-      bf16(Bf16Gemm{sc.qb.data(), R, 2 * D,
-                    reinterpret_cast<const uint16_t *>(
-                        sc.kp.data() + c0 / kTileN * D * kTileN),
-                    nullptr, sc.sp.data() + c0, chunk, kTileN});
+      for (int half = 0; half < 2; ++half) // S = hi·Kᵀ + lo·Kᵀ
+        bf16(Bf16Gemm{sc.qb.data() + half * R * D, R, D,
+                      reinterpret_cast<const uint16_t *>(
+                          sc.kp.data() + c0 / kTileN * D / 2 * kTileN),
+                      nullptr, sc.sp.data() + c0, chunk, kTileN, half == 1});
     for (int64_t r = 0; r < R; ++r) {
       const auto [lo, hi] = keysOf(r, j0, nt);
       float *p = &sc.sp[size_t(r * chunk)];
