@@ -44,22 +44,24 @@ inline __m512 exp16(__m512 x) {
 
 } // namespace
 
-float softmaxToBf16Avx512(const float *scores, int64_t n, int64_t lo,
-                          int64_t hi, float scale, float &m, float &l,
-                          uint16_t *out, int64_t outN) {
+float softmaxToBf16Avx512(const float *scores, int64_t lo, int64_t hi,
+                          float scale, float &m, float &l, uint16_t *out,
+                          int64_t outN) {
+  constexpr int V = kSoftmaxChunk / 16;
   const float ninf = -std::numeric_limits<float>::infinity();
   const __m512 vscale = _mm512_set1_ps(scale);
-  // Lanes of keys [lo, hi) of the 16 at t.
-  auto seen = [&](int64_t t) {
-    const int64_t a = std::clamp<int64_t>(lo - t, 0, 16),
-                  b = std::clamp<int64_t>(hi - t, 0, 16);
-    return __mmask16(((1u << b) - 1) & ~((1u << a) - 1));
-  };
+  // The chunk's scaled scores stay in registers for both passes, each
+  // vector with its lanes of keys [lo, hi).
+  __m512 s[V];
+  __mmask16 seen[V];
   __m512 vmax = _mm512_set1_ps(ninf);
-  for (int64_t t = 0; t < n; t += 16)
-    vmax =
-        _mm512_mask_max_ps(vmax, seen(t), vmax,
-                           _mm512_mul_ps(_mm512_loadu_ps(scores + t), vscale));
+  for (int v = 0; v < V; ++v) {
+    const int64_t a = std::clamp<int64_t>(lo - 16 * v, 0, 16),
+                  b = std::clamp<int64_t>(hi - 16 * v, 0, 16);
+    seen[v] = __mmask16(((1u << b) - 1) & ~((1u << a) - 1));
+    s[v] = _mm512_mul_ps(_mm512_loadu_ps(scores + 16 * v), vscale);
+    vmax = _mm512_mask_max_ps(vmax, seen[v], vmax, s[v]);
+  }
   // Halves folded by hand: GCC 12's _mm512_reduce_max_ps trips
   // -Wuninitialized in its own header.
   vmax = _mm512_max_ps(vmax, _mm512_shuffle_f32x4(vmax, vmax, 0x4e));
@@ -67,14 +69,13 @@ float softmaxToBf16Avx512(const float *scores, int64_t n, int64_t lo,
   const float alpha = m == ninf ? 0.0f : m == mNew ? 1.0f : std::exp(m - mNew);
   const __m512 vm = _mm512_set1_ps(mNew);
   __m512 psum = _mm512_setzero_ps();
-  for (int64_t t = 0; t < outN; t += 16) {
-    const __m512 p = exp16(_mm512_maskz_sub_ps(
-        seen(t), _mm512_mul_ps(_mm512_loadu_ps(scores + t), vscale), vm));
-    const __m512 pm = _mm512_maskz_mov_ps(seen(t), p);
-    psum = _mm512_add_ps(psum, pm);
-    const int64_t left = std::min<int64_t>(16, outN - t);
-    const __m256bh bh = _mm512_cvtneps_pbh(pm);
-    _mm256_mask_storeu_epi16(out + t, __mmask16((1u << left) - 1),
+  for (int v = 0; v < V && 16 * v < outN; ++v) {
+    const __m512 p = _mm512_maskz_mov_ps(
+        seen[v], exp16(_mm512_maskz_sub_ps(seen[v], s[v], vm)));
+    psum = _mm512_add_ps(psum, p);
+    const int64_t left = std::min<int64_t>(16, outN - 16 * v);
+    const __m256bh bh = _mm512_cvtneps_pbh(p);
+    _mm256_mask_storeu_epi16(out + 16 * v, __mmask16((1u << left) - 1),
                              reinterpret_cast<const __m256i &>(bh));
   }
   l = l * alpha + _mm512_reduce_add_ps(psum);

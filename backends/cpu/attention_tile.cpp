@@ -24,7 +24,7 @@ namespace {
 
 // Keys per chunk: four 8-lane score vectors per row on AVX2; on the tile
 // two of its panels, which halves the per-chunk softmax and setup work.
-constexpr int64_t kChunk = 32, kTileChunk = 64;
+constexpr int64_t kChunk = 32, kTileChunk = kSoftmaxChunk;
 static_assert(kChunk == kRowChunk, "the row kernels take a decode chunk");
 // How far ahead of the key being gathered its rows are prefetched, into L2
 // (_MM_HINT_T1): L1's few miss buffers filled up at 16 keys into L1, and
@@ -419,8 +419,8 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
         toBf16(p, ntEven, pb);
       } else {
         alpha =
-            softmaxToBf16Avx512(p, chunk, lo - j0, hi - j0, s.scale,
-                                sc.m[size_t(r)], sc.l[size_t(r)], pb, ntEven);
+            softmaxToBf16Avx512(p, lo - j0, hi - j0, s.scale, sc.m[size_t(r)],
+                                sc.l[size_t(r)], pb, ntEven);
       }
       float *acc = &sc.acc[size_t(r * D)];
       if (alpha != 1.0f)
