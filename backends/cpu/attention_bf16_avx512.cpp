@@ -23,23 +23,14 @@ inline __m512 exp16(__m512 x) {
   const __m512 lo = _mm512_set1_ps(-87.0f);
   const __mmask16 normal = _mm512_cmp_ps_mask(x, lo, _CMP_GE_OQ);
   x = _mm512_min_ps(_mm512_max_ps(x, lo), _mm512_set1_ps(88.3762626647949f));
-  __m512 fx = _mm512_roundscale_ps(
+  const __m512 fx = _mm512_roundscale_ps(
       _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f),
                       _mm512_set1_ps(0.5f)),
       _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-  x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
-  x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), x);
-  __m512 y = _mm512_set1_ps(1.9875691500E-4f);
-  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.3981999507E-3f));
-  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(8.3334519073E-3f));
-  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(4.1665795894E-2f));
-  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.6666665459E-1f));
-  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(5.0000001201E-1f));
-  y = _mm512_fmadd_ps(y, _mm512_mul_ps(x, x),
-                      _mm512_add_ps(x, _mm512_set1_ps(1.0f)));
   const __m512i n = _mm512_slli_epi32(
       _mm512_add_epi32(_mm512_cvttps_epi32(fx), _mm512_set1_epi32(127)), 23);
-  return _mm512_maskz_mul_ps(normal, y, _mm512_castsi512_ps(n));
+  return _mm512_maskz_mul_ps(normal, simd::expReduced(x, fx),
+                             _mm512_castsi512_ps(n));
 }
 
 } // namespace

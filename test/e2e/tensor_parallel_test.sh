@@ -126,7 +126,9 @@ if timeout 60 "${mpirun[@]}" "$bin/llmc" run "$work/fortune-llama.plan" --prompt
   echo "a tp 1 plan ran on two ranks" >&2; exit 1
 fi
 grep -q "tensor-parallel rank" "$work/err2"
-# A lost rank: the job ends (mpirun takes the others down), no hang.
+# A lost rank: the job ends (mpirun takes the others down), no hang. The
+# output is emptied first: the loop must not read a last run's line.
+: >"$work/lost.out"
 "${mpirun[@]}" "$bin/llmc" serve "$work/fortune-llama-tp2.plan" --port 0 \
   >"$work/lost.out" 2>"$work/lost.err" &
 job=$!

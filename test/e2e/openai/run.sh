@@ -26,6 +26,10 @@ cp "$here/client.test.mjs" "$work/client.test.mjs"
 cp "$(dirname "$0")/checks.mjs" "$work/checks.mjs"
 
 out=$work/serve.out err=$work/serve.err
+# Emptied here, not by the server's redirect: on a loaded machine the loop
+# below could read the last run's port before the new server opened them.
+: >"$out"
+: >"$err"
 # shellcheck disable=SC2086
 ${LLMC_LAUNCH:-} "$bin/llmc" serve "$plan" --port 0 --served-model-name "$model" \
   --max-num-seqs 16 "$@" >"$out" 2>"$err" &

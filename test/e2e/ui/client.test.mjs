@@ -68,11 +68,18 @@ try {
   await setField('extra', JSON.stringify({ ignore_eos: true }));
   await setField('max_tokens', '4000');
   await say('go on');
+  // Stop is pressed in the same task that sees the reply streaming: a
+  // click sent after the check lost the race on a loaded machine (the
+  // button had been hidden again, or not laid out, by the time it came).
   await page.waitForFunction(() => {
     const last = [...document.querySelectorAll('.msg.assistant')].at(-1);
-    return last && !last.dataset.finish && last.querySelector('.content').textContent.length > 20;
+    const stop = document.getElementById('stop');
+    if (!last || last.dataset.finish || stop.hidden ||
+        last.querySelector('.content').textContent.length <= 20)
+      return false;
+    stop.click();
+    return true;
   }, { timeout: 60_000 });
-  await page.click('#stop');
   await finished(3);
   const stopped = () => page.$$eval('.msg.assistant', (els) => ({ finish: els.at(-1).dataset.finish, text: els.at(-1).querySelector('.content').textContent }));
   const atStop = await stopped();
