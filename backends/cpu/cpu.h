@@ -97,6 +97,11 @@ std::vector<float> toF32(const llmc_weight_desc &w, int64_t count);
 Kernel makeEmbedding(const llmc_op_desc &, const Graph &, Backend &);
 Kernel makeNorm(const llmc_op_desc &, const Graph &, Backend &);
 Kernel makeLinear(const llmc_op_desc &, const Graph &, Backend &);
+/// The linear with the SWIGLU that alone reads its result fused in (the
+/// result never written), where its weights run on the packed integer
+/// tiles; else an empty Kernel.
+Kernel makeLinearSwiglu(const llmc_op_desc &linear, const llmc_op_desc &swiglu,
+                        const Graph &, Backend &);
 Kernel makeRope(const llmc_op_desc &, const Graph &, Backend &);
 Kernel makeElementwise(const llmc_op_desc &, const Graph &, Backend &);
 Kernel makeKvWrite(const llmc_op_desc &, const Graph &, Backend &);
@@ -162,9 +167,11 @@ std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k, IntFormat f,
                                                const float *scales, int64_t N,
                                                int64_t K, int64_t group);
 /// out = x · Wᵀ (+ bias) on the tiles, any number of rows; rounds x as
-/// gemvInt does.
+/// gemvInt does. With `gated` ([rows][N / 2], N / 2 a multiple of kTileN),
+/// out is not written: gated = silu(gate) · up of the result's halves, as
+/// SWIGLU computes it from out.
 void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
-                   const PackedIntWeight &w);
+                   const PackedIntWeight &w, float *gated = nullptr);
 /// A bf16 weight repacked once, at prepare, into Bf16Gemm's panels: every
 /// row count runs on vdpbf16ps tiles over the same bytes (x rounded to bf16
 /// as the GEMV panels round it), and the plan's pages are not read again.

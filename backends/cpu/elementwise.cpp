@@ -19,11 +19,6 @@ namespace {
 
 constexpr int64_t kParallelValues = 1 << 15;
 
-inline __m256 silu8(__m256 x) {
-  __m256 e = simd::exp(_mm256_sub_ps(_mm256_setzero_ps(), x));
-  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
-}
-
 inline float silu1(float x) { return x / (1.0f + std::exp(-x)); }
 
 // Calls f8(r, c) on whole vectors and f1(r, c) on each row's tail.
@@ -69,7 +64,7 @@ Kernel makeSilu(const llmc_op_desc &op) {
         x.rows, x.cols,
         [&](int64_t r, int64_t c) {
           _mm256_storeu_ps(out.row(r) + c,
-                           silu8(_mm256_loadu_ps(x.row(r) + c)));
+                           simd::silu(_mm256_loadu_ps(x.row(r) + c)));
         },
         [&](int64_t r, int64_t c) { out.row(r)[c] = silu1(x.row(r)[c]); });
   };
@@ -161,7 +156,7 @@ Kernel makeSwiglu(const llmc_op_desc &op) {
         [&](int64_t r, int64_t c) {
           __m256 g = _mm256_loadu_ps(x.row(r) + c);
           __m256 u = _mm256_loadu_ps(x.row(r) + I + c);
-          __m256 a = geglu ? simd::geluTanh(g) : silu8(g);
+          __m256 a = geglu ? simd::geluTanh(g) : simd::silu(g);
           _mm256_storeu_ps(out.row(r) + c, _mm256_mul_ps(a, u));
         },
         [&](int64_t r, int64_t c) {

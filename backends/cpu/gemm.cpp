@@ -14,6 +14,7 @@
 #include "gemv_int.h"
 #include "gemv_kquant.h"
 #include "parallel.h"
+#include "simd.h"
 
 #include "llmc/support/half.h"
 
@@ -334,7 +335,7 @@ std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k, IntFormat f,
 constexpr int64_t kWidenNibbleRows = 32;
 
 void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
-                   const PackedIntWeight &w) {
+                   const PackedIntWeight &w, float *gated) {
   const bool i4 = w.format == kI4;
   static thread_local Activations scratch; // see gemmInt
   Activations &x = scratch;
@@ -347,7 +348,7 @@ void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
   // they unpack each panel once, to bytes, and run the byte tile.
   const bool widen = i4 && a.rows > kWidenNibbleRows;
   const IntTile tile = !i4 ? k.t8 : widen ? k.t4 : k.t4Nibbles;
-  parallelFor(panels, a.N * a.K >= (1 << 16), [&](int64_t p) {
+  auto panelInto = [&](int64_t p, float *out, int64_t ldo) {
     const int64_t n0 = p * kTileN;
     const uint8_t *panel = w.w.data() + p * bytes;
     if (widen) {
@@ -369,8 +370,30 @@ void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
     }
     tile(IntGemm{x.q.data(), x.s.data(), x.c.data(), a.K, a.rows, a.K, panel,
                  w.s.data() + p * w.groups * kTileN, w.groups,
-                 a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
+                 a.bias ? a.bias + n0 : nullptr, out, ldo,
                  std::min(kTileN, a.N - n0), false});
+  };
+  if (!gated) {
+    parallelFor(panels, a.N * a.K >= (1 << 16),
+                [&](int64_t p) { panelInto(p, a.out + p * kTileN, a.N); });
+    return;
+  }
+  // SWIGLU fused: a gate panel and its up panel into this thread's scratch
+  // (in cache), then silu(gate) · up, as the op computes it, to y.
+  const int64_t I = a.N / 2, half = I / kTileN;
+  parallelFor(half, a.N * a.K >= (1 << 16), [&](int64_t p) {
+    thread_local std::vector<float> gu;
+    gu.resize(size_t(a.rows * 2 * kTileN));
+    panelInto(p, gu.data(), 2 * kTileN);
+    panelInto(p + half, gu.data() + kTileN, 2 * kTileN);
+    for (int64_t r = 0; r < a.rows; ++r) {
+      const float *g = gu.data() + r * 2 * kTileN;
+      float *y = gated + r * I + p * kTileN;
+      for (int64_t c = 0; c < kTileN; c += 8)
+        _mm256_storeu_ps(y + c,
+                         _mm256_mul_ps(simd::silu(_mm256_loadu_ps(g + c)),
+                                       _mm256_loadu_ps(g + kTileN + c)));
+    }
   });
 }
 

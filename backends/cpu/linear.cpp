@@ -87,7 +87,10 @@ void runOwnLinear(const LinearWeight &w, const OwnKernels &k,
   }
 }
 
-Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
+namespace {
+
+Kernel linearKernel(const llmc_op_desc &op, const Graph &g, Backend &b,
+                    const llmc_op_desc *swiglu) {
   const llmc_weight_desc &wd = g.weights[op.operands[W].index];
   int64_t K = g.buffers[op.operands[X].index].cols;
   int64_t N = g.buffers[op.results[0]].cols;
@@ -154,6 +157,19 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
       mayExceed(g.buffers[op.operands[X].index].rows, kGemvMaxRows))
     packed = packMatmul(b, w);
 
+  if (swiglu) {
+    if (!packedInt || N % (2 * kTileN) != 0)
+      return {};
+    return [op, w, kernels, bias, packedInt, swiglu = *swiglu](Step &step) {
+      Matrix x = step.operand(op, X), y = step.result(swiglu, 0);
+      expectRows(y, x.rows, "the SWIGLU result");
+      gemmPackedInt(kernels.ints,
+                    GemvArgs{x.data, x.rows, w.K, w.N,
+                             bias ? bias->data() : nullptr, nullptr},
+                    *packedInt, y.data);
+    };
+  }
+
   // A decode step's rows are sequences, each rounded to bf16 as it would be
   // alone; a prompt's rows keep f32 activations (the documented bf16
   // bound), on the widened tiles.
@@ -178,6 +194,17 @@ Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
       return;
     runOwnLinear(w, kernels, GemvArgs{x.data, x.rows, w.K, w.N, bp, out.data});
   };
+}
+
+} // namespace
+
+Kernel makeLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
+  return linearKernel(op, g, b, nullptr);
+}
+
+Kernel makeLinearSwiglu(const llmc_op_desc &linear, const llmc_op_desc &swiglu,
+                        const Graph &g, Backend &b) {
+  return linearKernel(linear, g, b, &swiglu);
 }
 
 } // namespace llmc::cpu

@@ -86,6 +86,12 @@ inline __m256 exp(__m256 x) {
   return _mm256_and_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(n)), normal);
 }
 
+/// x · sigmoid(x) (SiLU), as SWIGLU applies it.
+inline __m256 silu(__m256 x) {
+  const __m256 e = exp(_mm256_sub_ps(_mm256_setzero_ps(), x));
+  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
 /// tanh(x) to a few ulp (Cephes' tanhf): an odd polynomial below 0.625,
 /// 1 - 2 / (exp(2|x|) + 1) above, where it rounds to +-1 past |x| ~ 9.
 inline __m256 tanh(__m256 x) {

@@ -292,6 +292,48 @@ BENCHMARK(BM_Prefill)
     ->Args({Q4, 768, 2048})
     ->UseRealTime();
 
+// The bench model's gate/up (4096 x 768) and its SWIGLU, as LINEAR runs
+// them: apart (the linear's 2I-wide result, then the op over it) or fused
+// (the linear writes silu(gate) · up), for a decode row, a batch, a prompt.
+void BM_GateUpSwiglu(benchmark::State &state) {
+  const Fmt fmt = Fmt(state.range(0));
+  const int64_t rows = state.range(1), I = 2048, K = 768;
+  const bool fused = state.range(2) != 0;
+  Weight w(fmt, 2 * I, K);
+  if (!w.packed) {
+    state.SkipWithError("no packed integer tiles at this level");
+    return;
+  }
+  std::vector<float> x(size_t(rows * K), 0.25f), gu(size_t(rows * 2 * I)),
+      y(size_t(rows * I));
+  Graph g;
+  llmc_op_desc op{};
+  op.kind = LLMC_OP_SWIGLU;
+  op.num_operands = 1;
+  op.num_results = 1;
+  op.operands[0] = {LLMC_OPERAND_BUFFER, 0};
+  op.results[0] = 1;
+  Kernel swiglu =
+      makeElementwise(op, g, const_cast<Backend &>(Weight::level()));
+  llmc_step_args args{};
+  args.num_tokens = int32_t(rows);
+  Step step{g, args, nullptr, {{gu.data(), rows, 2 * I}, {y.data(), rows, I}}};
+  const GemvArgs a{x.data(), rows, K, 2 * I, nullptr, gu.data()};
+  for (auto _ : state) {
+    if (fused) {
+      gemmPackedInt(Weight::level().ints, a, *w.packed, y.data());
+    } else {
+      gemmPackedInt(Weight::level().ints, a, *w.packed);
+      swiglu(step);
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+BENCHMARK(BM_GateUpSwiglu)
+    ->ArgNames({"fmt", "rows", "fused"})
+    ->ArgsProduct({{Q8, Q4}, {1, 16, 512}, {0, 1}})
+    ->UseRealTime();
+
 // Layer 0's attention op reading buffer 0 into buffer 1, scale 1/8.
 llmc_op_desc attentionOp(uint32_t kind, int64_t heads, int64_t kvHeads,
                          int64_t D) {

@@ -232,6 +232,40 @@ void addLinearCases(std::vector<Case> &cases) {
       }
 }
 
+// gate/up then SWIGLU, which the cpu backend runs as one kernel where the
+// weights are on its integer tiles and I is a multiple of their 32 columns
+// (I = 40: the two ops apart), at a decode row, a batch and a prompt's rows.
+void addLinearSwigluCases(std::vector<Case> &cases) {
+  for (auto [dtype, group] : {std::pair{LLMC_I8, int64_t(0)}, {LLMC_I4, 32}})
+    for (auto [rows, k, I] :
+         {std::tuple{1, 256, 64}, {5, 512, 96}, {40, 384, 64}, {5, 256, 40}})
+      for (bool bias : {false, true})
+        cases.push_back(simple(
+            cat("swiglu/after_linear/", dtypeName(dtype),
+                group ? cat("g", group) : "", "/", rows, "x", k, "x", I,
+                bias ? "/bias" : ""),
+            kInt8Activations, rows, {k},
+            [=](OpGraph &g, const std::vector<uint32_t> &in,
+                std::mt19937 &rng) {
+              const int64_t n = 2 * I, gr = dtype == LLMC_I8 ? k : group;
+              Quantized q =
+                  quantize(dtype, randomVector(rng, size_t(n * k)), n, k, gr);
+              uint32_t w =
+                  g.weight(dtype, {n, dtype == LLMC_I8 ? k : k / 2}, q.bytes);
+              llmc_operand b = none();
+              if (bias)
+                b = wt(g.weight(LLMC_F32, {n}, randomVector(rng, size_t(n))));
+              uint32_t gateUp = g.buffer(rowsT(), n),
+                       out = g.buffer(rowsT(), I);
+              g.add(makeOp(LLMC_OP_LINEAR,
+                           {buf(in[0]), wt(w),
+                            wt(g.weight(LLMC_F32, {n, k / gr}, q.scales)), b},
+                           {gateUp}, {gr}));
+              g.add(makeOp(LLMC_OP_SWIGLU, {buf(gateUp)}, {out}, {0, 0}));
+              return out;
+            }));
+}
+
 // MXFP4 weights (gpt-oss's experts), exact against f32 activations (i2 =
 // 0, an f32 plan) or on int8 ones (i2 = 1).
 void addMxfp4LinearCases(std::vector<Case> &cases) {
@@ -832,6 +866,7 @@ std::vector<Case> allCases() {
   std::vector<Case> cases;
   addNormCases(cases);
   addLinearCases(cases);
+  addLinearSwigluCases(cases);
   addMxfp4LinearCases(cases);
   addKQuantCases(cases);
   addPointwiseCases(cases);
