@@ -334,13 +334,45 @@ std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k, IntFormat f,
 // runs about twice the nibble tile's rate on a prompt).
 constexpr int64_t kWidenNibbleRows = 32;
 
+namespace {
+
+/// panel(p, out, ldo) for every panel of kTileN result columns, on the
+/// pool: into a.out, or with `gated` (SWIGLU fused) a gate panel and its
+/// up panel into this thread's scratch (in cache), then silu(gate) · up,
+/// as the op computes it, into gated ([rows][N / 2]).
+template <typename Panel>
+void runPanels(const GemvArgs &a, float *gated, const Panel &panel) {
+  const bool worth = a.N * a.K >= (1 << 16);
+  if (!gated) {
+    parallelFor((a.N + kTileN - 1) / kTileN, worth,
+                [&](int64_t p) { panel(p, a.out + p * kTileN, a.N); });
+    return;
+  }
+  const int64_t I = a.N / 2, half = I / kTileN;
+  parallelFor(half, worth, [&](int64_t p) {
+    thread_local std::vector<float> gu;
+    gu.resize(size_t(a.rows * 2 * kTileN));
+    panel(p, gu.data(), 2 * kTileN);
+    panel(p + half, gu.data() + kTileN, 2 * kTileN);
+    for (int64_t r = 0; r < a.rows; ++r) {
+      const float *g = gu.data() + r * 2 * kTileN;
+      float *y = gated + r * I + p * kTileN;
+      for (int64_t c = 0; c < kTileN; c += 8)
+        _mm256_storeu_ps(y + c,
+                         _mm256_mul_ps(simd::silu(_mm256_loadu_ps(g + c)),
+                                       _mm256_loadu_ps(g + kTileN + c)));
+    }
+  });
+}
+
+} // namespace
+
 void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
                    const PackedIntWeight &w, float *gated) {
   const bool i4 = w.format == kI4;
   static thread_local Activations scratch; // see gemmInt
   Activations &x = scratch;
   quantize(a, i4 ? 8 : k.q8Offset, x);
-  const int64_t panels = (a.N + kTileN - 1) / kTileN;
   const int64_t bytes = i4 ? a.K * kTileN / 2 : a.K * kTileN;
   // Each thread streams its run of panels, all of K at once: no barrier
   // per block of K, and a decode row's weights are one sequential read.
@@ -373,28 +405,7 @@ void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
                  a.bias ? a.bias + n0 : nullptr, out, ldo,
                  std::min(kTileN, a.N - n0), false});
   };
-  if (!gated) {
-    parallelFor(panels, a.N * a.K >= (1 << 16),
-                [&](int64_t p) { panelInto(p, a.out + p * kTileN, a.N); });
-    return;
-  }
-  // SWIGLU fused: a gate panel and its up panel into this thread's scratch
-  // (in cache), then silu(gate) · up, as the op computes it, to y.
-  const int64_t I = a.N / 2, half = I / kTileN;
-  parallelFor(half, a.N * a.K >= (1 << 16), [&](int64_t p) {
-    thread_local std::vector<float> gu;
-    gu.resize(size_t(a.rows * 2 * kTileN));
-    panelInto(p, gu.data(), 2 * kTileN);
-    panelInto(p + half, gu.data() + kTileN, 2 * kTileN);
-    for (int64_t r = 0; r < a.rows; ++r) {
-      const float *g = gu.data() + r * 2 * kTileN;
-      float *y = gated + r * I + p * kTileN;
-      for (int64_t c = 0; c < kTileN; c += 8)
-        _mm256_storeu_ps(y + c,
-                         _mm256_mul_ps(simd::silu(_mm256_loadu_ps(g + c)),
-                                       _mm256_loadu_ps(g + kTileN + c)));
-    }
-  });
+  runPanels(a, gated, panelInto);
 }
 
 std::shared_ptr<PackedBf16Weight> packBf16Weight(const uint16_t *w, int64_t N,
@@ -506,7 +517,8 @@ void gemmPackedBf16Widened(F32Tile tile, const GemvArgs &a,
   });
 }
 
-void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w) {
+void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w,
+                float *gated) {
   // Each sub-block is a group of the integer tile with scale d * scale
   // (codes are unsigned: no offset), x rounded to q8_K as the GEMV rounds
   // it (decode and prefill agree). Q4_K / Q5_K's mins, -dmin m d_x sum(x_q)
@@ -545,8 +557,7 @@ void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w) {
   });
   // Each thread packs its panels whole (all of K) and runs every row
   // against each: no barrier, the mins inside the tile.
-  const int64_t panels = (a.N + kTileN - 1) / kTileN;
-  parallelFor(panels, a.N * a.K >= (1 << 16), [&](int64_t p) {
+  runPanels(a, gated, [&](int64_t p, float *out, int64_t ldo) {
     thread_local Panel panel; // this worker's own
     thread_local std::vector<float> mins;
     const int64_t n0 = p * kTileN;
@@ -568,7 +579,7 @@ void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w) {
       }
     k.t8(IntGemm{x.q.data(), x.s.data(), x.c.data(), a.K, a.rows, a.K,
                  panel.w.data(), panel.s.data(), groups,
-                 a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
+                 a.bias ? a.bias + n0 : nullptr, out, ldo,
                  std::min(kTileN, a.N - n0), false, six ? nullptr : mins.data(),
                  six ? nullptr : xm.data(), block});
   });

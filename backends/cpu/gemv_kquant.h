@@ -35,8 +35,10 @@ struct KQuantWeight {
 /// 16 rows 94 ms there, 70 on the dot; 32 rows 139 / 140; 64 rows 206 / 286).
 constexpr int64_t kKQuantGemmRows = 32;
 
-/// Many rows on the integer GEMM tiles (gemm.cpp), x rounded to q8_K.
-void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w);
+/// Many rows on the integer GEMM tiles (gemm.cpp), x rounded to q8_K;
+/// `gated` as gemmPackedInt's (SWIGLU fused).
+void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w,
+                float *gated = nullptr);
 
 /// out = x · Wᵀ (+ bias) for any number of rows.
 void gemvKQuant(const GemvArgs &a, const KQuantWeight &w);

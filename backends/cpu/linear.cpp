@@ -47,15 +47,22 @@ OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w) {
                     quantized && intGemvApplies(w.K, w.group)};
 }
 
+KQuantWeight kquantWeight(const LinearWeight &w, const OwnKernels &k) {
+  const kquant::Format f = common::kquantFormat(w.dtype);
+  return KQuantWeight{f,
+                      static_cast<const uint8_t *>(w.data),
+                      w.kqHeaders,
+                      w.int8Activations,
+                      k.kquant.dot[int(f)],
+                      k.kquant.pairedX[int(f)],
+                      k.kquant.maxRows,
+                      &k.ints};
+}
+
 void runOwnLinear(const LinearWeight &w, const OwnKernels &k,
                   const GemvArgs &a) {
-  if (common::isKQuant(w.dtype)) {
-    const kquant::Format f = common::kquantFormat(w.dtype);
-    return gemvKQuant(
-        a, KQuantWeight{f, static_cast<const uint8_t *>(w.data), w.kqHeaders,
-                        w.int8Activations, k.kquant.dot[int(f)],
-                        k.kquant.pairedX[int(f)], k.kquant.maxRows, &k.ints});
-  }
+  if (common::isKQuant(w.dtype))
+    return gemvKQuant(a, kquantWeight(w, k));
   if (k.intDot)
     return (a.rows > kGemvMaxRows ? gemmInt : gemvInt)(
         k.ints,
@@ -158,15 +165,28 @@ Kernel linearKernel(const llmc_op_desc &op, const Graph &g, Backend &b,
     packed = packMatmul(b, w);
 
   if (swiglu) {
-    if (!packedInt || N % (2 * kTileN) != 0)
+    // K-quants take the tiles above kKQuantGemmRows rows (a prompt); fewer
+    // run the linear and the op apart, as unfused.
+    const bool kqTiles = kq && w.int8Activations;
+    if ((!packedInt && !kqTiles) || N % (2 * kTileN) != 0)
       return {};
-    return [op, w, kernels, bias, packedInt, swiglu = *swiglu](Step &step) {
+    Kernel apart = makeElementwise(*swiglu, g, b);
+    return [op, w, kernels, bias, packedInt, kqTiles, apart,
+            swiglu = *swiglu](Step &step) {
       Matrix x = step.operand(op, X), y = step.result(swiglu, 0);
       expectRows(y, x.rows, "the SWIGLU result");
-      gemmPackedInt(kernels.ints,
-                    GemvArgs{x.data, x.rows, w.K, w.N,
-                             bias ? bias->data() : nullptr, nullptr},
-                    *packedInt, y.data);
+      const float *bp = bias ? bias->data() : nullptr;
+      if (packedInt)
+        return gemmPackedInt(kernels.ints,
+                             GemvArgs{x.data, x.rows, w.K, w.N, bp, nullptr},
+                             *packedInt, y.data);
+      if (kqTiles && x.rows > kKQuantGemmRows)
+        return gemmKQuant(kernels.ints,
+                          GemvArgs{x.data, x.rows, w.K, w.N, bp, nullptr},
+                          kquantWeight(w, kernels), y.data);
+      Matrix r = step.result(op, 0);
+      runOwnLinear(w, kernels, GemvArgs{x.data, x.rows, w.K, w.N, bp, r.data});
+      apart(step);
     };
   }
 

@@ -314,6 +314,22 @@ void addKQuantCases(std::vector<Case> &cases) {
                            {out}, {256, 0, int8}));
               return out;
             }));
+    // gate/up then SWIGLU on int8 activations: fused on the tiles above 32
+    // rows, apart below.
+    for (int rows : {5, 40})
+      cases.push_back(simple(
+          cat("swiglu/after_linear/", name, "/", rows, "x256x64"),
+          kInt8Activations, rows, {256},
+          [=](OpGraph &g, const std::vector<uint32_t> &in, std::mt19937 &rng) {
+            llmc_operand headers;
+            uint32_t wi = kquantWeight(g, d, {128, 256}, rng, headers);
+            uint32_t gateUp = g.buffer(rowsT(), 128),
+                     out = g.buffer(rowsT(), 64);
+            g.add(makeOp(LLMC_OP_LINEAR, {buf(in[0]), wt(wi), headers, none()},
+                         {gateUp}, {256, 0, 1}));
+            g.add(makeOp(LLMC_OP_SWIGLU, {buf(gateUp)}, {out}, {0, 0}));
+            return out;
+          }));
     cases.push_back(simple(
         cat("embedding/", name), kExact, 6, {},
         [=](OpGraph &g, const std::vector<uint32_t> &, std::mt19937 &rng) {
