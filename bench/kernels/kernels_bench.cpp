@@ -292,6 +292,17 @@ BENCHMARK(BM_Prefill)
     ->Args({Q4, 768, 2048})
     ->UseRealTime();
 
+// An op of `kind` reading buffer 0 into buffer 1, its attributes 0.
+llmc_op_desc bufferOp(uint32_t kind) {
+  llmc_op_desc op{};
+  op.kind = kind;
+  op.num_operands = 1;
+  op.num_results = 1;
+  op.operands[0] = {LLMC_OPERAND_BUFFER, 0};
+  op.results[0] = 1;
+  return op;
+}
+
 // The bench model's gate/up (4096 x 768) and its SWIGLU, as LINEAR runs
 // them: apart (the linear's 2I-wide result, then the op over it) or fused
 // (the linear writes silu(gate) · up), for a decode row, a batch, a prompt.
@@ -307,14 +318,8 @@ void BM_GateUpSwiglu(benchmark::State &state) {
   std::vector<float> x(size_t(rows * K), 0.25f), gu(size_t(rows * 2 * I)),
       y(size_t(rows * I));
   Graph g;
-  llmc_op_desc op{};
-  op.kind = LLMC_OP_SWIGLU;
-  op.num_operands = 1;
-  op.num_results = 1;
-  op.operands[0] = {LLMC_OPERAND_BUFFER, 0};
-  op.results[0] = 1;
-  Kernel swiglu =
-      makeElementwise(op, g, const_cast<Backend &>(Weight::level()));
+  Kernel swiglu = makeElementwise(bufferOp(LLMC_OP_SWIGLU), g,
+                                  const_cast<Backend &>(Weight::level()));
   llmc_step_args args{};
   args.num_tokens = int32_t(rows);
   Step step{g, args, nullptr, {{gu.data(), rows, 2 * I}, {y.data(), rows, I}}};
@@ -337,12 +342,7 @@ BENCHMARK(BM_GateUpSwiglu)
 // Layer 0's attention op reading buffer 0 into buffer 1, scale 1/8.
 llmc_op_desc attentionOp(uint32_t kind, int64_t heads, int64_t kvHeads,
                          int64_t D) {
-  llmc_op_desc op{};
-  op.kind = kind;
-  op.num_operands = 1;
-  op.num_results = 1;
-  op.operands[0] = {LLMC_OPERAND_BUFFER, 0};
-  op.results[0] = 1;
+  llmc_op_desc op = bufferOp(kind);
   op.i[0] = 0;
   op.i[1] = heads;
   op.i[2] = kvHeads;
