@@ -630,6 +630,14 @@ void addAttentionCases(std::vector<Case> &cases) {
   cases.push_back(
       attentionCase("prefill/softcap/long/d80",
                     {6, 2, 80, 0, 16, LLMC_F32, {0}, {100}, false, 1.5f}));
+  // The same over a bf16 cache: the prompt's rows on the bf16 tile with
+  // the softcap's own softmax.
+  cases.push_back(attentionCase(
+      "prefill/softcap/window/chunked/bf16kv",
+      {4, 2, 32, 16, 4, LLMC_BF16, {7, 0}, {30, 41}, false, 1.5f}));
+  cases.push_back(
+      attentionCase("prefill/softcap/long/d80/bf16kv",
+                    {6, 2, 80, 0, 16, LLMC_BF16, {0}, {100}, false, 1.5f}));
   cases.push_back(attentionCase(
       "decode/softcap/window/bf16kv",
       {8, 2, 64, 16, 16, LLMC_BF16, {3, 40}, {1, 1}, true, 1.5f}));
