@@ -255,15 +255,6 @@ struct AttentionPart {
 };
 /// An attention op's sinks (operand 1) as floats; empty without them.
 std::vector<float> attentionSinks(const llmc_op_desc &op, const Graph &g);
-/// Keys per chunk of the tiled prompt attention (attendTile's).
-constexpr int64_t kSoftmaxChunk = 64;
-/// One row's chunk of kSoftmaxChunk scores (keys [lo, hi) seen) to
-/// probabilities against its running max m and sum l, the first outN
-/// written to out as bf16 (0 outside [lo, hi)); returns the factor its
-/// earlier output is rescaled by. AVX512-BF16 only (attendTile's bf16 tile).
-float softmaxToBf16Avx512(const float *scores, int64_t lo, int64_t hi,
-                          float scale, float &m, float &l, uint16_t *out,
-                          int64_t outN);
 /// With `tile` (an F32Tile), Q·Kᵀ and P·V of every row run on it, or on
 /// `bf16` where given and the cache is bf16; with `rows`, a single
 /// position's rows run on them (attention_rows.h); else two rows at a time

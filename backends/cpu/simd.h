@@ -38,7 +38,9 @@ inline __m256i tailMask(int64_t n) {
 }
 
 // Width-generic pieces of the polynomials below: 8 lanes here, 16 where
-// the including file is built for AVX-512.
+// the including file is built for AVX-512. Internal linkage: each level's
+// file has its own copy (isa.h).
+namespace {
 inline __m256 madd(__m256 a, __m256 b, __m256 c) {
   return _mm256_fmadd_ps(a, b, c);
 }
@@ -62,11 +64,14 @@ template <typename V> inline V expReduced(V x, V fx) {
   x = nmadd(fx, splat(x, 0.693359375f), x);
   x = nmadd(fx, splat(x, -2.12194440e-4f), x);
   V y = splat(x, 1.9875691500E-4f);
-  for (float c : {1.3981999507E-3f, 8.3334519073E-3f, 4.1665795894E-2f,
-                  1.6666665459E-1f, 5.0000001201E-1f})
+  constexpr float kPoly[5] = {1.3981999507E-3f, 8.3334519073E-3f,
+                              4.1665795894E-2f, 1.6666665459E-1f,
+                              5.0000001201E-1f};
+  for (float c : kPoly)
     y = madd(y, x, splat(x, c));
   return madd(y, x * x, x + splat(x, 1.0f));
 }
+} // namespace
 
 /// exp(x) to about 1 ulp over the range softmax and silu need (Cephes'
 /// expf: reduce by ln2, degree-6 polynomial, scale by 2^n). Below the
