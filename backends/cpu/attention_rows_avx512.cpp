@@ -72,46 +72,75 @@ inline __m512 reduce16(const __m512 *v) {
                        _mm512_shuffle_f32x4(z[0], z[1], 0xdd));
 }
 
-// Query rows per pass over a chunk's keys: their partial sums are kept in
-// memory (16 vectors each) until reduced.
-constexpr int64_t kScoreRows = 8;
+/// scores() for R query rows, their q vectors loaded once.
+template <RowType T, int NC, int R>
+void scoresFixed(const KeyRows &keys, const float *q, float *out) {
+  const RowMasks<NC> mask(keys.headDim);
+  const int64_t D = keys.headDim;
+  __m512 qv[R][NC];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < NC; ++c)
+      qv[r][c] = _mm512_maskz_loadu_ps(mask.m[c], q + r * D + 16 * c);
+  __m512 part[R][16];
+  for (int64_t t0 = 0; t0 < kRowChunk; t0 += 16) {
+    for (int64_t t = t0; t < t0 + 16; ++t) {
+      if (t >= keys.n) {
+        for (int r = 0; r < R; ++r)
+          part[r][t - t0] = _mm512_setzero_ps();
+        continue;
+      }
+      __m512 k[NC];
+      for (int c = 0; c < NC; ++c)
+        k[c] = widen<T>(keys.k[t], c, mask.m[c]);
+      for (int r = 0; r < R; ++r) {
+        __m512 a = _mm512_mul_ps(qv[r][0], k[0]);
+        for (int c = 1; c < NC; ++c)
+          a = _mm512_fmadd_ps(qv[r][c], k[c], a);
+        part[r][t - t0] = a;
+      }
+    }
+    const int64_t valid = keys.n - t0;
+    const __mmask16 live = __mmask16(valid >= 16  ? 0xffff
+                                     : valid <= 0 ? 0
+                                                  : (1u << valid) - 1);
+    const __m512 ks = _mm512_mul_ps(_mm512_maskz_loadu_ps(live, keys.ks + t0),
+                                    _mm512_set1_ps(kUnit<T>));
+    for (int r = 0; r < R; ++r)
+      _mm512_storeu_ps(out + r * kRowChunk + t0,
+                       _mm512_maskz_mul_ps(live, reduce16(part[r]), ks));
+  }
+}
+
+// Query rows per pass over a chunk's keys: their q vectors stay in
+// registers beside a key's row (16 of the 32 for q at most).
+template <int NC>
+constexpr int kScoreRows = NC >= 16      ? 1
+                           : 16 / NC > 4 ? 4
+                                         : 16 / NC;
 
 template <RowType T, int NC>
 void scores(const KeyRows &keys, const float *q, int64_t G, float *out) {
-  const RowMasks<NC> mask(keys.headDim);
-  const int64_t D = keys.headDim;
-  __m512 part[kScoreRows][16];
-  for (int64_t r0 = 0; r0 < G; r0 += kScoreRows) {
-    const int64_t rows = G - r0 < kScoreRows ? G - r0 : kScoreRows;
-    for (int64_t t0 = 0; t0 < kRowChunk; t0 += 16) {
-      for (int64_t t = t0; t < t0 + 16; ++t) {
-        if (t >= keys.n) {
-          for (int64_t r = 0; r < rows; ++r)
-            part[r][t - t0] = _mm512_setzero_ps();
-          continue;
-        }
-        __m512 k[NC];
-        for (int c = 0; c < NC; ++c)
-          k[c] = widen<T>(keys.k[t], c, mask.m[c]);
-        for (int64_t r = 0; r < rows; ++r) {
-          const float *qr = q + (r0 + r) * D;
-          __m512 a = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask.m[0], qr), k[0]);
-          for (int c = 1; c < NC; ++c)
-            a = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask.m[c], qr + 16 * c),
-                                k[c], a);
-          part[r][t - t0] = a;
-        }
+  constexpr int RP = kScoreRows<NC>;
+  for (int64_t r0 = 0; r0 < G; r0 += RP) {
+    const int64_t rows = G - r0 < RP ? G - r0 : RP;
+    const float *qr = q + r0 * keys.headDim;
+    float *o = out + r0 * kRowChunk;
+    if constexpr (RP >= 4)
+      if (rows == 4) {
+        scoresFixed<T, NC, 4>(keys, qr, o);
+        continue;
       }
-      const int64_t valid = keys.n - t0;
-      const __mmask16 live = __mmask16(valid >= 16  ? 0xffff
-                                       : valid <= 0 ? 0
-                                                    : (1u << valid) - 1);
-      const __m512 ks = _mm512_mul_ps(_mm512_maskz_loadu_ps(live, keys.ks + t0),
-                                      _mm512_set1_ps(kUnit<T>));
-      for (int64_t r = 0; r < rows; ++r)
-        _mm512_storeu_ps(out + (r0 + r) * kRowChunk + t0,
-                         _mm512_maskz_mul_ps(live, reduce16(part[r]), ks));
-    }
+    if constexpr (RP >= 3)
+      if (rows == 3) {
+        scoresFixed<T, NC, 3>(keys, qr, o);
+        continue;
+      }
+    if constexpr (RP >= 2)
+      if (rows == 2) {
+        scoresFixed<T, NC, 2>(keys, qr, o);
+        continue;
+      }
+    scoresFixed<T, NC, 1>(keys, qr, o);
   }
 }
 
