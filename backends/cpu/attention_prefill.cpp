@@ -16,8 +16,7 @@ Kernel makePrefillAttention(const llmc_op_desc &op, const Graph &g,
   // The AVX2 tile works 3 rows by 16 columns at a time: on a head's few
   // columns it loses to attendTile's own two-row loop (measured).
   const F32Tile tile = backend.isa >= Isa::Avx512 ? backend.f32Tile : nullptr;
-  const Bf16Tile bf16 = tile ? backend.bf16Tile : nullptr;
-  return [op, tile, bf16, sinks](Step &step) {
+  return [op, tile, sinks](Step &step) {
     AttentionShape s = common::expectAttentionStep(op, step, false);
     s.sinks = sinks->empty() ? nullptr : sinks->data();
     Matrix q = step.operand(op, 0), out = step.result(op, 0);
@@ -47,7 +46,7 @@ Kernel makePrefillAttention(const llmc_op_desc &op, const Graph &g,
       int64_t len =
           step.args.context_lens[b] - (seqEnd - (it.first + it.count));
       attendTile(s, step, q, out, b, it.first, it.count, len, it.kvHead, 0, len,
-                 nullptr, tile, nullptr, bf16);
+                 nullptr, tile);
     }
   };
 }

@@ -48,15 +48,4 @@ struct RowKernels {
 
 RowKernels rowKernelsAvx512(); // attention_rows_avx512.cpp
 
-/// Keys per chunk of the tiled prompt attention (attendTile's).
-constexpr int64_t kSoftmaxChunk = 64;
-/// One row's chunk of kSoftmaxChunk scores (keys [lo, hi) seen) to
-/// probabilities against its running max m and sum l, the first outN
-/// written to out as bf16 (0 outside [lo, hi)); returns the factor its
-/// earlier output is rescaled by. AVX512-BF16 only (attendTile's bf16
-/// tile; attention_bf16_avx512.cpp).
-float softmaxToBf16Avx512(const float *scores, int64_t lo, int64_t hi,
-                          float scale, float &m, float &l, uint16_t *out,
-                          int64_t outN);
-
 } // namespace llmc::cpu

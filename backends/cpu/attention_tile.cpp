@@ -24,7 +24,7 @@ namespace {
 
 // Keys per chunk: four 8-lane score vectors per row on AVX2; on the tile
 // two of its panels, which halves the per-chunk softmax and setup work.
-constexpr int64_t kChunk = 32, kTileChunk = kSoftmaxChunk;
+constexpr int64_t kChunk = 32, kTileChunk = 64;
 static_assert(kChunk == kRowChunk, "the row kernels take a decode chunk");
 // How far ahead of the key being gathered its rows are prefetched, into L2
 // (_MM_HINT_T1): L1's few miss buffers filled up at 16 keys into L1, and
@@ -93,20 +93,15 @@ struct Scratch {
   std::vector<float> kt, v, krows, m, l, acc, alpha;
   std::vector<float> qp, sp, pp;   // the tiled path's Q, S and P
   std::vector<size_t> at, scaleAt; // each key's row (and scale) in the pool
-  // The bf16 tile's Q and P (row-major), Kᵀ panels (pairs of d as words)
-  // and V panels (pairs of keys interleaved), and the chunk's key rows.
-  std::vector<uint16_t> qb, pb, vp;
-  std::vector<uint32_t> kp;
-  std::vector<const uint8_t *> krow, vrow;
 };
 
-// Eight rows of 8 floats (or 32-bit words) into columns: out + i * ldo
-// holds element i of every row.
-inline void transpose8(const float *const in[8], float *out, int64_t ldo) {
-  __m256 r0 = _mm256_loadu_ps(in[0]), r1 = _mm256_loadu_ps(in[1]),
-         r2 = _mm256_loadu_ps(in[2]), r3 = _mm256_loadu_ps(in[3]),
-         r4 = _mm256_loadu_ps(in[4]), r5 = _mm256_loadu_ps(in[5]),
-         r6 = _mm256_loadu_ps(in[6]), r7 = _mm256_loadu_ps(in[7]);
+// Rows r[0..7] (8 floats each, stride ld) into columns: out + i * ldo holds
+// element i of every row.
+inline void transpose8(const float *in, int64_t ld, float *out, int64_t ldo) {
+  __m256 r0 = _mm256_loadu_ps(in), r1 = _mm256_loadu_ps(in + ld),
+         r2 = _mm256_loadu_ps(in + 2 * ld), r3 = _mm256_loadu_ps(in + 3 * ld),
+         r4 = _mm256_loadu_ps(in + 4 * ld), r5 = _mm256_loadu_ps(in + 5 * ld),
+         r6 = _mm256_loadu_ps(in + 6 * ld), r7 = _mm256_loadu_ps(in + 7 * ld);
   __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1),
          t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3),
          t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
@@ -127,73 +122,6 @@ inline void transpose8(const float *const in[8], float *out, int64_t ldo) {
   _mm256_storeu_ps(out + 5 * ldo, _mm256_permute2f128_ps(u1, u5, 0x31));
   _mm256_storeu_ps(out + 6 * ldo, _mm256_permute2f128_ps(u2, u6, 0x31));
   _mm256_storeu_ps(out + 7 * ldo, _mm256_permute2f128_ps(u3, u7, 0x31));
-}
-inline void transpose8(const float *in, int64_t ld, float *out, int64_t ldo) {
-  const float *rows[8];
-  for (int i = 0; i < 8; ++i)
-    rows[i] = in + i * ld;
-  transpose8(rows, out, ldo);
-}
-
-/// The chunk's n keys (bf16 rows of D, D even) as the bf16 tile's Kᵀ
-/// panels: panel p's column c is key p * kTileN + c, its K pairs the key's
-/// words (pairs of d).
-void packKeysBf16(const uint8_t *const *rows, int64_t n, int64_t D,
-                  uint32_t *panels) {
-  const int64_t pairs = D / 2, pairs8 = pairs - pairs % 8;
-  for (int64_t t0 = 0; t0 < n; t0 += 8) {
-    // Eight keys at a time, a short last group repeating its last key
-    // (those columns' scores are masked).
-    const float *k[8];
-    for (int64_t i = 0; i < 8; ++i)
-      k[i] = reinterpret_cast<const float *>(rows[std::min(t0 + i, n - 1)]);
-    auto *col = reinterpret_cast<float *>(
-        panels + (t0 / kTileN) * pairs * kTileN + t0 % kTileN);
-    for (int64_t j = 0; j < pairs8; j += 8) {
-      transpose8(k, col + j * kTileN, kTileN);
-      for (auto &p : k)
-        p += 8;
-    }
-    for (int64_t i = 0; i < 8; ++i)
-      for (int64_t j = pairs8; j < pairs; ++j)
-        std::memcpy(col + j * kTileN + i, k[i] + (j - pairs8), 4);
-  }
-}
-
-/// The chunk's n value rows (bf16, D each) as the bf16 tile's panels of
-/// kTileN columns of D: pair u holds keys 2u and 2u + 1 interleaved, column
-/// by column; an odd n's last pair has a zero row.
-void packValuesBf16(const uint8_t *const *rows, int64_t n, int64_t D,
-                    int64_t chunk, uint16_t *panels) {
-  for (int64_t u = 0; 2 * u < n; ++u) {
-    const uint8_t *a = rows[2 * u], *b = 2 * u + 1 < n ? rows[2 * u + 1] : a;
-    const bool pad = 2 * u + 1 == n;
-    int64_t d = 0;
-    for (; d + 16 <= D; d += 16) {
-      const __m256i x =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a + 2 * d));
-      const __m256i y = pad ? _mm256_setzero_si256()
-                            : _mm256_loadu_si256(
-                                  reinterpret_cast<const __m256i *>(b + 2 * d));
-      const __m256i lo = _mm256_unpacklo_epi16(x, y),
-                    hi = _mm256_unpackhi_epi16(x, y);
-      uint16_t *to = panels + ((d / kTileN) * (chunk / 2) + u) * 2 * kTileN +
-                     (d % kTileN) * 2;
-      _mm256_storeu_si256(reinterpret_cast<__m256i *>(to),
-                          _mm256_permute2x128_si256(lo, hi, 0x20));
-      _mm256_storeu_si256(reinterpret_cast<__m256i *>(to + 16),
-                          _mm256_permute2x128_si256(lo, hi, 0x31));
-    }
-    for (; d < D; ++d) {
-      uint16_t *to = panels + ((d / kTileN) * (chunk / 2) + u) * 2 * kTileN +
-                     (d % kTileN) * 2;
-      std::memcpy(to, a + 2 * d, 2);
-      if (pad)
-        to[1] = 0;
-      else
-        std::memcpy(to + 1, b + 2 * d, 2);
-    }
-  }
 }
 
 /// One row's scores of a chunk (keys [lo, hi) valid) to probabilities
@@ -275,8 +203,8 @@ void accumulateRow(const float *scores, int64_t lo, int64_t hi, float alpha,
 void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
                 const Matrix &out, int64_t b, int64_t first, int64_t count,
                 int64_t len, int64_t kvHead, int64_t keyLo, int64_t keyHi,
-                const AttentionPart *part, F32Tile tile, const RowKernels *rows,
-                Bf16Tile bf16) {
+                const AttentionPart *part, F32Tile tile,
+                const RowKernels *rows) {
   const KvCache &cache = *step.cache;
   const int64_t D = s.headDim, G = s.heads / s.kvHeads, R = count * G;
   const int64_t bs = cache.desc.block_size;
@@ -287,34 +215,9 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
 
   if (rows && (count != 1 || D > kRowMaxHeadDim))
     rows = nullptr;
-  // A bf16 cache's keys and values go to the bf16 tile as they are: Q·Kᵀ
-  // with Q split in two bf16 halves (as exact as f32: Q rounded to bf16
-  // alone moved a bf16 Phi-4's logits past its bound), P·V with P rounded
-  // to bf16 (as a bf16 linear rounds its activations), at twice the f32
-  // tile's rate; the sums stay f32. A single position (a decode row of a
-  // mixed step) keeps f32, as the decode graph runs it.
-  if (!tile || dtype != LLMC_BF16 || D % 2 != 0 || count == 1)
-    bf16 = nullptr;
   const int64_t chunk = tile ? kTileChunk : kChunk;
   thread_local Scratch sc;
-  if (bf16) {
-    // Q as two bf16 matrices, hi then lo (q = hi + lo to 16 bits).
-    sc.qb.resize(size_t(2 * R * D));
-    for (int64_t r = 0; r < R; ++r) {
-      const float *qr = q.row(first + r / G) + (kvHead * G + r % G) * D;
-      uint16_t *hi = &sc.qb[size_t(r * D)], *lo = hi + R * D;
-      for (int64_t d = 0; d < D; ++d) {
-        hi[d] = floatToBf16(qr[d]);
-        lo[d] = floatToBf16(qr[d] - bf16ToFloat(hi[d]));
-      }
-    }
-    sc.kp.resize(size_t(chunk * D / 2));
-    sc.vp.assign(size_t((D + kTileN - 1) / kTileN * chunk * kTileN), 0);
-    sc.pb.resize(size_t(R * chunk));
-    sc.sp.resize(size_t(R * chunk));
-    sc.krow.resize(size_t(chunk));
-    sc.vrow.resize(size_t(chunk));
-  } else if (rows) {
+  if (rows) {
     sc.sp.resize(size_t(R * kChunk));
     sc.alpha.resize(size_t(R));
   } else {
@@ -326,7 +229,7 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
   sc.m.assign(size_t(R), ninf);
   sc.l.assign(size_t(R), 0.0f);
   sc.acc.assign(size_t(R * D), 0.0f);
-  if (tile && !bf16) {
+  if (tile) {
     const int64_t rowsP = (R + kF32TileRows - 1) / kF32TileRows * kF32TileRows;
     sc.qp.resize(size_t(rowsP * D));
     sc.sp.resize(size_t(R * chunk));
@@ -358,9 +261,12 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
     return std::pair{std::max(rowLo(i), j0), std::min(rowHi(i), j0 + nt)};
   };
 
-  // Each row's scores of the chunk (sc.sp, chunk apart) to probabilities,
-  // its output so far rescaled.
-  auto softmaxRows = [&](int64_t j0, int64_t nt) {
+  // Every row's scores at once, S = Q·Kᵀ with Kᵀ as the tile's panel; then
+  // acc += P·V with V's rows as the panel, kTileN columns of D at a time.
+  auto chunkOnTile = [&](int64_t j0, int64_t nt) {
+    for (int64_t c0 = 0; c0 < chunk; c0 += kTileN)
+      tile(F32Gemm{sc.qp.data(), R, D, sc.kt.data() + c0, chunk, nullptr,
+                   sc.sp.data() + c0, chunk, kTileN, false});
     for (int64_t r = 0; r < R; ++r) {
       const auto [lo, hi] = keysOf(r, j0, nt);
       float *p = &sc.sp[size_t(r * chunk)];
@@ -376,62 +282,12 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
         for (int64_t d = 0; d < D; ++d)
           acc[d] *= alpha;
     }
-  };
-
-  // Every row's scores at once, S = Q·Kᵀ with Kᵀ as the tile's panel; then
-  // acc += P·V with V's rows as the panel, kTileN columns of D at a time.
-  auto chunkOnTile = [&](int64_t j0, int64_t nt) {
-    for (int64_t c0 = 0; c0 < chunk; c0 += kTileN)
-      tile(F32Gemm{sc.qp.data(), R, D, sc.kt.data() + c0, chunk, nullptr,
-                   sc.sp.data() + c0, chunk, kTileN, false});
-    softmaxRows(j0, nt);
     packTileRows(
         R, nt, [&](int64_t r) { return &sc.sp[size_t(r * chunk)]; },
         sc.pp.data());
     for (int64_t d0 = 0; d0 < D; d0 += kTileN)
       tile(F32Gemm{sc.pp.data(), R, nt, sc.v.data() + d0, D, nullptr,
                    sc.acc.data() + d0, D, std::min(kTileN, D - d0), true});
-  };
-
-  // The same on the bf16 tile. Scores past nt are stale and masked; P·V
-  // runs over nt rounded up to a pair, the pad's P 0 and its value row 0.
-  auto chunkOnBf16Tile = [&](int64_t j0, int64_t nt) {
-    const int64_t ntEven = (nt + 1) / 2 * 2;
-    packKeysBf16(sc.krow.data(), nt, D, sc.kp.data());
-    for (int64_t c0 = 0; c0 < nt; c0 += kTileN)
-      for (int half = 0; half < 2; ++half) // S = hi·Kᵀ + lo·Kᵀ
-        bf16(Bf16Gemm{sc.qb.data() + half * R * D, R, D,
-                      reinterpret_cast<const uint16_t *>(
-                          sc.kp.data() + c0 / kTileN * D / 2 * kTileN),
-                      nullptr, sc.sp.data() + c0, chunk, kTileN, half == 1});
-    for (int64_t r = 0; r < R; ++r) {
-      const auto [lo, hi] = keysOf(r, j0, nt);
-      float *p = &sc.sp[size_t(r * chunk)];
-      uint16_t *pb = &sc.pb[size_t(r * ntEven)];
-      if (lo >= hi) { // nothing to see in this chunk: add nothing
-        std::fill(pb, pb + ntEven, uint16_t(0));
-        continue;
-      }
-      float alpha;
-      if (s.softcap > 0) {
-        alpha = softmaxChunk(p, chunk, lo - j0, hi - j0, s.scale, s.softcap,
-                             sc.m[size_t(r)], sc.l[size_t(r)]);
-        toBf16(p, ntEven, pb);
-      } else {
-        alpha =
-            softmaxToBf16Avx512(p, lo - j0, hi - j0, s.scale, sc.m[size_t(r)],
-                                sc.l[size_t(r)], pb, ntEven);
-      }
-      float *acc = &sc.acc[size_t(r * D)];
-      if (alpha != 1.0f)
-        for (int64_t d = 0; d < D; ++d)
-          acc[d] *= alpha;
-    }
-    packValuesBf16(sc.vrow.data(), nt, D, chunk, sc.vp.data());
-    for (int64_t d0 = 0; d0 < D; d0 += kTileN)
-      bf16(Bf16Gemm{sc.pb.data(), R, ntEven,
-                    sc.vp.data() + d0 / kTileN * chunk * kTileN, nullptr,
-                    sc.acc.data() + d0, D, std::min(kTileN, D - d0), true});
   };
 
   // Two query rows at a time: eight independent FMA chains hide the FMA
@@ -549,11 +405,6 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
         std::memcpy(&ks, kBase + sc.scaleAt[size_t(j - from)], 4);
         std::memcpy(&vs, vBase + sc.scaleAt[size_t(j - from)], 4);
       }
-      if (bf16) {
-        sc.krow[size_t(t)] = kBase + off;
-        sc.vrow[size_t(t)] = vBase + off;
-        continue;
-      }
       if (rows) {
         keys.k[t] = kBase + off;
         keys.v[t] = vBase + off;
@@ -564,11 +415,8 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
       loadRow(kBase + off, dtype, ks, D, &sc.krows[size_t(t * D)]);
       loadRow(vBase + off, dtype, vs, D, &sc.v[size_t(t * D)]);
     }
-    if (rows || bf16) {
-      if (rows)
-        chunkOnRows(j0, nt);
-      else
-        chunkOnBf16Tile(j0, nt);
+    if (rows) {
+      chunkOnRows(j0, nt);
       j0 += nt;
       continue;
     }

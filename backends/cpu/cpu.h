@@ -255,15 +255,14 @@ struct AttentionPart {
 };
 /// An attention op's sinks (operand 1) as floats; empty without them.
 std::vector<float> attentionSinks(const llmc_op_desc &op, const Graph &g);
-/// With `tile` (an F32Tile), Q·Kᵀ and P·V of every row run on it, or on
-/// `bf16` where given and the cache is bf16; with `rows`, a single
-/// position's rows run on them (attention_rows.h); else two rows at a time
-/// (AVX2).
+/// With `tile` (an F32Tile), Q·Kᵀ and P·V of every row run on it; with
+/// `rows`, a single position's rows run on them (attention_rows.h); else two
+/// rows at a time (AVX2).
 void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
                 const Matrix &out, int64_t b, int64_t first, int64_t count,
                 int64_t len, int64_t kvHead, int64_t keyLo, int64_t keyHi,
                 const AttentionPart *part, F32Tile tile = nullptr,
-                const RowKernels *rows = nullptr, Bf16Tile bf16 = nullptr);
+                const RowKernels *rows = nullptr);
 
 //===-- Vector helpers shared by the kernels ------------------------------===//
 

@@ -39,12 +39,9 @@ template <int RM> void tile(const Bf16Gemm &g, int64_t m0) {
     const __m512 bias =
         g.bias ? _mm512_maskz_loadu_ps(masks.keep[v], g.bias + v * 16)
                : _mm512_setzero_ps();
-    for (int m = 0; m < RM; ++m) {
-      float *out = g.out + (m0 + m) * g.ldo + v * 16;
-      const __m512 base =
-          g.accumulate ? _mm512_maskz_loadu_ps(masks.keep[v], out) : bias;
-      _mm512_mask_storeu_ps(out, masks.keep[v], _mm512_add_ps(acc[m][v], base));
-    }
+    for (int m = 0; m < RM; ++m)
+      _mm512_mask_storeu_ps(g.out + (m0 + m) * g.ldo + v * 16, masks.keep[v],
+                            _mm512_add_ps(acc[m][v], bias));
   }
 }
 

@@ -144,13 +144,12 @@ Bf16Panel bf16PanelAvx512();
 
 /// Rows of bf16 x against one panel of PackedBf16Weight.
 struct Bf16Gemm {
-  const uint16_t *x;       // [rows][K] bf16
-  int64_t rows, K;         // K even
-  const uint16_t *w;       // [K / 2][kTileN][2]: column c's pair k, k + 1
-  const float *bias;       // the panel's first column, or null
-  float *out;              // row 0, the panel's first column
-  int64_t ldo, cols;       // output row stride, columns to write (<= kTileN)
-  bool accumulate = false; // add to what out holds (no bias)
+  const uint16_t *x; // [rows][K] bf16
+  int64_t rows, K;   // K even
+  const uint16_t *w; // [K / 2][kTileN][2]: column c's pair k, k + 1
+  const float *bias; // the panel's first column, or null
+  float *out;        // row 0, the panel's first column
+  int64_t ldo, cols; // output row stride, columns to write (<= kTileN)
 };
 using Bf16Tile = void (*)(const Bf16Gemm &);
 void bf16TileAvx512(const Bf16Gemm &g); // gemm_bf16_avx512.cpp

@@ -37,42 +37,6 @@ inline __m256i tailMask(int64_t n) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(kBits + 8 - n));
 }
 
-// Width-generic pieces of the polynomials below: 8 lanes here, 16 where
-// the including file is built for AVX-512. Internal linkage: each level's
-// file has its own copy (isa.h).
-namespace {
-inline __m256 madd(__m256 a, __m256 b, __m256 c) {
-  return _mm256_fmadd_ps(a, b, c);
-}
-inline __m256 nmadd(__m256 a, __m256 b, __m256 c) {
-  return _mm256_fnmadd_ps(a, b, c);
-}
-inline __m256 splat(__m256, float f) { return _mm256_set1_ps(f); }
-#ifdef __AVX512F__
-inline __m512 madd(__m512 a, __m512 b, __m512 c) {
-  return _mm512_fmadd_ps(a, b, c);
-}
-inline __m512 nmadd(__m512 a, __m512 b, __m512 c) {
-  return _mm512_fnmadd_ps(a, b, c);
-}
-inline __m512 splat(__m512, float f) { return _mm512_set1_ps(f); }
-#endif
-
-/// Cephes' expf between its range reduction and its scaling: x reduced by
-/// n = floor(x log2 e + 1/2) steps of ln 2 (fx = n), and e^x / 2^n.
-template <typename V> inline V expReduced(V x, V fx) {
-  x = nmadd(fx, splat(x, 0.693359375f), x);
-  x = nmadd(fx, splat(x, -2.12194440e-4f), x);
-  V y = splat(x, 1.9875691500E-4f);
-  constexpr float kPoly[5] = {1.3981999507E-3f, 8.3334519073E-3f,
-                              4.1665795894E-2f, 1.6666665459E-1f,
-                              5.0000001201E-1f};
-  for (float c : kPoly)
-    y = madd(y, x, splat(x, c));
-  return madd(y, x * x, x + splat(x, 1.0f));
-}
-} // namespace
-
 /// exp(x) to about 1 ulp over the range softmax and silu need (Cephes'
 /// expf: reduce by ln2, degree-6 polynomial, scale by 2^n). Below the
 /// smallest normal result it is exactly 0: a denormal product costs a
@@ -83,9 +47,19 @@ inline __m256 exp(__m256 x) {
   const __m256 lo = _mm256_set1_ps(-87.0f);
   const __m256 normal = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
   x = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
-  const __m256 fx = _mm256_floor_ps(_mm256_fmadd_ps(
-      x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
-  const __m256 y = expReduced(x, fx);
+  __m256 fx = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f),
+                              _mm256_set1_ps(0.5f));
+  fx = _mm256_floor_ps(fx);
+  x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
+  x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), x);
+  __m256 y = _mm256_set1_ps(1.9875691500E-4f);
+  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.3981999507E-3f));
+  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(8.3334519073E-3f));
+  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(4.1665795894E-2f));
+  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.6666665459E-1f));
+  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201E-1f));
+  __m256 x2 = _mm256_mul_ps(x, x);
+  y = _mm256_fmadd_ps(y, x2, _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
   __m256i n = _mm256_cvttps_epi32(fx);
   n = _mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23);
   return _mm256_and_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(n)), normal);

@@ -13,7 +13,6 @@
 #include <nccl.h>
 #endif
 
-
 namespace llmc::cuda {
 
 #if LLMC_HAVE_NCCL
