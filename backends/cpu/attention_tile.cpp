@@ -1,12 +1,15 @@
 //===- attention_tile.cpp - Flash-style attention of a tile of queries ----===//
 //
 // The query heads that share a kv head (GQA) and a tile of query rows walk
-// the sequence's keys in chunks, gathered from the paged pool key by key and
-// converted to f32 once per chunk for the whole tile. In prefill with
-// AVX-512 the chunk's Q·Kᵀ and P·V run on the f32 GEMM tile (gemm.cpp's);
-// decode (a few rows) and AVX2 take them two rows at a time. Softmax is
-// online (running max and sum), so no score row of the full context is
-// ever stored. Prefill and decode attention are both built on this.
+// the sequence's keys in chunks of 32, gathered from the paged pool key by
+// key. With AVX-512 each query position's rows run on the row kernels over
+// the cache's own rows (attention_rows.h); on AVX2 (and heads wider than
+// 256) a chunk is converted to f32 once for the tile and taken two rows at
+// a time. Softmax is online (running max and sum), so no score row of the
+// full context is ever stored. Prefill and decode attention are both this,
+// and a row's arithmetic depends on that row and its keys alone: a decode
+// token in a mixed step, a prompt chunked any way and a recomputed request
+// get the bits they get alone.
 //
 //===----------------------------------------------------------------------===//
 #include "attention_rows.h"
@@ -22,9 +25,9 @@
 namespace llmc::cpu {
 namespace {
 
-// Keys per chunk: four 8-lane score vectors per row on AVX2; on the tile
-// two of its panels, which halves the per-chunk softmax and setup work.
-constexpr int64_t kChunk = 32, kTileChunk = 64;
+// Keys per chunk: four 8-lane score vectors per row on AVX2, two rows'
+// reductions on AVX-512.
+constexpr int64_t kChunk = 32;
 static_assert(kChunk == kRowChunk, "the row kernels take a decode chunk");
 // How far ahead of the key being gathered its rows are prefetched, into L2
 // (_MM_HINT_T1): L1's few miss buffers filled up at 16 keys into L1, and
@@ -91,7 +94,7 @@ RowType rowType(uint32_t dtype) {
 
 struct Scratch {
   std::vector<float> kt, v, krows, m, l, acc, alpha;
-  std::vector<float> qp, sp, pp;   // the tiled path's Q, S and P
+  std::vector<float> sp;           // a chunk's scores, then probabilities
   std::vector<size_t> at, scaleAt; // each key's row (and scale) in the pool
 };
 
@@ -202,9 +205,7 @@ void accumulateRow(const float *scores, int64_t lo, int64_t hi, float alpha,
 
 void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
                 const Matrix &out, int64_t b, int64_t first, int64_t count,
-                int64_t len, int64_t kvHead, int64_t keyLo, int64_t keyHi,
-                const AttentionPart *part, F32Tile tile,
-                const RowKernels *rows) {
+                int64_t len, int64_t kvHead, const RowKernels *rows) {
   const KvCache &cache = *step.cache;
   const int64_t D = s.headDim, G = s.heads / s.kvHeads, R = count * G;
   const int64_t bs = cache.desc.block_size;
@@ -213,43 +214,32 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
   const size_t rowBytes = size_t(D) * kv.elementBytes;
   const float ninf = -std::numeric_limits<float>::infinity();
 
-  if (rows && (count != 1 || D > kRowMaxHeadDim))
+  if (rows && D > kRowMaxHeadDim)
     rows = nullptr;
-  const int64_t chunk = tile ? kTileChunk : kChunk;
   thread_local Scratch sc;
-  if (rows) {
-    sc.sp.resize(size_t(R * kChunk));
-    sc.alpha.resize(size_t(R));
-  } else {
-    sc.kt.assign(size_t(D * chunk), 0.0f);
-    // The tile reads whole kTileN-column rows of V: past D on the last one.
-    sc.v.resize(size_t(chunk * D + kTileN));
-    sc.krows.assign(size_t(chunk * D), 0.0f);
+  sc.sp.resize(size_t(R * kChunk));
+  sc.alpha.resize(size_t(R));
+  if (!rows) {
+    sc.kt.assign(size_t(D * kChunk), 0.0f);
+    sc.v.resize(size_t(kChunk * D));
+    sc.krows.assign(size_t(kChunk * D), 0.0f);
   }
   sc.m.assign(size_t(R), ninf);
   sc.l.assign(size_t(R), 0.0f);
   sc.acc.assign(size_t(R * D), 0.0f);
-  if (tile) {
-    const int64_t rowsP = (R + kF32TileRows - 1) / kF32TileRows * kF32TileRows;
-    sc.qp.resize(size_t(rowsP * D));
-    sc.sp.resize(size_t(R * chunk));
-    sc.pp.resize(size_t(rowsP * chunk));
-    packTileRows(
-        R, D,
-        [&](int64_t r) {
-          return q.row(first + r / G) + (kvHead * G + r % G) * D;
-        },
-        sc.qp.data());
-  }
 
   // Keys row i may see: causal, and within the window.
   auto rowLo = [&](int64_t i) {
     int64_t pos = len - count + i;
-    int64_t lo = s.window > 0 ? std::max<int64_t>(0, pos - s.window + 1) : 0;
-    return std::max(lo, keyLo);
+    return s.window > 0 ? std::max<int64_t>(0, pos - s.window + 1) : 0;
   };
-  auto rowHi = [&](int64_t i) { return std::min(len - count + i + 1, keyHi); };
-  int64_t from = rowLo(0), to = rowHi(count - 1);
+  auto rowHi = [&](int64_t i) { return len - count + i + 1; };
+  // Chunks start at multiples of kChunk, whatever rows share this tile: a
+  // row's online softmax then meets its keys in the same chunks batched or
+  // alone, decoded or in a prompt of any chunking, and gives the same bits.
+  // Keys before the first row's window are masked for every row.
+  const int64_t seenFrom = rowLo(0), to = rowHi(count - 1);
+  const int64_t from = seenFrom - seenFrom % kChunk;
 
   const uint8_t *kBase = cache.k[size_t(s.layer)].data();
   const uint8_t *vBase = cache.v[size_t(s.layer)].data();
@@ -260,40 +250,26 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
     const int64_t i = r / G;
     return std::pair{std::max(rowLo(i), j0), std::min(rowHi(i), j0 + nt)};
   };
-
-  // Every row's scores at once, S = Q·Kᵀ with Kᵀ as the tile's panel; then
-  // acc += P·V with V's rows as the panel, kTileN columns of D at a time.
-  auto chunkOnTile = [&](int64_t j0, int64_t nt) {
-    for (int64_t c0 = 0; c0 < chunk; c0 += kTileN)
-      tile(F32Gemm{sc.qp.data(), R, D, sc.kt.data() + c0, chunk, nullptr,
-                   sc.sp.data() + c0, chunk, kTileN, false});
+  // One chunk's probabilities for every row, against its running softmax;
+  // rows that see none of its keys get zeros and keep their state.
+  auto softmaxRows = [&](int64_t j0, int64_t nt) {
     for (int64_t r = 0; r < R; ++r) {
       const auto [lo, hi] = keysOf(r, j0, nt);
-      float *p = &sc.sp[size_t(r * chunk)];
-      if (lo >= hi) { // nothing to see in this chunk: add nothing
-        std::fill(p, p + chunk, 0.0f);
+      float *p = &sc.sp[size_t(r * kChunk)];
+      if (lo >= hi) {
+        std::fill(p, p + kChunk, 0.0f);
+        sc.alpha[size_t(r)] = 1.0f;
         continue;
       }
-      const float alpha =
-          softmaxChunk(p, chunk, lo - j0, hi - j0, s.scale, s.softcap,
+      sc.alpha[size_t(r)] =
+          softmaxChunk(p, kChunk, lo - j0, hi - j0, s.scale, s.softcap,
                        sc.m[size_t(r)], sc.l[size_t(r)]);
-      float *acc = &sc.acc[size_t(r * D)];
-      if (alpha != 1.0f)
-        for (int64_t d = 0; d < D; ++d)
-          acc[d] *= alpha;
     }
-    packTileRows(
-        R, nt, [&](int64_t r) { return &sc.sp[size_t(r * chunk)]; },
-        sc.pp.data());
-    for (int64_t d0 = 0; d0 < D; d0 += kTileN)
-      tile(F32Gemm{sc.pp.data(), R, nt, sc.v.data() + d0, D, nullptr,
-                   sc.acc.data() + d0, D, std::min(kTileN, D - d0), true});
   };
 
   // Two query rows at a time: eight independent FMA chains hide the FMA
   // latency, and each chunk load feeds both rows.
   auto chunkTwoRowsAtATime = [&](int64_t j0, int64_t nt) {
-    alignas(32) float scores[kChunk];
     for (int64_t r0 = 0; r0 < R; r0 += 2) {
       const int64_t pair = std::min<int64_t>(2, R - r0);
       const float *qv[2];
@@ -318,52 +294,50 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
         }
       }
       for (int64_t p = 0; p < pair; ++p) {
-        const int64_t r = r0 + p;
-        const auto [lo, hi] = keysOf(r, j0, nt);
-        if (lo >= hi)
-          continue;
-        _mm256_store_ps(scores, s0[p]);
-        _mm256_store_ps(scores + 8, s1[p]);
-        _mm256_store_ps(scores + 16, s2[p]);
-        _mm256_store_ps(scores + 24, s3[p]);
-        const float alpha =
-            softmaxChunk(scores, kChunk, lo - j0, hi - j0, s.scale, s.softcap,
-                         sc.m[size_t(r)], sc.l[size_t(r)]);
-        accumulateRow(scores, lo - j0, hi - j0, alpha, sc.v.data(), D,
-                      &sc.acc[size_t(r * D)]);
+        float *scores = &sc.sp[size_t((r0 + p) * kChunk)];
+        _mm256_storeu_ps(scores, s0[p]);
+        _mm256_storeu_ps(scores + 8, s1[p]);
+        _mm256_storeu_ps(scores + 16, s2[p]);
+        _mm256_storeu_ps(scores + 24, s3[p]);
       }
     }
+    softmaxRows(j0, nt);
+    for (int64_t r = 0; r < R; ++r)
+      accumulateRow(&sc.sp[size_t(r * kChunk)], 0, nt, sc.alpha[size_t(r)],
+                    sc.v.data(), D, &sc.acc[size_t(r * D)]);
   };
 
-  // One query position: its G rows' scores and values straight from the
+  // Each query position's G rows: scores and values straight from the
   // cache's rows (attention_rows.h).
   KeyRows keys;
   keys.type = rowType(dtype);
   keys.headDim = D;
   auto chunkOnRows = [&](int64_t j0, int64_t nt) {
     keys.n = nt;
-    rows->scores(keys, q.row(first) + kvHead * G * D, R, sc.sp.data());
-    for (int64_t r = 0; r < R; ++r) {
-      const auto [lo, hi] = keysOf(r, j0, nt);
-      float *p = &sc.sp[size_t(r * kChunk)];
-      if (lo >= hi) { // nothing to see in this chunk: add nothing
-        std::fill(p, p + kChunk, 0.0f);
-        sc.alpha[size_t(r)] = 1.0f;
-        continue;
-      }
-      sc.alpha[size_t(r)] =
-          softmaxChunk(p, kChunk, lo - j0, hi - j0, s.scale, s.softcap,
-                       sc.m[size_t(r)], sc.l[size_t(r)]);
-    }
-    rows->accumulate(keys, sc.sp.data(), sc.alpha.data(), R, sc.acc.data());
+    for (int64_t i = 0; i < count; ++i)
+      rows->scores(keys, q.row(first + i) + kvHead * G * D, G,
+                   &sc.sp[size_t(i * G * kChunk)]);
+    softmaxRows(j0, nt);
+    for (int64_t i = 0; i < count; ++i)
+      rows->accumulate(keys, &sc.sp[size_t(i * G * kChunk)],
+                       &sc.alpha[size_t(i * G)], G, &sc.acc[size_t(i * G * D)]);
   };
 
   // Where each key's row is, block by block: one division per block, not
-  // several per key (they were a third of a short decode's time).
+  // several per key (they were a third of a short decode's time). Keys
+  // before seenFrom (masked; their blocks may have left a sliding pool)
+  // read a row of zeros.
+  static const uint8_t zeros[kRowMaxHeadDim * 4 + 64] = {};
+  constexpr size_t kMasked = ~size_t(0);
   const size_t seen = size_t(std::max<int64_t>(to - from, 0));
   sc.at.resize(seen);
   sc.scaleAt.resize(kv.scaled ? seen : 0);
   for (int64_t j = from; j < to;) {
+    if (j < seenFrom) {
+      sc.at[size_t(j - from)] = kMasked;
+      ++j;
+      continue;
+    }
     const int64_t within = j % bs, run = std::min(bs - within, to - j);
     const size_t block = size_t(table[j / bs]) * kv.blockBytes;
     for (int64_t i = 0; i < run; ++i, ++j) {
@@ -379,14 +353,14 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
     // Keys are gathered row by row, so a chunk may span blocks of the pool
     // (with blocks of 16, chunks that stopped at each block's end left half
     // of every 32-key chunk masked).
-    int64_t nt = std::min(chunk, to - j0);
+    int64_t nt = std::min(kChunk, to - j0);
     for (int64_t t = 0; t < nt; ++t) {
       const int64_t j = j0 + t;
       const size_t off = sc.at[size_t(j - from)];
       // The rows of the key kPrefetchKeys ahead: a head's rows are strided
       // and blocks scattered, so the hardware prefetcher misses them, and a
       // long decode reads the cache from DRAM.
-      if (j + kPrefetchKeys < to) {
+      if (j + kPrefetchKeys < to && j + kPrefetchKeys >= seenFrom) {
         const size_t po = sc.at[size_t(j + kPrefetchKeys - from)];
         for (size_t b = 0; b < rowBytes; b += 64) {
           _mm_prefetch(reinterpret_cast<const char *>(kBase + po + b),
@@ -400,20 +374,23 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
           _mm_prefetch(reinterpret_cast<const char *>(vBase + ps), _MM_HINT_T1);
         }
       }
+      const bool masked = off == kMasked;
       float ks = 1.0f, vs = 1.0f;
-      if (kv.scaled) {
+      if (kv.scaled && !masked) {
         std::memcpy(&ks, kBase + sc.scaleAt[size_t(j - from)], 4);
         std::memcpy(&vs, vBase + sc.scaleAt[size_t(j - from)], 4);
       }
+      const uint8_t *k = masked ? zeros : kBase + off;
+      const uint8_t *v = masked ? zeros : vBase + off;
       if (rows) {
-        keys.k[t] = kBase + off;
-        keys.v[t] = vBase + off;
+        keys.k[t] = k;
+        keys.v[t] = v;
         keys.ks[t] = ks;
         keys.vs[t] = vs;
         continue;
       }
-      loadRow(kBase + off, dtype, ks, D, &sc.krows[size_t(t * D)]);
-      loadRow(vBase + off, dtype, vs, D, &sc.v[size_t(t * D)]);
+      loadRow(k, dtype, ks, D, &sc.krows[size_t(t * D)]);
+      loadRow(v, dtype, vs, D, &sc.v[size_t(t * D)]);
     }
     if (rows) {
       chunkOnRows(j0, nt);
@@ -425,27 +402,17 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
     for (int64_t t = 0; t < nt; t += 8)
       for (int64_t d = 0; d < d8; d += 8)
         transpose8(&sc.krows[size_t(t * D + d)], D,
-                   &sc.kt[size_t(d * chunk + t)], chunk);
-    for (int64_t t = 0; t < chunk; ++t)
+                   &sc.kt[size_t(d * kChunk + t)], kChunk);
+    for (int64_t t = 0; t < kChunk; ++t)
       for (int64_t d = d8; d < D; ++d)
-        sc.kt[size_t(d * chunk + t)] = sc.krows[size_t(t * D + d)];
-
-    if (tile)
-      chunkOnTile(j0, nt);
-    else
-      chunkTwoRowsAtATime(j0, nt);
+        sc.kt[size_t(d * kChunk + t)] = sc.krows[size_t(t * D + d)];
+    chunkTwoRowsAtATime(j0, nt);
     j0 += nt;
   }
 
   for (int64_t r = 0; r < R; ++r) {
     int64_t i = r / G, h = kvHead * G + r % G;
     const float *acc = &sc.acc[size_t(r * D)];
-    if (part) {
-      part->m[r] = sc.m[size_t(r)];
-      part->l[r] = sc.l[size_t(r)];
-      std::memcpy(part->acc + r * D, acc, size_t(D) * 4);
-      continue;
-    }
     float l = sc.l[size_t(r)];
     if (s.sinks) // gpt-oss: the sink's exp joins the sum, its column not
       l += std::exp(s.sinks[h] - sc.m[size_t(r)]);

@@ -8,8 +8,8 @@
 //
 // Our kernels need AVX2 + FMA + F16C, which every x86 server of the last
 // decade has; the dot products of decode also come in AVX-VNNI, AVX-512 VNNI
-// and AVX512-BF16 builds, chosen when the backend is created (isa.h).
-// oneDNN runs the many-row matmuls, capped at the same level.
+// builds, chosen when the backend is created (isa.h). Linears run on our
+// own kernels at every row count (linear.cpp says why).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -44,8 +44,6 @@ using common::Step;
 /// A compiled op: everything prepare could decide is captured.
 using Kernel = std::function<void(Step &)>;
 
-class MatmulEngine; // oneDNN engine, stream and primitive cache
-
 /// Packed weights shared by the graphs of a plan. An entry lives while some
 /// prepared graph holds it, so a new plan mapped at a reused address never
 /// sees another plan's packs.
@@ -71,14 +69,11 @@ private:
 struct Backend {
   int threads = 1;
   Isa isa = Isa::Avx2;
-  IntKernels ints;             // for isa
-  Bf16Panel bf16 = nullptr;    // null below Avx512Bf16
-  Bf16Tile bf16Tile = nullptr; // Avx512Bf16 (with AMX, oneDNN's is ahead)
+  IntKernels ints; // for isa
   F32Tile f32Tile = nullptr;
   const RowKernels *rows = nullptr; // null below Avx512
   KQuantDots kquant{};              // for isa
   WeightCache weights;
-  std::shared_ptr<MatmulEngine> matmul; // created on first pack
   /// ALL_REDUCE: the plugin's communicator (common::HostBackend).
   std::function<void(const llmc_op_desc &, Step &)> allReduce;
 };
@@ -119,9 +114,6 @@ struct GemvArgs {
   const float *bias;
   float *out; // [rows, N]
 };
-void gemvF32(const GemvArgs &a, const float *w);
-void gemvBf16(const GemvArgs &a, const uint16_t *w);
-void gemvF16(const GemvArgs &a, const uint16_t *w);
 /// i8 [N, K] with scales [N, K / group].
 void gemvQ8(const GemvArgs &a, const int8_t *w, const float *scales,
             int64_t group);
@@ -129,15 +121,14 @@ void gemvQ8(const GemvArgs &a, const int8_t *w, const float *scales,
 void gemvQ4(const GemvArgs &a, const uint8_t *w, const float *scales,
             int64_t group);
 /// MXFP4 [N, K / 2] codes with E8M0 scales [N, K / 32] against f32
-/// activations (exact products): rows decoded to f32 and dotted.
-void gemvMxfp4(const GemvArgs &a, const uint8_t *w, const uint8_t *e8m0);
-/// The same for many rows: panels decoded to f32 on the F32Tile (gemm.cpp).
+/// activations (exact products), any rows: panels decoded to f32 on the
+/// F32Tile (gemm.cpp).
 void gemmMxfp4(F32Tile tile, const GemvArgs &a, const uint8_t *w,
                const uint8_t *e8m0);
 /// Block b (32 values) of MXFP4 row `codes`, decoded to f32 at out.
 void decodeMxfp4Block(const uint8_t *codes, uint8_t e8m0, float *out);
 /// Up to this many rows a linear is bound by reading its weights (gemv
-/// kernels); above it by arithmetic (GEMM: oneDNN, or gemmInt).
+/// kernels); above it by arithmetic (our GEMM tiles).
 constexpr int64_t kGemvMaxRows = 8;
 /// Whether gemvInt can take these shapes (blocks of 32 that groups align to).
 bool intGemvApplies(int64_t K, int64_t group);
@@ -160,7 +151,7 @@ struct PackedIntWeight {
   std::vector<uint8_t> w; // [panels][IntGemm::w of all of K]
   std::vector<float> s;   // [panels][groups][kTileN], 0 past N
 };
-/// Whether LINEAR packs these (IntKernels::i8Panels, t4Nibbles).
+/// Whether LINEAR packs these (every i8; i4 where IntKernels::t4Nibbles).
 bool packsInt(const IntKernels &k, uint32_t dtype);
 std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k, IntFormat f,
                                                const void *w,
@@ -172,23 +163,24 @@ std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k, IntFormat f,
 /// SWIGLU computes it from out.
 void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
                    const PackedIntWeight &w, float *gated = nullptr);
-/// A bf16 weight repacked once, at prepare, into Bf16Gemm's panels: every
-/// row count runs on vdpbf16ps tiles over the same bytes (x rounded to bf16
-/// as the GEMV panels round it), and the plan's pages are not read again.
-struct PackedBf16Weight {
+/// An f32, bf16 or f16 weight repacked once, at prepare, into the
+/// F32Tile's panels in its own dtype ([panels][K][kTileN], 0 past N; bf16
+/// and f16 widened to f32 a block at a time as they are read). Every row
+/// count, one decode token to a prompt, runs the tile over them against f32
+/// activations: each result sums its bias, then k in order, so a row's
+/// result is the same bits batched or alone, decoded or recomputed.
+struct PackedFloatWeight {
+  uint32_t dtype = 0;
   int64_t N = 0, K = 0;
-  std::vector<uint16_t> w; // [panels][K / 2][kTileN][2], 0 past N
+  std::vector<uint8_t> w;
 };
-std::shared_ptr<PackedBf16Weight> packBf16Weight(const uint16_t *w, int64_t N,
-                                                 int64_t K);
-void gemmPackedBf16(Bf16Tile tile, const GemvArgs &a,
-                    const PackedBf16Weight &w);
-/// The same weights widened to f32 against f32 x on the F32Tile: a prompt's
-/// rows keep their activations unrounded (gemmBf16's arithmetic).
-void gemmPackedBf16Widened(F32Tile tile, const GemvArgs &a,
-                           const PackedBf16Weight &w);
-/// x rounded to bf16, to nearest even (as llmc::floatToBf16 for finite x).
-void toBf16(const float *x, int64_t n, uint16_t *out);
+std::shared_ptr<PackedFloatWeight>
+packFloatWeight(uint32_t dtype, const void *w, int64_t N, int64_t K);
+void gemmPackedFloat(F32Tile tile, const GemvArgs &a,
+                     const PackedFloatWeight &w);
+/// The same arithmetic (the same bits) over w [N][K] as the plan stores it,
+/// each panel packed per call: expert stacks, sliced per call.
+void gemmFloat(F32Tile tile, uint32_t dtype, const GemvArgs &a, const void *w);
 /// Rows [0, rows) of K floats each (row(r) points at row r) in an F32Tile's
 /// x layout at dst: [rows / kF32TileRows][K][kF32TileRows], zero padded.
 template <typename Row>
@@ -201,16 +193,9 @@ void packTileRows(int64_t rows, int64_t K, const Row &row, float *dst) {
         dst[k * kF32TileRows + m] = x ? x[k] : 0.0f;
     }
 }
-/// bf16 weights with the activations rounded to bf16.
-void gemvBf16Dot(Bf16Panel panel, const GemvArgs &a, const uint16_t *w);
-/// The same for many rows: a GEMM over panels repacked per call (gemm.cpp).
-void gemmBf16(F32Tile tile, const GemvArgs &a, const uint16_t *w);
 
-//===-- Large-row linear (oneDNN) -----------------------------------------===//
+//===-- Linear on our kernels ---------------------------------------------===//
 
-/// A weight packed for oneDNN, or null when oneDNN cannot run this dtype
-/// fast here (the caller then uses the gemv kernels row block by row block).
-struct PackedMatmul;
 struct LinearWeight {
   uint32_t dtype;
   const void *data;
@@ -221,14 +206,12 @@ struct LinearWeight {
   bool int8Activations = false;       // MXFP4, K-quants: x may round (op i2)
   const uint8_t *kqHeaders = nullptr; // a K-quant's headers (the plan's)
 };
-std::shared_ptr<PackedMatmul> packMatmul(Backend &b, const LinearWeight &w);
-/// Our own kernels for one weight at the backend's ISA level: gemv up to
-/// kGemvMaxRows rows, our GEMM tiles above (integer dots for i8/i4, the
-/// F32Tile for bf16), the gemv panels where no tile applies (linear.cpp).
+/// Our own kernels for one weight at the backend's ISA level (linear.cpp):
+/// for each dtype one arithmetic at every row count, so a row's result
+/// never depends on the rows beside it.
 struct OwnKernels {
   IntKernels ints{};
   KQuantDots kquant{};
-  Bf16Panel bf16 = nullptr;
   F32Tile f32Tile = nullptr;
   bool intDot = false;
 };
@@ -237,32 +220,18 @@ OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w);
 /// parallel region (then on the calling thread alone).
 void runOwnLinear(const LinearWeight &w, const OwnKernels &k,
                   const GemvArgs &a);
-/// Keeps oneDNN at or below `isa` (process-wide; before its first matmul).
-void capOneDnn(Isa isa);
-/// out = x · Wᵀ (+ bias), x f32 [M, K]. Returns false when the primitive
-/// could not be created (the caller falls back).
-bool runMatmul(PackedMatmul &p, const float *x, int64_t M, const float *bias,
-               float *out);
 
 //===-- Attention ---------------------------------------------------------===//
 
-/// Attention of `count` query rows (starting at row `first` of q) of
-/// sequence b over its `len` cached positions, for kv heads [kv0, kv1) and
-/// keys [keyLo, keyHi) only. With partial = true the unnormalized state
-/// (max, sum, acc) is written to the part buffers for a split-K merge.
-struct AttentionPart {
-  float *m, *l, *acc; // [count * group], [count * group], [.. * headDim]
-};
 /// An attention op's sinks (operand 1) as floats; empty without them.
 std::vector<float> attentionSinks(const llmc_op_desc &op, const Graph &g);
-/// With `tile` (an F32Tile), Q·Kᵀ and P·V of every row run on it; with
-/// `rows`, a single position's rows run on them (attention_rows.h); else two
-/// rows at a time (AVX2).
+/// Attention of `count` query positions (starting at row `first` of q) of
+/// sequence b, the last ending at its `len`-th cached position, for one kv
+/// head's group of query heads: on `rows` (AVX-512) where given, else two
+/// rows at a time (attention_tile.cpp). Runs on the calling thread.
 void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
                 const Matrix &out, int64_t b, int64_t first, int64_t count,
-                int64_t len, int64_t kvHead, int64_t keyLo, int64_t keyHi,
-                const AttentionPart *part, F32Tile tile = nullptr,
-                const RowKernels *rows = nullptr);
+                int64_t len, int64_t kvHead, const RowKernels *rows);
 
 //===-- Vector helpers shared by the kernels ------------------------------===//
 

@@ -1,8 +1,7 @@
 //===- cpu_backend.cpp - The cpu plugin -----------------------------------===//
 //
 // The C entries come from backends/common (plugin.h); this file says which
-// CPUs the kernels run on and sets up the one OpenMP pool they share with
-// oneDNN.
+// CPUs the kernels run on and sets up the OpenMP pool they share.
 //
 //===----------------------------------------------------------------------===//
 #include "cpu.h"
@@ -118,9 +117,6 @@ std::unique_ptr<common::Backend> create(const llmc_backend_options &options) {
                           std::to_string(limit) + ")");
   int threads = options.threads > 0 ? options.threads : defaultThreads();
   Isa isa = selectIsa();
-  if (isa < detectIsa())
-    capOneDnn(isa); // a comparison at a lower level covers oneDNN too
-  // One pool for oneDNN and our kernels: both read this.
   omp_set_num_threads(threads);
   return std::make_unique<CpuBackend>(threads, isa);
 }

@@ -1,9 +1,9 @@
 //===- gemm.cpp - Many-row linears on our tiles: round, repack, run -------===//
 //
-// Prefill on i8 / i4 weights and (at every level but AMX, where oneDNN
-// serves) bf16 ones. i8/i4 activations are quantized as for the GEMV (int8
-// blocks of 32 with a scale each), so prefill and decode round alike; bf16
-// weights are widened to f32 and multiply the f32 activations. Each thread
+// i8 / i4 / K-quant weights on the integer tiles: activations quantized as
+// for the GEMV (int8 blocks of 32 with a scale each), so prefill and decode
+// round alike. f32 / bf16 / f16 / MXFP4 weights on the F32Tile at every row
+// count, widened to f32 against f32 activations. For many rows each thread
 // repacks one panel of kTileN weight columns by one block of K at a time
 // into its own buffer (32 KB: it stays in L1/L2 while every row runs
 // against it) and hands it to the level's tile; the repack costs one pass
@@ -21,6 +21,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace llmc::cpu {
 namespace {
@@ -294,7 +295,11 @@ void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
 }
 
 bool packsInt(const IntKernels &k, uint32_t dtype) {
-  return (dtype == LLMC_I8 && k.i8Panels) || (dtype == LLMC_I4 && k.t4Nibbles);
+  // i8 and i4 linears run from packed panels at every row count, so a row's
+  // result never depends on its batch (the gemv sums in another order). The
+  // 256-bit i8 tile, reading each panel in two half passes, is 17-30%
+  // slower than the row-major gemv on one row (measured): the price of it.
+  return dtype == LLMC_I8 || (dtype == LLMC_I4 && k.t4Nibbles);
 }
 
 std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k, IntFormat f,
@@ -408,40 +413,7 @@ void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
   runPanels(a, gated, panelInto);
 }
 
-std::shared_ptr<PackedBf16Weight> packBf16Weight(const uint16_t *w, int64_t N,
-                                                 int64_t K) {
-  auto out = std::make_shared<PackedBf16Weight>();
-  out->N = N;
-  out->K = K;
-  const int64_t panels = (N + kTileN - 1) / kTileN;
-  out->w.resize(size_t(panels * K * kTileN));
-  parallelFor(panels, N * K >= (1 << 16), [&](int64_t p) {
-    uint16_t *to = out->w.data() + p * K * kTileN;
-    for (int64_t c = 0; c < kTileN; ++c) {
-      const int64_t n = p * kTileN + c;
-      for (int64_t k = 0; k < K; k += 2) {
-        to[k * kTileN + 2 * c] = n < N ? w[n * K + k] : 0;
-        to[k * kTileN + 2 * c + 1] = n < N ? w[n * K + k + 1] : 0;
-      }
-    }
-  });
-  return out;
-}
-
-void gemmPackedBf16(Bf16Tile tile, const GemvArgs &a,
-                    const PackedBf16Weight &w) {
-  static thread_local std::vector<uint16_t> scratch; // see gemmInt
-  std::vector<uint16_t> &x = scratch;
-  x.resize(size_t(a.rows * a.K));
-  toBf16(a.x, a.rows * a.K, x.data());
-  const int64_t panels = (a.N + kTileN - 1) / kTileN;
-  parallelFor(panels, a.N * a.K >= (1 << 16), [&](int64_t p) {
-    const int64_t n0 = p * kTileN;
-    tile(Bf16Gemm{x.data(), a.rows, a.K, w.w.data() + p * a.K * kTileN,
-                  a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
-                  std::min(kTileN, a.N - n0)});
-  });
-}
+namespace {
 
 /// Columns [n0, n0 + kTileN) x [k0, k0 + kc) of MXFP4 w decoded to f32 in
 /// F32Gemm's layout; columns past N are zero.
@@ -460,10 +432,20 @@ void packMxfp4(const uint8_t *w, const uint8_t *e8m0, int64_t K, int64_t N,
     }
 }
 
-/// Many rows on the F32Tile, the weights widened to f32 a panel at a time
-/// by pack(n0, k0, kc, panel).
-template <typename Pack>
-void gemmWidened(F32Tile tile, const GemvArgs &a, Pack pack) {
+// Rows up to which each thread runs its panels over all of K (no barrier
+// per block of K; a decode row's weights are one sequential read); above,
+// blocks of K go in order with their panels in parallel (x's block stays
+// in L2 across panels). Both sum in the same order.
+constexpr int64_t kPanelOuterRows = 48;
+
+/// Any rows on the F32Tile; block(n0, k0, kc, scratch) gives columns
+/// [n0, n0 + kTileN) x [k0, k0 + kc) of the weights in F32Gemm's layout
+/// (ldw kTileN), of `type`: widened into scratch, or in place. Each result
+/// sums its bias, then k in order, whatever the row count and loop order: a
+/// row's result is the same bits at any batch.
+template <typename Block>
+void gemmWidened(F32Tile tile, const GemvArgs &a, Block block,
+                 PanelType type = PanelType::F32) {
   const int64_t tiles = (a.rows + kF32TileRows - 1) / kF32TileRows;
   const int64_t rowsP = tiles * kF32TileRows;
   static thread_local std::vector<float> scratch;
@@ -478,42 +460,91 @@ void gemmWidened(F32Tile tile, const GemvArgs &a, Pack pack) {
           xp.data() + k0 * rowsP + t * kF32TileRows * kc);
     }
   });
-  forTileBlocks(a.N, a.K, kF32KBlock,
-                [&](int64_t n0, int64_t k0, int64_t kc, Panel &panel) {
-                  pack(n0, k0, kc, panel);
-                  tile(F32Gemm{xp.data() + k0 * rowsP, a.rows, kc,
-                               reinterpret_cast<const float *>(panel.w.data()),
-                               kTileN, a.bias ? a.bias + n0 : nullptr,
-                               a.out + n0, a.N, std::min(kTileN, a.N - n0),
-                               k0 > 0});
-                });
+  auto run = [&](int64_t n0, int64_t k0, int64_t kc, Panel &panel) {
+    tile(F32Gemm{xp.data() + k0 * rowsP, a.rows, kc, block(n0, k0, kc, panel),
+                 kTileN, a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
+                 std::min(kTileN, a.N - n0), k0 > 0, type});
+  };
+  if (a.rows > kPanelOuterRows)
+    return forTileBlocks(a.N, a.K, kF32KBlock, run);
+  parallelFor((a.N + kTileN - 1) / kTileN, a.N * a.K >= (1 << 16),
+              [&](int64_t p) {
+                thread_local Panel panel; // this worker's own
+                for (int64_t k0 = 0; k0 < a.K; k0 += kF32KBlock)
+                  run(p * kTileN, k0, std::min(kF32KBlock, a.K - k0), panel);
+              });
 }
 
-void gemmBf16(F32Tile tile, const GemvArgs &a, const uint16_t *w) {
-  gemmWidened(tile, a, [&](int64_t n0, int64_t k0, int64_t kc, Panel &p) {
-    packBf16(w, a.K, a.N, n0, k0, kc, p);
-  });
+/// Columns [n0, n0 + kTileN) x [k0, k0 + kc) of f32 / f16 w [N][K] in
+/// F32Gemm's layout; columns past N are zero.
+void packRows(uint32_t dtype, const void *w, int64_t K, int64_t N, int64_t n0,
+              int64_t k0, int64_t kc, Panel &p) {
+  p.w.resize(size_t(kc * kTileN) * sizeof(float));
+  auto *out = reinterpret_cast<float *>(p.w.data());
+  for (int64_t c = 0; c < kTileN; ++c) {
+    const int64_t n = n0 + c;
+    for (int64_t k = 0; k < kc; ++k) {
+      float v = 0.0f;
+      if (n < N && dtype == LLMC_F32)
+        std::memcpy(&v, static_cast<const float *>(w) + n * K + k0 + k, 4);
+      else if (n < N)
+        v = f16ToFloat(static_cast<const uint16_t *>(w)[n * K + k0 + k]);
+      out[k * kTileN + c] = v;
+    }
+  }
 }
 
-void gemmPackedBf16Widened(F32Tile tile, const GemvArgs &a,
-                           const PackedBf16Weight &w) {
-  gemmWidened(tile, a, [&](int64_t n0, int64_t k0, int64_t kc, Panel &p) {
-    // Each int32 of the packed panel is column c's pair (k, k + 1): k's
-    // bf16 in the low half, k + 1's in the high one.
-    p.w.resize(size_t(kc * kTileN) * sizeof(float));
-    auto *out = reinterpret_cast<float *>(p.w.data());
-    const uint16_t *src = w.w.data() + n0 * a.K;
-    const __m256i high = _mm256_set1_epi32(int32_t(0xffff0000u));
-    for (int64_t k = 0; k < kc; k += 2)
-      for (int64_t c0 = 0; c0 < kTileN; c0 += 8) {
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
-            src + (k0 + k) * kTileN + 2 * c0));
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + k * kTileN + c0),
-                            flushDenormals(_mm256_slli_epi32(v, 16)));
-        _mm256_storeu_si256(
-            reinterpret_cast<__m256i *>(out + (k + 1) * kTileN + c0),
-            flushDenormals(_mm256_and_si256(v, high)));
+} // namespace
+
+std::shared_ptr<PackedFloatWeight>
+packFloatWeight(uint32_t dtype, const void *w, int64_t N, int64_t K) {
+  auto out = std::make_shared<PackedFloatWeight>();
+  out->dtype = dtype;
+  out->N = N;
+  out->K = K;
+  const int64_t panels = (N + kTileN - 1) / kTileN;
+  const size_t size = dtype == LLMC_F32 ? 4 : 2;
+  out->w.resize(size_t(panels * K * kTileN) * size);
+  parallelFor(panels, N * K >= (1 << 16), [&](int64_t p) {
+    uint8_t *to = out->w.data() + size_t(p * K * kTileN) * size;
+    for (int64_t c = 0; c < kTileN; ++c) {
+      const int64_t n = p * kTileN + c;
+      for (int64_t k = 0; k < K; ++k) {
+        uint8_t *at = to + size_t(k * kTileN + c) * size;
+        if (n < N)
+          std::memcpy(
+              at, static_cast<const uint8_t *>(w) + size_t(n * K + k) * size,
+              size);
+        else
+          std::memset(at, 0, size);
       }
+    }
+  });
+  return out;
+}
+
+void gemmPackedFloat(F32Tile tile, const GemvArgs &a,
+                     const PackedFloatWeight &w) {
+  // The tile reads the panels in place, widening bf16 / f16 in registers.
+  const size_t size = w.dtype == LLMC_F32 ? 4 : 2;
+  gemmWidened(
+      tile, a,
+      [&](int64_t n0, int64_t k0, int64_t, Panel &) {
+        return static_cast<const void *>(w.w.data() +
+                                         size_t(n0 * a.K + k0 * kTileN) * size);
+      },
+      w.dtype == LLMC_F32    ? PanelType::F32
+      : w.dtype == LLMC_BF16 ? PanelType::Bf16
+                             : PanelType::F16);
+}
+
+void gemmFloat(F32Tile tile, uint32_t dtype, const GemvArgs &a, const void *w) {
+  gemmWidened(tile, a, [&](int64_t n0, int64_t k0, int64_t kc, Panel &p) {
+    if (dtype == LLMC_BF16)
+      packBf16(static_cast<const uint16_t *>(w), a.K, a.N, n0, k0, kc, p);
+    else
+      packRows(dtype, w, a.K, a.N, n0, k0, kc, p);
+    return static_cast<const void *>(p.w.data());
   });
 }
 
@@ -589,6 +620,7 @@ void gemmMxfp4(F32Tile tile, const GemvArgs &a, const uint8_t *w,
                const uint8_t *e8m0) {
   gemmWidened(tile, a, [&](int64_t n0, int64_t k0, int64_t kc, Panel &p) {
     packMxfp4(w, e8m0, a.K, a.N, n0, k0, kc, p);
+    return static_cast<const void *>(p.w.data());
   });
 }
 

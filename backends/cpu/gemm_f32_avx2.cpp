@@ -14,8 +14,26 @@ namespace {
 
 /// io[m][0..16) += sum over k of x[k][m] * w[k][0..16). Kept out of line:
 /// inlined into tileHalf, GCC 12 stores every accumulator on every step.
-template <int RM>
-__attribute__((noinline)) void kernel(const float *x, const float *w, int64_t K,
+/// Columns [8v, 8v + 8) of weight row k (from the half's first column), as
+/// f32.
+template <PanelType T>
+__attribute__((always_inline)) inline __m256 weights(const void *w, int64_t k,
+                                                     int64_t ldw, int v) {
+  if constexpr (T == PanelType::F32)
+    return _mm256_loadu_ps(static_cast<const float *>(w) + k * ldw + 8 * v);
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i *>(
+      static_cast<const uint16_t *>(w) + k * ldw + 8 * v));
+  if constexpr (T == PanelType::F16)
+    return _mm256_cvtph_ps(h);
+  const __m256i f = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
+  const __m256i exponent = _mm256_set1_epi32(0x7f800000);
+  return _mm256_castsi256_ps(_mm256_andnot_si256(
+      _mm256_cmpeq_epi32(_mm256_and_si256(f, exponent), _mm256_setzero_si256()),
+      f));
+}
+
+template <int RM, PanelType T>
+__attribute__((noinline)) void kernel(const float *x, const void *w, int64_t K,
                                       int64_t ldw, float *io) {
   __m256 lo[RM], hi[RM];
   for (int m = 0; m < RM; ++m) {
@@ -23,8 +41,7 @@ __attribute__((noinline)) void kernel(const float *x, const float *w, int64_t K,
     hi[m] = _mm256_loadu_ps(io + 16 * m + 8);
   }
   for (int64_t k = 0; k < K; ++k) {
-    const __m256 w0 = _mm256_loadu_ps(w + k * ldw),
-                 w1 = _mm256_loadu_ps(w + k * ldw + 8);
+    const __m256 w0 = weights<T>(w, k, ldw, 0), w1 = weights<T>(w, k, ldw, 1);
     for (int m = 0; m < RM; ++m) {
       const __m256 xk = _mm256_broadcast_ss(x + k * kF32TileRows + m);
       lo[m] = _mm256_fmadd_ps(xk, w0, lo[m]);
@@ -50,7 +67,20 @@ void tileHalf(const F32Gemm &g, int64_t t, int64_t r0, int64_t c0,
                        : g.accumulate ? out[m * g.ldo + c]
                        : g.bias       ? g.bias[c0 + c]
                                       : 0.0f;
-  kernel<RM>(g.x + t * kF32TileRows * g.K + r0, g.w + c0, g.K, g.ldw, io);
+  const float *x = g.x + t * kF32TileRows * g.K + r0;
+  const auto *w = static_cast<const uint8_t *>(g.w) +
+                  c0 * (g.type == PanelType::F32 ? 4 : 2);
+  switch (g.type) {
+  case PanelType::F32:
+    kernel<RM, PanelType::F32>(x, w, g.K, g.ldw, io);
+    break;
+  case PanelType::Bf16:
+    kernel<RM, PanelType::Bf16>(x, w, g.K, g.ldw, io);
+    break;
+  case PanelType::F16:
+    kernel<RM, PanelType::F16>(x, w, g.K, g.ldw, io);
+    break;
+  }
   for (int m = 0; m < RM; ++m)
     for (int64_t c = 0; c < cols; ++c)
       out[m * g.ldo + c] = io[m * 16 + c];

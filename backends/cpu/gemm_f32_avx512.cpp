@@ -2,9 +2,9 @@
 //
 // Built with -mavx512f -mavx512bw -mavx512vl. A tile is up to 6 rows by the
 // panel's 32 columns: 12 accumulators, each FMA adding one column of K for
-// 16 output columns. bf16 weights come here widened (exactly) by the pack:
-// without AMX, two FMA ports outrun vdpbf16ps (measured: 116 GFLOP/s for a
-// vdpbf16ps tile, against 258 for oneDNN's f32 on this CPU).
+// 16 output columns. f32, bf16 and f16 weights (widened exactly by the
+// pack) and MXFP4 (decoded) run here at every row count, against f32
+// activations: each result is its bias, then one FMA per k in order.
 //
 //===----------------------------------------------------------------------===//
 #include "gemm_avx512.h"
@@ -12,7 +12,23 @@
 namespace llmc::cpu {
 namespace {
 
-template <int RM> void tile(const F32Gemm &g, int64_t m0) {
+/// Columns [16v, 16v + 16) of weight row k, as f32.
+template <PanelType T>
+__attribute__((always_inline)) inline __m512 weights(const void *w, int64_t k,
+                                                     int64_t ldw, int v) {
+  if constexpr (T == PanelType::F32)
+    return _mm512_loadu_ps(static_cast<const float *>(w) + k * ldw + 16 * v);
+  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+      static_cast<const uint16_t *>(w) + k * ldw + 16 * v));
+  if constexpr (T == PanelType::F16)
+    return _mm512_cvtph_ps(h);
+  const __m512i f = _mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16);
+  const __mmask16 normal =
+      _mm512_test_epi32_mask(f, _mm512_set1_epi32(0x7f800000));
+  return _mm512_castsi512_ps(_mm512_maskz_mov_epi32(normal, f));
+}
+
+template <int RM, PanelType T> void tile(const F32Gemm &g, int64_t m0) {
   const PanelMasks masks(g.cols);
   const __mmask16 *keep = masks.keep;
   __m512 f[RM][2];
@@ -27,8 +43,8 @@ template <int RM> void tile(const F32Gemm &g, int64_t m0) {
   }
   const float *x = g.x + m0 * g.K;
   for (int64_t k = 0; k < g.K; ++k) {
-    const float *wk = g.w + k * g.ldw;
-    const __m512 w0 = _mm512_loadu_ps(wk), w1 = _mm512_loadu_ps(wk + 16);
+    const __m512 w0 = weights<T>(g.w, k, g.ldw, 0),
+                 w1 = weights<T>(g.w, k, g.ldw, 1);
     for (int m = 0; m < RM; ++m) {
       const __m512 xk = _mm512_set1_ps(x[k * kTileRows + m]);
       f[m][0] = _mm512_fmadd_ps(xk, w0, f[m][0]);
@@ -43,7 +59,14 @@ template <int RM> void tile(const F32Gemm &g, int64_t m0) {
 
 struct Tile {
   template <int RM> static void run(const F32Gemm &g, int64_t m0) {
-    tile<RM>(g, m0);
+    switch (g.type) {
+    case PanelType::F32:
+      return tile<RM, PanelType::F32>(g, m0);
+    case PanelType::Bf16:
+      return tile<RM, PanelType::Bf16>(g, m0);
+    case PanelType::F16:
+      return tile<RM, PanelType::F16>(g, m0);
+    }
   }
 };
 

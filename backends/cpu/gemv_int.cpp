@@ -28,7 +28,6 @@ struct Scratch {
   std::vector<int8_t> q;
   std::vector<float> s;
   std::vector<int32_t> n;
-  std::vector<uint16_t> bf16;
 };
 
 Scratch &scratch() {
@@ -129,8 +128,6 @@ void useLevel(Backend &b, Isa isa) {
   b.ints = isa >= Isa::Avx512    ? intKernelsAvx512()
            : isa == Isa::AvxVnni ? intKernelsAvxVnni()
                                  : intKernelsAvx2();
-  b.bf16 = isa >= Isa::Avx512Bf16 ? bf16PanelAvx512() : nullptr;
-  b.bf16Tile = isa == Isa::Avx512Bf16 ? bf16TileAvx512 : nullptr;
   b.f32Tile = isa >= Isa::Avx512 ? f32TileAvx512 : f32TileAvx2;
   b.kquant = isa >= Isa::Avx512 ? kquantDotsAvx512() : kquantDotsAvx2();
   static const RowKernels rowsAvx512 = rowKernelsAvx512();
@@ -164,17 +161,6 @@ void gemvInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
             w,          scales,     group,
             a.bias,     a.out,      f == kMx ? e8m0 : nullptr};
   IntPanel panel = f == kI4 ? k.q4 : f == kMx ? k.mx : k.q8;
-  forPanels(a.rows, a.K, a.N,
-            [&](int64_t n0, int64_t n1, int64_t r0, int64_t R) {
-              panel(g, n0, n1, r0, R);
-            });
-}
-
-void gemvBf16Dot(Bf16Panel panel, const GemvArgs &a, const uint16_t *w) {
-  Scratch &s = scratch();
-  s.bf16.resize(size_t(a.rows * a.K));
-  toBf16(a.x, a.rows * a.K, s.bf16.data());
-  Bf16Gemv g{s.bf16.data(), a.rows, a.K, a.N, w, a.bias, a.out};
   forPanels(a.rows, a.K, a.N,
             [&](int64_t n0, int64_t n1, int64_t r0, int64_t R) {
               panel(g, n0, n1, r0, R);

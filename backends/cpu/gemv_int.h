@@ -117,11 +117,6 @@ struct IntKernels {
   bool q4PairedBlocks = false;
   IntPanel mx = nullptr;       // MXFP4 (IntGemv::we), in the q4 panels' order
   IntTile t4Nibbles = nullptr; // i4 kept at two per byte (PackedIntWeight)
-  // i8 linears run from packed panels at every row count: the 512-bit tile
-  // outruns the GEMV even on one row; the 256-bit one, reading each panel in
-  // two half passes, does not (measured 17-30% slower on one row), so there
-  // i8 keeps the GEMV up to 8 rows and repacks per call above.
-  bool i8Panels = false;
 };
 
 IntKernels intKernelsAvx2();
@@ -130,45 +125,26 @@ IntKernels intKernelsAvx512();
 void intTileAvx512(const IntGemm &g); // gemm_int_avx512.cpp
 void intTileNibblesAvx512(const IntGemm &g);
 
-/// bf16 weights against activations rounded to bf16 (vdpbf16ps).
-struct Bf16Gemv {
-  const uint16_t *x; // [rows][K] bf16
-  int64_t rows, K, N;
-  const uint16_t *w; // [N][K]
-  const float *bias;
-  float *out;
-};
-using Bf16Panel = void (*)(const Bf16Gemv &, int64_t n0, int64_t n1, int64_t r0,
-                           int64_t R);
-Bf16Panel bf16PanelAvx512();
-
-/// Rows of bf16 x against one panel of PackedBf16Weight.
-struct Bf16Gemm {
-  const uint16_t *x; // [rows][K] bf16
-  int64_t rows, K;   // K even
-  const uint16_t *w; // [K / 2][kTileN][2]: column c's pair k, k + 1
-  const float *bias; // the panel's first column, or null
-  float *out;        // row 0, the panel's first column
-  int64_t ldo, cols; // output row stride, columns to write (<= kTileN)
-};
-using Bf16Tile = void (*)(const Bf16Gemm &);
-void bf16TileAvx512(const Bf16Gemm &g); // gemm_bf16_avx512.cpp
-
-/// Many rows of 16-bit float weights, widened to f32 by the pack: a panel
-/// holds, for each column of a block of K, its kTileN weights in a row. x
+/// Rows of f32 x against a panel of f32 (or widened bf16 / f16) weights: a
+/// panel holds, for each column of a block of K, its kTileN weights in a row. x
 /// is packed too, in tiles of kF32TileRows rows (zero padded) whose K
 /// columns each hold the tile's rows in a row, so each k's broadcasts come
 /// from one cache line.
 constexpr int64_t kF32TileRows = 6;
+/// What an F32Gemm's weights hold: f32, or bf16 / f16 the tile widens in
+/// registers as it reads them (bf16 denormals flushed to +0, as a widening
+/// pack does, so both give the same bits).
+enum class PanelType : uint8_t { F32, Bf16, F16 };
 struct F32Gemm {
   const float *x; // this block of K: [rows / kF32TileRows][K][kF32TileRows]
   int64_t rows, K;
-  const float *w; // [K][ldw]: the panel's kTileN columns first in each row
+  const void *w; // [K][ldw] of `type`: the panel's kTileN columns first
   int64_t ldw;
   const float *bias; // the panel's first column, or null
   float *out;        // row 0, the panel's first column
   int64_t ldo, cols;
   bool accumulate; // add to what out holds (a later block of K; no bias)
+  PanelType type = PanelType::F32;
 };
 using F32Tile = void (*)(const F32Gemm &);
 void f32TileAvx512(const F32Gemm &g); // gemm_f32_avx512.cpp

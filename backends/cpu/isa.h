@@ -18,8 +18,8 @@ enum class Isa {
   Avx2,       // AVX2 + FMA + F16C; int8 dots with vpmaddubsw
   AvxVnni,    // + AVX-VNNI: vpdpbusd on 256 bits (Alder Lake and later)
   Avx512,     // + AVX-512 F/BW/VL/VNNI: vpdpbusd on 512 bits
-  Avx512Bf16, // + AVX512-BF16: vdpbf16ps for bf16 weights
-  Amx,        // + AMX-BF16/INT8, used by oneDNN's matmuls
+  Avx512Bf16, // + AVX512-BF16 (kernels as Avx512: bf16 weights widen to f32)
+  Amx,        // + AMX-BF16/INT8 (kernels as Avx512)
 };
 
 const char *isaName(Isa isa);

@@ -1,11 +1,14 @@
-//===- linear.cpp - LINEAR: choosing between gemv and oneDNN --------------===//
+//===- linear.cpp - LINEAR: one arithmetic per weight at every row count --===//
 //
-// Up to kGemvMaxRows activation rows (decode, small batches) the step is
-// bound by reading the weights, and our gemv kernels read the plan's own
-// bytes once. Above that it is bound by arithmetic: i8/i4 weights run on
-// our integer GEMM tiles, bf16 on our vdpbf16ps tiles (without AMX), f32
-// and the rest on oneDNN's matmul; when oneDNN cannot run a dtype fast
-// here, the gemv kernels take every row, panel by panel.
+// A row's result must not depend on the rows beside it: a request batched,
+// in a mixed step, or recomputed after preemption must generate what it
+// generates alone. So each weight dtype has one arithmetic for every row
+// count, one decode token to a prompt: i8/i4 on the integer tiles (packed
+// once) or, where their blocks do not fit K, the grouped gemv; K-quants on
+// their dot and tiles, which round x alike; f32/bf16/f16 on the F32Tile
+// over panels packed once (f32 activations, bias then k in order); MXFP4 on
+// the F32Tile or the integer dots. No library GEMM is used: one that picks
+// another kernel per row count sums in another order.
 //
 //===----------------------------------------------------------------------===//
 #include "cpu.h"
@@ -24,10 +27,6 @@ bool present(const llmc_op_desc &op, int s) {
          op.operands[s].kind != LLMC_OPERAND_NONE;
 }
 
-bool mayExceed(const llmc_rows &r, int64_t rows) {
-  return r.t_coef > 0 || r.b_coef > 0 || r.constant > rows;
-}
-
 /// A weight now served from a packed copy leaves the resident set, where
 /// its pages are the plan file's (they read back from it); a plan image in
 /// the caller's memory is left alone.
@@ -41,9 +40,7 @@ void releaseCopied(const Graph &g, const llmc_weight_desc &wd) {
 OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w) {
   const bool quantized = w.dtype == LLMC_I8 || w.dtype == LLMC_I4 ||
                          (w.dtype == LLMC_MXFP4 && w.int8Activations);
-  // With AMX, oneDNN's bf16 matmul is far ahead of any FMA tile.
-  return OwnKernels{b.ints, b.kquant, b.bf16,
-                    b.isa == Isa::Amx ? nullptr : b.f32Tile,
+  return OwnKernels{b.ints, b.kquant, b.f32Tile,
                     quantized && intGemvApplies(w.K, w.group)};
 }
 
@@ -70,23 +67,14 @@ void runOwnLinear(const LinearWeight &w, const OwnKernels &k,
         : w.dtype == LLMC_MXFP4 ? kMx
                                 : kI8,
         a, w.data, w.scales, w.group, w.e8m0);
-  if (w.dtype == LLMC_MXFP4) {
-    const auto *codes = static_cast<const uint8_t *>(w.data);
-    if (a.rows > kGemvMaxRows && k.f32Tile)
-      return gemmMxfp4(k.f32Tile, a, codes, w.e8m0);
-    return gemvMxfp4(a, codes, w.e8m0);
-  }
   switch (w.dtype) {
+  case LLMC_MXFP4:
+    return gemmMxfp4(k.f32Tile, a, static_cast<const uint8_t *>(w.data),
+                     w.e8m0);
   case LLMC_F32:
-    return gemvF32(a, static_cast<const float *>(w.data));
   case LLMC_BF16:
-    if (a.rows > kGemvMaxRows && k.f32Tile)
-      return gemmBf16(k.f32Tile, a, static_cast<const uint16_t *>(w.data));
-    if (k.bf16)
-      return gemvBf16Dot(k.bf16, a, static_cast<const uint16_t *>(w.data));
-    return gemvBf16(a, static_cast<const uint16_t *>(w.data));
   case LLMC_F16:
-    return gemvF16(a, static_cast<const uint16_t *>(w.data));
+    return gemmFloat(k.f32Tile, w.dtype, a, w.data);
   case LLMC_I8:
     return gemvQ8(a, static_cast<const int8_t *>(w.data), w.scales, w.group);
   default:
@@ -147,22 +135,13 @@ Kernel linearKernel(const llmc_op_desc &op, const Graph &g, Backend &b,
       releaseCopied(g, wd);
       return made;
     });
-  std::shared_ptr<PackedBf16Weight> packedBf16;
-  if (wd.dtype == LLMC_BF16 && b.bf16Tile && K % 2 == 0)
-    packedBf16 = b.weights.get<PackedBf16Weight>(wd.data, wd.nbytes, 4, [&] {
-      auto made = packBf16Weight(static_cast<const uint16_t *>(wd.data), N, K);
+  std::shared_ptr<PackedFloatWeight> packedFloat;
+  if (wd.dtype == LLMC_F32 || wd.dtype == LLMC_BF16 || wd.dtype == LLMC_F16)
+    packedFloat = b.weights.get<PackedFloatWeight>(wd.data, wd.nbytes, 4, [&] {
+      auto made = packFloatWeight(wd.dtype, wd.data, N, K);
       releaseCopied(g, wd);
       return made;
     });
-  std::shared_ptr<PackedMatmul> packed;
-  // i8/i4 weights on integer dots and bf16 ones on vdpbf16ps need no oneDNN
-  // at any row count: our tiles beat it (on a dequantized bf16 copy, which
-  // would also double the memory, for i8/i4).
-  const bool ownTiles = kernels.intDot || mxfp4 || kq ||
-                        (wd.dtype == LLMC_BF16 && kernels.f32Tile);
-  if (!ownTiles &&
-      mayExceed(g.buffers[op.operands[X].index].rows, kGemvMaxRows))
-    packed = packMatmul(b, w);
 
   if (swiglu) {
     // K-quants take the tiles above kKQuantGemmRows rows (a prompt); fewer
@@ -190,29 +169,16 @@ Kernel linearKernel(const llmc_op_desc &op, const Graph &g, Backend &b,
     };
   }
 
-  // A decode step's rows are sequences, each rounded to bf16 as it would be
-  // alone; a prompt's rows keep f32 activations (the documented bf16
-  // bound), on the widened tiles.
-  const bool decodeRows = g.name == "decode";
-  return [op, w, kernels, scales, bias, packed, packedInt, packedBf16,
-          bf16Tile = b.bf16Tile, decodeRows](Step &step) {
+  return [op, w, kernels, scales, bias, packedInt, packedFloat](Step &step) {
     Matrix x = step.operand(op, X), out = step.result(op, 0);
     expectRows(out, x.rows, "the result");
-    const float *bp = bias ? bias->data() : nullptr;
+    const GemvArgs a{x.data,  x.rows, w.K, w.N, bias ? bias->data() : nullptr,
+                     out.data};
     if (packedInt)
-      return gemmPackedInt(kernels.ints,
-                           GemvArgs{x.data, x.rows, w.K, w.N, bp, out.data},
-                           *packedInt);
-    if (packedBf16) {
-      const GemvArgs a{x.data, x.rows, w.K, w.N, bp, out.data};
-      if (x.rows > kGemvMaxRows && !decodeRows)
-        return gemmPackedBf16Widened(kernels.f32Tile, a, *packedBf16);
-      return gemmPackedBf16(bf16Tile, a, *packedBf16);
-    }
-    if (x.rows > kGemvMaxRows && packed &&
-        runMatmul(*packed, x.data, x.rows, bp, out.data))
-      return;
-    runOwnLinear(w, kernels, GemvArgs{x.data, x.rows, w.K, w.N, bp, out.data});
+      return gemmPackedInt(kernels.ints, a, *packedInt);
+    if (packedFloat)
+      return gemmPackedFloat(kernels.f32Tile, a, *packedFloat);
+    runOwnLinear(w, kernels, a);
   };
 }
 

@@ -34,9 +34,9 @@ struct Weight {
   std::vector<uint8_t> bytes;
   std::vector<float> scales;
 
-  std::vector<uint8_t> headers;                 // K-quants
-  std::shared_ptr<PackedIntWeight> packed;      // Q8, Q4: as LINEAR packs them
-  std::shared_ptr<PackedBf16Weight> packedBf16; // BF16 where it has a tile
+  std::vector<uint8_t> headers;            // K-quants
+  std::shared_ptr<PackedIntWeight> packed; // Q8, Q4: as LINEAR packs them
+  std::shared_ptr<PackedFloatWeight> packedFloat; // F32, BF16: as LINEAR
 
   Weight(Fmt f, int64_t n, int64_t k) : fmt(f), N(n), K(k) {
     std::mt19937 rng(7);
@@ -73,9 +73,9 @@ struct Weight {
         w[i] = u(rng);
     }
     scales.assign(size_t(n * (f == Q4 ? k / 32 : 1)), 0.01f);
-    if (f == BF16 && level().bf16Tile)
-      packedBf16 = packBf16Weight(
-          reinterpret_cast<const uint16_t *>(bytes.data()), n, k);
+    if (f == F32 || f == BF16)
+      packedFloat =
+          packFloatWeight(f == F32 ? LLMC_F32 : LLMC_BF16, bytes.data(), n, k);
     const int64_t group = f == Q4 ? 32 : k;
     if ((f == Q8 || f == Q4) && intGemvApplies(k, group) &&
         packsInt(level().ints, f == Q8 ? LLMC_I8 : LLMC_I4))
@@ -99,17 +99,8 @@ struct Weight {
     auto *intLinear = a.rows > kGemvMaxRows ? gemmInt : gemvInt;
     switch (fmt) {
     case F32:
-      return gemvF32(a, reinterpret_cast<const float *>(bytes.data()));
     case BF16:
-      if (packedBf16)
-        return gemmPackedBf16(b.bf16Tile, a, *packedBf16);
-      if (a.rows > kGemvMaxRows && b.f32Tile)
-        return gemmBf16(b.f32Tile, a,
-                        reinterpret_cast<const uint16_t *>(bytes.data()));
-      if (b.bf16)
-        return gemvBf16Dot(b.bf16, a,
-                           reinterpret_cast<const uint16_t *>(bytes.data()));
-      return gemvBf16(a, reinterpret_cast<const uint16_t *>(bytes.data()));
+      return gemmPackedFloat(b.f32Tile, a, *packedFloat);
     default: // Q8, Q4
       if (packed)
         return gemmPackedInt(b.ints, a, *packed);
@@ -216,17 +207,17 @@ void BM_GemvStreamRowMajor(benchmark::State &state) {
   const Backend &b = Weight::level();
   for (auto _ : state) {
     for (const Weight &w : ws)
-      gemvInt(b.ints, fmt == Q8 ? kI8 : kI4,
-              {x.data(), 1, w.K, w.N, nullptr, out.data()}, w.bytes.data(),
-              w.scales.data(), fmt == Q8 ? w.K : 32);
+      (state.range(1) ? gemmInt : gemvInt)(
+          b.ints, fmt == Q8 ? kI8 : kI4,
+          {x.data(), 1, w.K, w.N, nullptr, out.data()}, w.bytes.data(),
+          w.scales.data(), fmt == Q8 ? w.K : 32, nullptr);
     benchmark::DoNotOptimize(out.data());
   }
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(total));
 }
 BENCHMARK(BM_GemvStreamRowMajor)
-    ->ArgName("fmt")
-    ->Arg(Q8)
-    ->Arg(Q4)
+    ->ArgNames({"fmt", "tile"})
+    ->ArgsProduct({{Q8, Q4}, {0, 1}})
     ->UseRealTime();
 
 // Batched decode: 2 to 64 rows on the formats a server runs.
@@ -250,26 +241,10 @@ void BM_Prefill(benchmark::State &state) {
   if (state.range(1))
     N = state.range(1), K = state.range(2);
   Weight w(fmt, N, K);
-  Backend backend;
-  uint32_t dtype = fmt == F32    ? LLMC_F32
-                   : fmt == BF16 ? LLMC_BF16
-                   : fmt == Q8   ? LLMC_I8
-                                 : LLMC_I4;
-  LinearWeight lw{dtype, w.bytes.data(),    w.bytes.size(), w.scales.data(), N,
-                  K,     fmt == Q4 ? 32 : K};
-  // As LINEAR: i8/i4 always on the integer GEMM, bf16 on ours where the
-  // level has a bf16 tile, the rest through oneDNN where it has a fast
-  // kernel.
-  const bool own = fmt == Q8 || fmt == Q4 || isKQuant(fmt) ||
-                   (fmt == BF16 && Weight::level().f32Tile);
-  auto packed = own ? nullptr : packMatmul(backend, lw);
-  state.SetLabel(packed ? "oneDNN"
-                        : std::string("llmc GEMM, ") +
-                              isaName(Weight::level().isa));
+  state.SetLabel(std::string("llmc GEMM, ") + isaName(Weight::level().isa));
   std::vector<float> x(size_t(M * K), 0.25f), out(size_t(M * N));
   for (auto _ : state) {
-    if (!packed || !runMatmul(*packed, x.data(), M, nullptr, out.data()))
-      w.gemv({x.data(), M, K, N, nullptr, out.data()});
+    w.gemv({x.data(), M, K, N, nullptr, out.data()});
     benchmark::DoNotOptimize(out.data());
   }
   state.counters["FLOP/s"] =

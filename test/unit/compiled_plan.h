@@ -40,9 +40,9 @@ inline void compileTestPlan(const std::string &model,
                << model << " to run";
 #else
   std::string tag;
-  for (char c : flags)
+  for (char c : model + flags) // a model may be a path (a GGUF)
     tag += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  std::string out = scratchPath(model + tag + ".plan");
+  std::string out = scratchPath(tag + ".plan");
   std::string cmd = std::string(LLMC_BIN_DIR) + "/llmc compile " +
                     LLMC_DATA_DIR + "/models/" + model + " -o " + out + " " +
                     flags + " 2>&1";

@@ -207,6 +207,25 @@ TEST_P(Batching, ScaledKvBatchedAndPreemptedEqualsAlone) {
   }
 }
 
+// Quantized weights: the int8 activation rounding and the GEMV/GEMM paths
+// are per-row too, so an int4 plan (bf16 cache) batched and preempted must
+// give what each request gives alone.
+TEST_P(Batching, QuantizedPlanBatchedAndPreemptedEqualsAlone) {
+  for (const char *flags : {"--quant int4", "--quant int8", "--dtype bf16"}) {
+    SCOPED_TRACE(flags);
+    plan_ = planFor(GetParam().model, flags);
+    ASSERT_NE(plan_, nullptr);
+    auto want = solo(workload(0.0f));
+    auto e = engine();
+    expectSame(batched(workload(0.0f), *e), want);
+    expectSame(batched(workload(0.0f), *e, 128), want); // steps past 48 rows
+    auto small = engine(10);
+    Batched b = batched(workload(0.0f), *small);
+    EXPECT_GT(b.counters.preemptions, 0);
+    expectSame(b, want);
+  }
+}
+
 TEST_P(Batching, SeededSamplingBatchedEqualsAlone) {
   auto want = solo(workload(0.9f));
   auto e = engine();
@@ -578,6 +597,34 @@ INSTANTIATE_TEST_SUITE_P(Backends, BundledDraft,
                          ::testing::Values("ref", "cpu"));
 
 INSTANTIATE_TEST_SUITE_P(Models, Batching, ::testing::ValuesIn(cases()),
+                         caseName);
+
+// GGUF plans keep their block formats: K-quants (their dot up to 32 rows,
+// their GEMM tiles above) and MXFP4 experts (gpt-oss). The same equality.
+class GgufBatching : public Batching {};
+
+TEST_P(GgufBatching, BatchedAndPreemptedEqualsAlone) {
+  auto want = solo(workload(0.0f));
+  auto e = engine();
+  expectSame(batched(workload(0.0f), *e), want);
+  // A budget of 128: steps past 32 rows, on the K-quants' GEMM tiles.
+  expectSame(batched(workload(0.0f), *e, 128), want);
+  auto small = engine(10);
+  Batched b = batched(workload(0.0f), *small);
+  EXPECT_GT(b.counters.preemptions, 0);
+  expectSame(b, want);
+}
+
+std::vector<Case> ggufCases() {
+  std::vector<Case> out;
+  for (const char *m :
+       {"fortune-Q4_K_M", "fortune-Q5_K_M", "fortune-Q6_K", "gpt-oss-mxfp4"})
+    for (const char *b : {"ref", "cpu"})
+      out.push_back({std::string("../gguf-llamacpp/") + m + ".gguf", b});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Gguf, GgufBatching, ::testing::ValuesIn(ggufCases()),
                          caseName);
 
 // The point of an int8 cache: in the same --kv-cache-memory the scheduler

@@ -34,7 +34,6 @@ double nmse(const std::vector<float> &got, const std::vector<double> &want) {
 struct Level {
   Isa isa;
   IntKernels ints;
-  Bf16Panel bf16;
   F32Tile f32Tile;
 };
 
@@ -48,7 +47,7 @@ std::vector<Level> levelsHere() {
       continue;
     Backend b;
     useLevel(b, isa);
-    out.push_back({isa, b.ints, b.bf16, b.f32Tile});
+    out.push_back({isa, b.ints, b.f32Tile});
   }
   return out;
 }
@@ -179,75 +178,87 @@ TEST(GemvLevels, Int8Int4AndMxfp4GemmAtEveryLevel) {
   checkIntLevels(gemmInt, kGemmShapes, std::size(kGemmShapes), 13);
 }
 
-void checkBf16Levels(bool gemm, const Shape *shapes, size_t count,
-                     uint32_t seed) {
-  std::mt19937 rng(seed);
-  bool ran = false;
-  for (const Level &level : levelsHere()) {
-    if (gemm ? !level.f32Tile : !level.bf16)
-      continue;
-    ran = true;
-    for (const Shape &s : std::vector<Shape>(shapes, shapes + count)) {
-      for (int64_t K : {s.K, s.K + 7}) { // a tail that is not a whole vector
-        SCOPED_TRACE("rows " + std::to_string(s.rows) + " K " +
-                     std::to_string(K) + " N " + std::to_string(s.N));
-        std::vector<float> x = random(rng, size_t(s.rows * K));
-        std::vector<uint16_t> w(size_t(s.N * K));
-        for (uint16_t &v : w)
-          v = floatToBf16(random(rng, 1)[0]);
-        std::vector<float> bias = random(rng, size_t(s.N));
-        std::vector<double> want(size_t(s.rows * s.N));
-        for (int64_t r = 0; r < s.rows; ++r)
-          for (int64_t n = 0; n < s.N; ++n) {
-            double acc = gemm ? bias[size_t(n)] : 0.0;
-            for (int64_t k = 0; k < K; ++k)
-              // The GEMM widens the weights instead of rounding x.
-              acc += (gemm ? double(x[size_t(r * K + k)])
-                           : bf16ToFloat(floatToBf16(x[size_t(r * K + k)]))) *
-                     bf16ToFloat(w[size_t(n * K + k)]);
-            want[size_t(r * s.N + n)] = acc;
-          }
-        std::vector<float> out(want.size() + 64, -7.0f);
-        GemvArgs a{x.data(),  s.rows, K, s.N, gemm ? bias.data() : nullptr,
-                   out.data()};
-        if (gemm)
-          gemmBf16(level.f32Tile, a, w.data());
-        else
-          gemvBf16Dot(level.bf16, a, w.data());
-        for (size_t i = want.size(); i < out.size(); ++i)
-          ASSERT_EQ(out[i], -7.0f) << "written past the output at " << i;
-        out.resize(want.size());
-        EXPECT_LE(nmse(out, want), kSummationOrder);
+/// A weight of f32 / bf16 / f16 values drawn from [-1, 1], as stored.
+struct FloatWeight {
+  uint32_t dtype;
+  std::vector<uint8_t> bytes;
+  std::vector<double> values;
+  FloatWeight(uint32_t d, std::mt19937 &rng, int64_t n) : dtype(d) {
+    const size_t size = d == LLMC_F32 ? 4 : 2;
+    bytes.resize(size_t(n) * size);
+    for (int64_t i = 0; i < n; ++i) {
+      float f = random(rng, 1)[0];
+      if (d == LLMC_F32) {
+        std::memcpy(bytes.data() + i * 4, &f, 4);
+      } else {
+        const uint16_t h = d == LLMC_BF16 ? floatToBf16(f) : floatToF16(f);
+        std::memcpy(bytes.data() + i * 2, &h, 2);
+        f = d == LLMC_BF16 ? bf16ToFloat(h) : f16ToFloat(h);
       }
+      values.push_back(f);
     }
   }
-  if (!ran)
-    GTEST_SKIP() << (gemm ? "this CPU has no AVX-512; many-row bf16 linears "
-                            "run on oneDNN or the gemv kernels"
-                          : "this CPU has no AVX512-BF16; the bf16 weights run "
-                            "on the f32 kernels")
-                 << ", which the conformance suite covers";
+};
+
+// f32, bf16 and f16 weights on each level's F32Tile, packed once and packed
+// per call (expert stacks): f32 activations against the exact weights.
+TEST(GemvLevels, FloatWeightsOnTheF32Tile) {
+  std::mt19937 rng(17);
+  std::vector<Shape> shapes(std::begin(kShapes), std::end(kShapes));
+  shapes.insert(shapes.end(), std::begin(kGemmShapes), std::end(kGemmShapes));
+  shapes.push_back({53, 520, 40, 32}); // above kPanelOuterRows: K-blocked
+  for (const Level &level : levelsHere())
+    for (uint32_t dtype : {LLMC_F32, LLMC_BF16, LLMC_F16})
+      for (const Shape &t : shapes)
+        for (int64_t K : {t.K, t.K + 7}) { // a tail that is not a vector
+          SCOPED_TRACE(std::string(isaName(level.isa)) + " dtype " +
+                       std::to_string(dtype) + " rows " +
+                       std::to_string(t.rows) + " K " + std::to_string(K) +
+                       " N " + std::to_string(t.N));
+          std::vector<float> x = random(rng, size_t(t.rows * K));
+          FloatWeight w(dtype, rng, t.N * K);
+          std::vector<float> bias = random(rng, size_t(t.N));
+          std::vector<double> want(size_t(t.rows * t.N));
+          for (int64_t r = 0; r < t.rows; ++r)
+            for (int64_t n = 0; n < t.N; ++n) {
+              double acc = bias[size_t(n)];
+              for (int64_t k = 0; k < K; ++k)
+                acc +=
+                    double(x[size_t(r * K + k)]) * w.values[size_t(n * K + k)];
+              want[size_t(r * t.N + n)] = acc;
+            }
+          std::vector<float> packed(want.size() + 64, -7.0f),
+              perCall(want.size());
+          auto p = packFloatWeight(dtype, w.bytes.data(), t.N, K);
+          gemmPackedFloat(
+              level.f32Tile,
+              {x.data(), t.rows, K, t.N, bias.data(), packed.data()}, *p);
+          gemmFloat(level.f32Tile, dtype,
+                    {x.data(), t.rows, K, t.N, bias.data(), perCall.data()},
+                    w.bytes.data());
+          for (size_t i = want.size(); i < packed.size(); ++i)
+            ASSERT_EQ(packed[i], -7.0f) << "written past the output at " << i;
+          packed.resize(want.size());
+          EXPECT_LE(nmse(packed, want), kSummationOrder);
+          EXPECT_EQ(packed, perCall) << "packed once and per call differ";
+        }
 }
 
-TEST(GemvLevels, Bf16DotProducts) {
-  checkBf16Levels(false, kShapes, std::size(kShapes), 11);
-}
-
-TEST(GemvLevels, Bf16Gemm) {
-  checkBf16Levels(true, kGemmShapes, std::size(kGemmShapes), 17);
-}
-
-// Weights packed at prepare (PackedIntWeight, PackedBf16Weight) serve any
-// number of rows; a row's result must not depend on the rows beside it (a
-// batched decode step equals each sequence alone), bit for bit, including
-// i4's widened panels above 32 rows.
+// Every linear path serves any number of rows; a row's result must not
+// depend on the rows beside it (a batched decode step equals each sequence
+// alone), bit for bit, including i4's widened panels above 32 rows and the
+// F32Tile's K-blocked order above 48.
 TEST(GemvLevels, PackedWeightsGiveEachRowTheSameResultAtAnyBatch) {
   std::mt19937 rng(23);
-  const int64_t K = 384, N = 72, rows = 40;
+  const int64_t K = 384, N = 72, rows = 60;
   std::vector<float> x = random(rng, size_t(rows * K)), bias = random(rng, N);
   std::vector<int8_t> w8(size_t(N * K));
   std::vector<uint8_t> w4(size_t(N * K / 2));
   std::vector<uint16_t> wbf(size_t(N * K));
+  std::vector<float> wf = random(rng, size_t(N * K));
+  std::vector<uint8_t> e8m0(size_t(N * K / 32));
+  for (auto &v : e8m0)
+    v = uint8_t(120 + rng() % 10);
   for (auto &v : w8)
     v = int8_t(int(rng() % 255) - 127);
   for (auto &v : w4)
@@ -269,23 +280,34 @@ TEST(GemvLevels, PackedWeightsGiveEachRowTheSameResultAtAnyBatch) {
     std::vector<Path> paths = {
         {"i8", [&](const GemvArgs &a) { gemmPackedInt(b.ints, a, *p8); }},
         {"i4", [&](const GemvArgs &a) { gemmPackedInt(b.ints, a, *p4); }}};
-    std::shared_ptr<PackedBf16Weight> pb;
-    if (b.bf16Tile) {
-      pb = packBf16Weight(wbf.data(), N, K);
-      paths.push_back({"bf16", [&](const GemvArgs &a) {
-                         gemmPackedBf16(b.bf16Tile, a, *pb);
-                       }});
-    }
+    auto pb = packFloatWeight(LLMC_BF16, wbf.data(), N, K);
+    auto pf = packFloatWeight(LLMC_F32, wf.data(), N, K);
+    paths.push_back({"bf16", [&](const GemvArgs &a) {
+                       gemmPackedFloat(b.f32Tile, a, *pb);
+                     }});
+    paths.push_back({"f32", [&](const GemvArgs &a) {
+                       gemmPackedFloat(b.f32Tile, a, *pf);
+                     }});
+    paths.push_back({"bf16 per call", [&](const GemvArgs &a) {
+                       gemmFloat(b.f32Tile, LLMC_BF16, a, wbf.data());
+                     }});
+    paths.push_back({"mxfp4", [&](const GemvArgs &a) {
+                       gemmMxfp4(b.f32Tile, a, w4.data(), e8m0.data());
+                     }});
     for (const Path &p : paths) {
       SCOPED_TRACE(p.name);
       std::vector<float> all(size_t(rows * N)), one(static_cast<size_t>(N));
       p.run({x.data(), rows, K, N, bias.data(), all.data()});
+      int64_t differ = 0, firstRow = -1;
       for (int64_t r = 0; r < rows; ++r) {
         p.run({x.data() + r * K, 1, K, N, bias.data(), one.data()});
         for (int64_t n = 0; n < N; ++n)
-          ASSERT_EQ(all[size_t(r * N + n)], one[size_t(n)])
-              << "row " << r << " column " << n;
+          if (all[size_t(r * N + n)] != one[size_t(n)] && differ++ == 0)
+            firstRow = r;
       }
+      EXPECT_EQ(differ, 0) << "results differ from the row alone, first in "
+                              "row "
+                           << firstRow;
     }
   }
 }

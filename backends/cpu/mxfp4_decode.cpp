@@ -1,13 +1,15 @@
-//===- gemv_mxfp4.cpp - MXFP4 weights against f32 activations -------------===//
+//===- mxfp4_decode.cpp - MXFP4 blocks decoded to f32 ---------------------===//
 //
-// The exact path (an f32 plan, op i2 = 0): each weight row is decoded to f32
-// (a table lookup per 16 codes, one scale per 32) and dotted with the rows
-// of x; the plan's 4.25 bits per weight are all that is read. With i2 = 1
-// the integer-dot kernels take MXFP4 instead (gemv_int.h).
+// The exact path (an f32 plan, op i2 = 0): gemmMxfp4 decodes each panel's
+// blocks here (a table lookup per 16 codes, one scale per 32) and runs the
+// F32Tile on them; the plan's 4.25 bits per weight are all that is read.
+// With i2 = 1 the integer-dot kernels take MXFP4 instead (gemv_int.h).
 //
 //===----------------------------------------------------------------------===//
+#include "cpu.h"
 #include "gemv_int.h"
-#include "gemv_quant.h"
+
+#include <immintrin.h>
 
 namespace llmc::cpu {
 
@@ -29,15 +31,6 @@ void decodeMxfp4Block(const uint8_t *codes, uint8_t e8m0, float *out) {
     _mm256_storeu_ps(
         out + 8 * i,
         _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(parts[i])), s));
-}
-
-void gemvMxfp4(const GemvArgs &a, const uint8_t *w, const uint8_t *e8m0) {
-  const int64_t K = a.K, blocks = K / 32;
-  gemvDequantized(a, [&](int64_t n, float *row) {
-    for (int64_t b = 0; b < blocks; ++b)
-      decodeMxfp4Block(w + n * (K / 2) + b * 16, e8m0[n * blocks + b],
-                       row + b * 32);
-  });
 }
 
 } // namespace llmc::cpu
