@@ -161,8 +161,11 @@ std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k, IntFormat f,
 /// gemvInt does. With `gated` ([rows][N / 2], N / 2 a multiple of kTileN),
 /// out is not written: gated = silu(gate) · up of the result's halves, as
 /// SWIGLU computes it from out.
+/// Columns [0, a.N) are the weight's from panel `panel0` on (an expert's
+/// slice of a packed stack).
 void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
-                   const PackedIntWeight &w, float *gated = nullptr);
+                   const PackedIntWeight &w, float *gated = nullptr,
+                   int64_t panel0 = 0);
 /// An f32, bf16 or f16 weight repacked once, at prepare, into the
 /// F32Tile's panels in its own dtype ([panels][K][kTileN], 0 past N; bf16
 /// and f16 widened to f32 a block at a time as they are read). Every row
@@ -216,6 +219,10 @@ struct OwnKernels {
   bool intDot = false;
 };
 OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w);
+/// A weight now served from a packed copy leaves the resident set, where
+/// its pages are the plan file's (they read back from it); a plan image in
+/// the caller's memory is left alone.
+void releaseCopied(const Graph &g, const llmc_weight_desc &wd);
 /// out = x · Wᵀ (+ bias) on them; parallel inside unless called from a
 /// parallel region (then on the calling thread alone).
 void runOwnLinear(const LinearWeight &w, const OwnKernels &k,

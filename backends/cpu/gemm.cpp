@@ -373,7 +373,7 @@ void runPanels(const GemvArgs &a, float *gated, const Panel &panel) {
 } // namespace
 
 void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
-                   const PackedIntWeight &w, float *gated) {
+                   const PackedIntWeight &w, float *gated, int64_t panel0) {
   const bool i4 = w.format == kI4;
   static thread_local Activations scratch; // see gemmInt
   Activations &x = scratch;
@@ -387,7 +387,7 @@ void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
   const IntTile tile = !i4 ? k.t8 : widen ? k.t4 : k.t4Nibbles;
   auto panelInto = [&](int64_t p, float *out, int64_t ldo) {
     const int64_t n0 = p * kTileN;
-    const uint8_t *panel = w.w.data() + p * bytes;
+    const uint8_t *panel = w.w.data() + (panel0 + p) * bytes;
     if (widen) {
       thread_local std::vector<uint8_t> wide; // this worker's own
       wide.resize(size_t(a.K * kTileN));
@@ -406,7 +406,7 @@ void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
       panel = wide.data();
     }
     tile(IntGemm{x.q.data(), x.s.data(), x.c.data(), a.K, a.rows, a.K, panel,
-                 w.s.data() + p * w.groups * kTileN, w.groups,
+                 w.s.data() + (panel0 + p) * w.groups * kTileN, w.groups,
                  a.bias ? a.bias + n0 : nullptr, out, ldo,
                  std::min(kTileN, a.N - n0), false});
   };

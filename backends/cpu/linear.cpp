@@ -27,15 +27,12 @@ bool present(const llmc_op_desc &op, int s) {
          op.operands[s].kind != LLMC_OPERAND_NONE;
 }
 
-/// A weight now served from a packed copy leaves the resident set, where
-/// its pages are the plan file's (they read back from it); a plan image in
-/// the caller's memory is left alone.
+} // namespace
+
 void releaseCopied(const Graph &g, const llmc_weight_desc &wd) {
   if (g.weightsFileMapped)
     dropMappedPages(wd.data, wd.nbytes);
 }
-
-} // namespace
 
 OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w) {
   const bool quantized = w.dtype == LLMC_I8 || w.dtype == LLMC_I4 ||

@@ -137,10 +137,22 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
                g.weights[op.operands[common::LinearScales].index].data)
          : nullptr};
   const OwnKernels kernels = ownKernelsFor(b, all);
+  // i8 / i4 stacks whose experts fill whole panels are packed once, as a
+  // LINEAR's weights are: every row count runs the tiles over them, so an
+  // expert's rows get the same bits whatever else a step routes to it (the
+  // gemv and the per-call GEMM sum in different orders).
+  std::shared_ptr<PackedIntWeight> packed;
+  if (kernels.intDot && packsInt(b.ints, wd.dtype) && s.N % kTileN == 0)
+    packed = b.weights.get<PackedIntWeight>(wd.data, wd.nbytes, 3, [&] {
+      auto made = packIntWeight(b.ints, wd.dtype == LLMC_I4 ? kI4 : kI8,
+                                wd.data, all.scales, all.N, all.K, all.group);
+      releaseCopied(g, wd);
+      return made;
+    });
   const int threads = b.threads;
   auto scratch = std::make_shared<ExpertScratch>();
 
-  return [op, s, all, kernels, threads, scales, scratch](Step &step) {
+  return [op, s, all, kernels, threads, scales, packed, scratch](Step &step) {
     Matrix x = step.operand(op, common::LinearX), out = step.result(op, 0);
     Matrix ids = step.operand(op, 3);
     expectRows(out, x.rows, "the result");
@@ -220,9 +232,12 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
           w.kqHeaders = all.kqHeaders + size_t(row0) * headerRow;
         w.N = n;
         tileOut.resize(size_t(rows * n));
-        runOwnLinear(w, kernels,
-                     GemvArgs{gathered + first * s.K, rows, s.K, n, nullptr,
-                              tileOut.data()});
+        const GemvArgs a{gathered + first * s.K, rows, s.K, n, nullptr,
+                         tileOut.data()};
+        if (packed)
+          gemmPackedInt(kernels.ints, a, *packed, nullptr, row0 / kTileN);
+        else
+          runOwnLinear(w, kernels, a);
         for (int64_t r = 0; r < rows; ++r) {
           const int64_t pair = groups.pairs[size_t(first + r)];
           const int64_t t = pair / s.k, j = pair % s.k;
