@@ -12,7 +12,6 @@ find_package(CLI11 REQUIRED CONFIG)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 pkg_check_modules(SPM REQUIRED IMPORTED_TARGET sentencepiece)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
-find_package(dnnl 2.6 CONFIG)
 
 if(LLMC_ENABLE_COMPILER)
   find_package(MLIR 19.1 REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/mlir)

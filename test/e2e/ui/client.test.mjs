@@ -19,8 +19,9 @@ const browser = await puppeteer.launch({
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
 });
 let failed = false;
+let page;
 try {
-  const page = await browser.newPage();
+  page = await browser.newPage();
   await page.setViewport({ width: 1000, height: 800 });
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
@@ -30,7 +31,10 @@ try {
   assert.equal(await page.title(), 'llmc chat');
 
   const setField = (id, value) => page.$eval(`#${id}`, (el, v) => { el.value = v; el.dispatchEvent(new Event('change')); }, value);
-  const finished = (n) => page.waitForFunction((k) => document.querySelectorAll('.msg.assistant[data-finish]').length >= k, { timeout: 60_000 }, n);
+  // Polled on a timer: requestAnimationFrame (the default) is throttled in
+  // a headless page on a loaded machine, and a poll can then miss a reply's
+  // whole stream.
+  const finished = (n) => page.waitForFunction((k) => document.querySelectorAll('.msg.assistant[data-finish]').length >= k, { timeout: 60_000, polling: 50 }, n);
   const say = async (text) => { await page.type('#input', text); await page.keyboard.press('Enter'); };
 
   await page.click('#toggle-settings');
@@ -79,7 +83,7 @@ try {
       return false;
     stop.click();
     return true;
-  }, { timeout: 60_000 });
+  }, { timeout: 60_000, polling: 20 });
   await finished(3);
   const stopped = () => page.$$eval('.msg.assistant', (els) => ({ finish: els.at(-1).dataset.finish, text: els.at(-1).querySelector('.content').textContent }));
   const atStop = await stopped();
@@ -95,6 +99,12 @@ try {
 } catch (e) {
   failed = true;
   console.log(`FAIL the chat page\n     ${e.stack ?? e}`);
+  // What the page showed, so a failure on a loaded machine says which wait.
+  if (page) {
+    const state = await page.$$eval('.msg', (els) => els.map((m) => `${m.className} finish=${m.dataset.finish ?? '-'} chars=${m.textContent.length}`)).catch(() => []);
+    const stopHidden = await page.$eval('#stop', (b) => b.hidden).catch(() => '?');
+    console.log(`     page: ${state.join(' | ')}; stop hidden: ${stopHidden}`);
+  }
 } finally {
   await browser.close();
 }
