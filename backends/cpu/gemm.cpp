@@ -516,8 +516,10 @@ packFloatWeight(uint32_t dtype, const void *w, int64_t N, int64_t K) {
   const int64_t panels = (N + kTileN - 1) / kTileN;
   const size_t size = dtype == LLMC_F32 ? 4 : 2;
   out->w.resize(size_t(panels * K * kTileN) * size);
+  const bool bf16 = dtype == LLMC_BF16;
   // Column by column: each reads its weight row in order (through memcpy:
-  // a plan's bytes need not be aligned).
+  // a plan's bytes need not be aligned). bf16 denormals become +0 here, so
+  // the tile's widening is a shift (gemv_int.h, PanelType).
   auto fill = [&](auto *to) {
     using T = std::remove_reference_t<decltype(*to)>;
     const auto *from = static_cast<const uint8_t *>(w);
@@ -529,6 +531,8 @@ packFloatWeight(uint32_t dtype, const void *w, int64_t N, int64_t K) {
           T v = 0;
           if (n < N)
             std::memcpy(&v, from + size_t(n * K + k) * sizeof(T), sizeof(T));
+          if (bf16 && (v & 0x7f80) == 0)
+            v = 0;
           panel[k * kTileN + c] = v;
         }
       }

@@ -25,11 +25,7 @@ __attribute__((always_inline)) inline __m256 weights(const void *w, int64_t k,
       static_cast<const uint16_t *>(w) + k * ldw + 8 * v));
   if constexpr (T == PanelType::F16)
     return _mm256_cvtph_ps(h);
-  const __m256i f = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
-  const __m256i exponent = _mm256_set1_epi32(0x7f800000);
-  return _mm256_castsi256_ps(_mm256_andnot_si256(
-      _mm256_cmpeq_epi32(_mm256_and_si256(f, exponent), _mm256_setzero_si256()),
-      f));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
 template <int RM, PanelType T>

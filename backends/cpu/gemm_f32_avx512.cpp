@@ -22,10 +22,7 @@ __attribute__((always_inline)) inline __m512 weights(const void *w, int64_t k,
       static_cast<const uint16_t *>(w) + k * ldw + 16 * v));
   if constexpr (T == PanelType::F16)
     return _mm512_cvtph_ps(h);
-  const __m512i f = _mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16);
-  const __mmask16 normal =
-      _mm512_test_epi32_mask(f, _mm512_set1_epi32(0x7f800000));
-  return _mm512_castsi512_ps(_mm512_maskz_mov_epi32(normal, f));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
 template <int RM, PanelType T> void tile(const F32Gemm &g, int64_t m0) {

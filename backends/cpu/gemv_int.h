@@ -132,8 +132,9 @@ void intTileNibblesAvx512(const IntGemm &g);
 /// from one cache line.
 constexpr int64_t kF32TileRows = 6;
 /// What an F32Gemm's weights hold: f32, or bf16 / f16 the tile widens in
-/// registers as it reads them (bf16 denormals flushed to +0, as a widening
-/// pack does, so both give the same bits).
+/// registers as it reads them. bf16 panels hold no denormals (packFloatWeight
+/// flushes them to +0, as every widening pack does, so all give the same
+/// bits): the widening is a shift.
 enum class PanelType : uint8_t { F32, Bf16, F16 };
 struct F32Gemm {
   const float *x; // this block of K: [rows / kF32TileRows][K][kF32TileRows]

@@ -183,7 +183,10 @@ struct FloatWeight {
   uint32_t dtype;
   std::vector<uint8_t> bytes;
   std::vector<double> values;
-  FloatWeight(uint32_t d, std::mt19937 &rng, int64_t n) : dtype(d) {
+  /// bf16: weight row 1 all denormals (read as +0 by every path, so a
+  /// path that did not flush them would give that column other bits).
+  FloatWeight(uint32_t d, std::mt19937 &rng, int64_t N, int64_t K) : dtype(d) {
+    const int64_t n = N * K;
     const size_t size = d == LLMC_F32 ? 4 : 2;
     bytes.resize(size_t(n) * size);
     for (int64_t i = 0; i < n; ++i) {
@@ -191,9 +194,12 @@ struct FloatWeight {
       if (d == LLMC_F32) {
         std::memcpy(bytes.data() + i * 4, &f, 4);
       } else {
-        const uint16_t h = d == LLMC_BF16 ? floatToBf16(f) : floatToF16(f);
+        uint16_t h = d == LLMC_BF16 ? floatToBf16(f) : floatToF16(f);
+        if (d == LLMC_BF16 && (i % 97 == 3 || i / K == 1))
+          h = uint16_t(0x8000 | (i % 127 + 1));
         std::memcpy(bytes.data() + i * 2, &h, 2);
-        f = d == LLMC_BF16 ? bf16ToFloat(h) : f16ToFloat(h);
+        f = d == LLMC_BF16 ? ((h & 0x7f80) ? bf16ToFloat(h) : 0.0f)
+                           : f16ToFloat(h);
       }
       values.push_back(f);
     }
@@ -216,8 +222,10 @@ TEST(GemvLevels, FloatWeightsOnTheF32Tile) {
                        std::to_string(t.rows) + " K " + std::to_string(K) +
                        " N " + std::to_string(t.N));
           std::vector<float> x = random(rng, size_t(t.rows * K));
-          FloatWeight w(dtype, rng, t.N * K);
+          FloatWeight w(dtype, rng, t.N, K);
           std::vector<float> bias = random(rng, size_t(t.N));
+          if (t.N > 1)
+            bias[1] = 0.0f; // column 1's denormals alone decide its bits
           std::vector<double> want(size_t(t.rows * t.N));
           for (int64_t r = 0; r < t.rows; ++r)
             for (int64_t n = 0; n < t.N; ++n) {
