@@ -1,6 +1,6 @@
 //===- gemm_avx512.h - What the AVX-512 GEMM tiles share -------*- C++ -*-===//
 //
-// Included by gemm_int_avx512.cpp and gemm_bf16_avx512.cpp (built for
+// Included by gemm_int_avx512.cpp and gemm_f32_avx512.cpp (built for
 // AVX-512); internal linkage, as gemv_int_common.h.
 //
 //===----------------------------------------------------------------------===//
