@@ -140,50 +140,62 @@ function requestBody() {
   return body;
 }
 
-/// Reads the SSE stream into the view; returns what the reply said.
+/// Reads the SSE stream into the view; returns what the reply said. The
+/// view is redrawn at most every 50 ms, and once more when the stream ends
+/// or is stopped: redrawing the whole reply's markdown for every token made
+/// a long reply quadratic, and a fast stream kept the page too busy to
+/// answer its Stop button.
 async function stream(response, view) {
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffer = '', reasoning = '', content = '', finish = '', usage = null, first = 0;
   const calls = [];
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(value, { stream: true });
-    let end;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const event = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      for (const line of event.split('\n')) {
-        if (!line.startsWith('data: ')) continue; // comments: keep-alives
-        const data = line.slice(6);
-        if (data === '[DONE]') continue;
-        const chunk = JSON.parse(data);
-        if (chunk.usage) usage = chunk.usage;
-        const choice = chunk.choices?.[0];
-        if (!choice) continue;
-        const d = choice.delta ?? {};
-        const r = d.reasoning_content ?? d.reasoning;
-        if ((r || d.content || d.tool_calls) && !first) first = performance.now();
-        if (r) {
-          reasoning += r;
-          view.reasoning.hidden = false;
-          view.thoughts.textContent = reasoning;
+  let timer = 0;
+  const draw = () => {
+    timer = 0;
+    if (reasoning) {
+      view.reasoning.hidden = false;
+      view.thoughts.textContent = reasoning;
+    }
+    view.content.innerHTML = markdown(content);
+    if (calls.length)
+      view.calls.innerHTML = calls.map((c) => `<div class="tool-call">→ ${escapeHtml(c.function.name)}(${escapeHtml(c.function.arguments)})</div>`).join('');
+    scrollDown();
+  };
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const event = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        for (const line of event.split('\n')) {
+          if (!line.startsWith('data: ')) continue; // comments: keep-alives
+          const data = line.slice(6);
+          if (data === '[DONE]') continue;
+          const chunk = JSON.parse(data);
+          if (chunk.usage) usage = chunk.usage;
+          const choice = chunk.choices?.[0];
+          if (!choice) continue;
+          const d = choice.delta ?? {};
+          const r = d.reasoning_content ?? d.reasoning;
+          if ((r || d.content || d.tool_calls) && !first) first = performance.now();
+          if (r) reasoning += r;
+          if (d.content) content += d.content;
+          for (const c of d.tool_calls ?? []) {
+            if (!calls[c.index]) calls[c.index] = { id: c.id, type: 'function', function: { name: c.function?.name ?? '', arguments: '' } };
+            calls[c.index].function.arguments += c.function?.arguments ?? '';
+          }
+          if ((r || d.content || d.tool_calls) && !timer) timer = setTimeout(draw, 50);
+          if (choice.finish_reason) finish = choice.finish_reason;
         }
-        if (d.content) {
-          content += d.content;
-          view.content.innerHTML = markdown(content);
-        }
-        for (const c of d.tool_calls ?? []) {
-          if (!calls[c.index]) calls[c.index] = { id: c.id, type: 'function', function: { name: c.function?.name ?? '', arguments: '' } };
-          calls[c.index].function.arguments += c.function?.arguments ?? '';
-        }
-        if (calls.length)
-          view.calls.innerHTML = calls.map((c) => `<div class="tool-call">→ ${escapeHtml(c.function.name)}(${escapeHtml(c.function.arguments)})</div>`).join('');
-        if (choice.finish_reason) finish = choice.finish_reason;
-        scrollDown();
       }
     }
+  } finally {
+    clearTimeout(timer);
+    draw();
   }
   return { reasoning, content, calls, finish, usage, first };
 }

@@ -68,9 +68,11 @@ try {
   assert.equal(bodies[1].messages[1].reasoning_content, 'Planning a reply.');
   assert.equal(bodies[1].stream, true);
 
-  // Stop: a reply that would run to 4000 tokens ends when asked.
+  // Stop: a reply that would run to 30000 tokens ends when asked. (4000
+  // tokens of this tiny model streamed whole, on a loaded machine, before
+  // the page's check ran once.)
   await setField('extra', JSON.stringify({ ignore_eos: true }));
-  await setField('max_tokens', '4000');
+  await setField('max_tokens', '30000');
   await say('go on');
   // Stop is pressed in the same task that sees the reply streaming: a
   // click sent after the check lost the race on a loaded machine (the
