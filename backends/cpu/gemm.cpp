@@ -298,8 +298,8 @@ void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
 bool packsInt(const IntKernels &k, uint32_t dtype) {
   // i8 and i4 linears run from packed panels at every row count, so a row's
   // result never depends on its batch (the gemv sums in another order). The
-  // 256-bit i8 tile, reading each panel in two half passes, is 17-30%
-  // slower than the row-major gemv on one row (measured): the price of it.
+  // 256-bit i8 tile reads each panel in two half passes; on an AMD EPYC at
+  // LLMC_CPU_ISA=avx2 it still beat the gemv on one row (docs/cpu-backend.md).
   return dtype == LLMC_I8 || (dtype == LLMC_I4 && k.t4Nibbles);
 }
 
