@@ -326,8 +326,9 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
   // Where each key's row is, block by block: one division per block, not
   // several per key (they were a third of a short decode's time). Keys
   // before seenFrom (masked; their blocks may have left a sliding pool)
-  // read a row of zeros.
-  static const uint8_t zeros[kRowMaxHeadDim * 4 + 64] = {};
+  // are rows of zeros (the row kernels take heads of at most
+  // kRowMaxHeadDim values).
+  static const uint8_t zeros[kRowMaxHeadDim * 4] = {};
   constexpr size_t kMasked = ~size_t(0);
   const size_t seen = size_t(std::max<int64_t>(to - from, 0));
   sc.at.resize(seen);
@@ -380,17 +381,20 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
         std::memcpy(&ks, kBase + sc.scaleAt[size_t(j - from)], 4);
         std::memcpy(&vs, vBase + sc.scaleAt[size_t(j - from)], 4);
       }
-      const uint8_t *k = masked ? zeros : kBase + off;
-      const uint8_t *v = masked ? zeros : vBase + off;
       if (rows) {
-        keys.k[t] = k;
-        keys.v[t] = v;
+        keys.k[t] = masked ? zeros : kBase + off;
+        keys.v[t] = masked ? zeros : vBase + off;
         keys.ks[t] = ks;
         keys.vs[t] = vs;
         continue;
       }
-      loadRow(k, dtype, ks, D, &sc.krows[size_t(t * D)]);
-      loadRow(v, dtype, vs, D, &sc.v[size_t(t * D)]);
+      if (masked) {
+        std::fill_n(&sc.krows[size_t(t * D)], D, 0.0f);
+        std::fill_n(&sc.v[size_t(t * D)], D, 0.0f);
+        continue;
+      }
+      loadRow(kBase + off, dtype, ks, D, &sc.krows[size_t(t * D)]);
+      loadRow(vBase + off, dtype, vs, D, &sc.v[size_t(t * D)]);
     }
     if (rows) {
       chunkOnRows(j0, nt);

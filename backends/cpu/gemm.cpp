@@ -437,13 +437,12 @@ void packMxfp4(const uint8_t *w, const uint8_t *e8m0, int64_t K, int64_t N,
 // per block of K; a decode row's weights are one sequential read); above,
 // blocks of K go in order with their panels in parallel (x's block stays
 // in L2 across panels). Both sum in the same order.
+// Up to as many rows the tile also widens bf16 / f16 weights in registers
+// (each tile of 6 rows widens them again); above, each block is widened
+// once into memory for all the tiles of rows. Measured (bf16, 12 layers of
+// the 1.1B shapes): 16 rows 146-162 -> 127 ms in registers; a 128-token
+// prompt's linears 1.37x as long in registers.
 constexpr int64_t kPanelOuterRows = 48;
-// Rows up to which the tile widens bf16 / f16 weights in registers (each
-// tile of 6 rows widens them again); above, each block is widened once
-// into memory for all the tiles of rows. Measured (bf16, 12 layers of the
-// 1.1B shapes): 16 rows 146-162 -> 127 ms in registers; a 128-token prompt's
-// linears 1.37x as long in registers.
-constexpr int64_t kWidenInRegisterRows = 48;
 
 /// Any rows on the F32Tile; block(n0, k0, kc, scratch) gives columns
 /// [n0, n0 + kTileN) x [k0, k0 + kc) of the weights in F32Gemm's layout
@@ -551,7 +550,7 @@ void gemmPackedFloat(F32Tile tile, const GemvArgs &a,
   auto at = [&](int64_t n0, int64_t k0) {
     return w.w.data() + size_t(n0 * a.K + k0 * kTileN) * size;
   };
-  if (w.dtype == LLMC_F32 || a.rows <= kWidenInRegisterRows)
+  if (w.dtype == LLMC_F32 || a.rows <= kPanelOuterRows)
     // The tile reads the panels in place, widening bf16 / f16 in registers.
     return gemmWidened(
         tile, a,
@@ -563,7 +562,8 @@ void gemmPackedFloat(F32Tile tile, const GemvArgs &a,
                                : PanelType::F16,
         true);
   // Many rows: each block widened once into this thread's panel, then read
-  // by every tile of rows (the same values, so the same bits).
+  // by every tile of rows (the same values, so the same bits; bf16 panels
+  // hold no denormals, packFloatWeight flushed them).
   const bool bf16 = w.dtype == LLMC_BF16;
   gemmWidened(tile, a, [&](int64_t n0, int64_t k0, int64_t kc, Panel &p) {
     p.w.resize(size_t(kc * kTileN) * sizeof(float));
@@ -572,10 +572,9 @@ void gemmPackedFloat(F32Tile tile, const GemvArgs &a,
     for (int64_t i = 0; i < kc * kTileN; i += 8) {
       const __m128i h =
           _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i));
-      _mm256_storeu_ps(
-          out + i, bf16 ? _mm256_castsi256_ps(flushDenormals(
-                              _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)))
-                        : _mm256_cvtph_ps(h));
+      _mm256_storeu_ps(out + i, bf16 ? _mm256_castsi256_ps(_mm256_slli_epi32(
+                                           _mm256_cvtepu16_epi32(h), 16))
+                                     : _mm256_cvtph_ps(h));
     }
     return static_cast<const void *>(out);
   });

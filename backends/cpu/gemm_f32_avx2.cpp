@@ -12,8 +12,6 @@
 namespace llmc::cpu {
 namespace {
 
-/// io[m][0..16) += sum over k of x[k][m] * w[k][0..16). Kept out of line:
-/// inlined into tileHalf, GCC 12 stores every accumulator on every step.
 /// Columns [8v, 8v + 8) of weight row k (from the half's first column), as
 /// f32.
 template <PanelType T>
@@ -28,6 +26,8 @@ __attribute__((always_inline)) inline __m256 weights(const void *w, int64_t k,
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
+/// io[m][0..16) += sum over k of x[k][m] * w[k][0..16). Kept out of line:
+/// inlined into tileHalf, GCC 12 stores every accumulator on every step.
 template <int RM, PanelType T>
 __attribute__((noinline)) void kernel(const float *x, const void *w, int64_t K,
                                       int64_t ldw, float *io) {

@@ -195,8 +195,9 @@ BENCHMARK(BM_GemvStream)
     ->ArgNames({"fmt", "layers", "rows"})
     ->ArgsProduct({{F32, BF16, Q8, Q4, Q4K, Q5K, Q6K}, {12}, {1}})
     ->UseRealTime();
-// The row-major integer GEMV the packed panels replaced for LINEAR (expert
-// linears still run it), on the same weights, one row.
+// The row-major integer GEMV the packed panels replaced for LINEAR (unpacked
+// experts still run it), on the same weights, one row; tile:1 runs the
+// per-call GEMM instead (what those experts would pay to be bit-exact).
 void BM_GemvStreamRowMajor(benchmark::State &state) {
   Fmt fmt = Fmt(state.range(0));
   std::vector<Weight> ws = llamaLayers(fmt, 12);

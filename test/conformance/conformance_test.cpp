@@ -612,13 +612,22 @@ void addAttentionCases(std::vector<Case> &cases) {
   cases.push_back(
       attentionCase("decode/window/f16kv/bs4",
                     {4, 4, 32, 8, 4, LLMC_F16, {3, 20}, {1, 1}, true}));
+  // Heads wider than the row kernels take (the staged path on every
+  // level), windowed so the first chunk holds keys before every row's
+  // window (masked rows of zeros).
+  cases.push_back(
+      attentionCase("prefill/window/d288/chunked",
+                    {2, 1, 288, 20, 16, LLMC_F32, {40}, {30}, false}));
+  cases.push_back(
+      attentionCase("decode/window/d288/bf16kv",
+                    {2, 1, 288, 20, 16, LLMC_BF16, {45, 3}, {1, 1}, true}));
   cases.push_back(attentionCase(
       "decode/mqa/bf16kv",
       {16, 1, 128, 0, 16, LLMC_BF16, {70, 17, 1, 32}, {1, 1, 1, 1}, true}));
   // Gemma 2's soft-capped scores (a cap of 1.5 bends most of the scores of
   // these inputs), with a window as on its even layers: prefill of a fresh
   // and a chunked prompt, long enough for several key chunks, and decode of
-  // a context long enough to be split across threads (split-K).
+  // a long context (once split across threads: "splitk").
   cases.push_back(attentionCase(
       "prefill/softcap/window/chunked",
       {4, 2, 32, 16, 4, LLMC_F32, {7, 0}, {30, 41}, false, 1.5f}));
@@ -638,7 +647,8 @@ void addAttentionCases(std::vector<Case> &cases) {
   cases.push_back(
       attentionCase("decode/softcap/splitk",
                     {4, 1, 64, 0, 16, LLMC_F32, {1500}, {1}, true, 1.5f}));
-  // gpt-oss's sinks: prefill (fresh, chunked, windowed), decode, split-K.
+  // gpt-oss's sinks: prefill (fresh, chunked, windowed), decode, a long
+  // decode.
   cases.push_back(attentionCase(
       "prefill/sinks/window/chunked",
       {4, 2, 32, 16, 4, LLMC_F32, {7, 0}, {30, 41}, false, 0, true}));
@@ -654,8 +664,7 @@ void addAttentionCases(std::vector<Case> &cases) {
   // KV_WRITE then both attentions with the cache in every dtype: a chunked
   // prefill long enough for several key chunks and query tiles (head size
   // 80: a tail past the 32-wide loops), a windowed one, a batched decode
-  // (head size 36: a tail past the 8-wide conversions), and a decode split
-  // across threads.
+  // (head size 36: a tail past the 8-wide conversions), and a long decode.
   for (llmc_dtype kv :
        {LLMC_F32, LLMC_BF16, LLMC_F16, LLMC_I8, LLMC_FP8_E4M3}) {
     const std::string d = std::string("/kv_") + llmc_kv_dtype_name(kv);
