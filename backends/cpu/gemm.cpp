@@ -592,69 +592,79 @@ void gemmFloat(F32Tile tile, uint32_t dtype, const GemvArgs &a, const void *w) {
 
 void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w,
                 float *gated) {
-  // Each sub-block is a group of the integer tile with scale d * scale
-  // (codes are unsigned: no offset), x rounded to q8_K as the GEMV rounds
-  // it (decode and prefill agree). Q4_K / Q5_K's mins, -dmin m d_x sum(x_q)
-  // per group, are the tile's wm x xm; Q6_K's codes stand for code - 32,
-  // which the tile's per-block start, -32 sum(x_q), takes (blocks of 16,
-  // one per sub-block). The f32 scales are derived per panel and call:
-  // kept, they would add 2 bits to each weight's 4.5.
+  // x rounded to q8_K as the dots round it; each thread packs its panels
+  // whole (all of K: no barrier) with their integer scales, d, dmin and mins,
+  // derived per call (kept, they would add bits to each weight's 4.5).
   const bool six = w.format == kquant::Format::Q6_K;
   const int64_t block = six ? 16 : kQuantBlock, per = kquant::kBlock / block;
-  const int64_t groups = a.K / block, blocks = a.K / kquant::kBlock;
+  const int64_t subs = a.K / block, supers = a.K / kquant::kBlock;
   const kquant::Layout l = kquant::layout(w.format);
-  static thread_local Activations xscratch; // see gemmInt
-  static thread_local std::vector<float> mscratch;
-  Activations &x = xscratch;
-  std::vector<float> &xm = mscratch;
+  struct X {
+    std::vector<int8_t> q;
+    std::vector<float> d;
+    std::vector<int32_t> c, b;
+  };
+  static thread_local X scratch; // see gemmInt
+  X &x = scratch;
   x.q.resize(size_t(a.rows * a.K));
-  x.s.resize(size_t(a.rows * groups));
-  x.c.resize(size_t(a.rows * groups));
-  xm.resize(size_t(a.rows * groups));
+  x.d.resize(size_t(a.rows * supers));
+  x.c.resize(six ? size_t(a.rows * subs) : 0);
+  x.b.resize(six ? 0 : size_t(a.rows * supers * 4));
   parallelFor(a.rows, a.rows * a.K >= (1 << 16), [&](int64_t r) {
     thread_local std::vector<Q8K> q8; // this worker's own
-    q8.resize(size_t(blocks));
+    q8.resize(size_t(supers));
     quantizeQ8K(a.x + r * a.K, a.K, q8.data());
-    for (int64_t b = 0; b < blocks; ++b) {
-      std::copy(q8[b].q, q8[b].q + kquant::kBlock,
-                x.q.begin() + r * a.K + b * kquant::kBlock);
-      for (int64_t j = 0; j < per; ++j) {
-        const size_t at = size_t(r * groups + b * per + j);
-        const int32_t sum =
-            six ? q8[b].bsums[j] : q8[b].bsums[2 * j] + q8[b].bsums[2 * j + 1];
-        x.s[at] = q8[b].d;
-        x.c[at] = six ? -32 * sum : 0;
-        xm[at] = q8[b].d * float(sum);
-      }
+    for (int64_t s = 0; s < supers; ++s) {
+      const Q8K &q = q8[size_t(s)];
+      std::copy(q.q, q.q + kquant::kBlock,
+                x.q.begin() + r * a.K + s * kquant::kBlock);
+      x.d[size_t(r * supers + s)] = q.d;
+      if (six)
+        for (int64_t j = 0; j < per; ++j)
+          x.c[size_t(r * subs + s * per + j)] = -32 * q.bsums[j];
+      else
+        for (int64_t p = 0; p < 4; ++p) {
+          const int j = int(4 * p); // sub-blocks 2p, 2p + 1: sums 4p .. 4p+3
+          x.b[size_t((r * supers + s) * 4 + p)] = int32_t(
+              uint32_t(uint16_t(q.bsums[j] + q.bsums[j + 1])) |
+              uint32_t(uint16_t(q.bsums[j + 2] + q.bsums[j + 3])) << 16);
+        }
     }
   });
-  // Each thread packs its panels whole (all of K) and runs every row
-  // against each: no barrier, the mins inside the tile.
   runPanels(a, gated, [&](int64_t p, float *out, int64_t ldo) {
-    thread_local Panel panel; // this worker's own
-    thread_local std::vector<float> mins;
+    struct W {
+      Panel codes;
+      std::vector<int32_t> scales, mins;
+      std::vector<float> d, dmin;
+    };
+    thread_local W pw; // this worker's own
     const int64_t n0 = p * kTileN;
-    packCodes(kKq, 0, &w, a.K, a.N, n0, 0, a.K, panel);
-    panel.s.resize(size_t(groups * kTileN));
-    mins.resize(size_t(groups * kTileN));
+    packCodes(kKq, 0, &w, a.K, a.N, n0, 0, a.K, pw.codes);
+    pw.scales.resize(size_t(subs * kTileN));
+    pw.mins.resize(size_t(supers * 4 * kTileN));
+    pw.d.resize(size_t(supers * kTileN));
+    pw.dmin.resize(size_t(supers * kTileN));
     for (int64_t c = 0; c < kTileN; ++c)
-      for (int64_t b = 0; b < blocks; ++b) {
+      for (int64_t s = 0; s < supers; ++s) {
         const int64_t n = n0 + c;
-        const kquant::SubScales s =
-            n < a.N ? kquant::subScales(w.format, w.headers + (n * blocks + b) *
+        const kquant::SubScales h =
+            n < a.N ? kquant::subScales(w.format, w.headers + (n * supers + s) *
                                                                   l.headerBytes)
                     : kquant::SubScales{};
-        for (int64_t j = 0; j < per; ++j) {
-          const size_t at = size_t((b * per + j) * kTileN + c);
-          panel.s[at] = s.d * float(s.scale[j]);
-          mins[at] = s.dmin * float(s.min[j]);
-        }
+        pw.d[size_t(s * kTileN + c)] = h.d;
+        pw.dmin[size_t(s * kTileN + c)] = h.dmin;
+        for (int64_t j = 0; j < per; ++j)
+          pw.scales[size_t((s * per + j) * kTileN + c)] = h.scale[j];
+        for (int64_t q = 0; q < 4; ++q)
+          pw.mins[size_t((s * 4 + q) * kTileN + c)] = int32_t(
+              uint32_t(h.min[2 * q]) | uint32_t(h.min[2 * q + 1]) << 16);
       }
-    k.t8(IntGemm{x.q.data(), x.s.data(), x.c.data(), a.K, a.rows, a.K,
-                 panel.w.data(), panel.s.data(), groups,
-                 a.bias ? a.bias + n0 : nullptr, out, ldo,
-                 std::min(kTileN, a.N - n0), false, six ? nullptr : mins.data(),
-                 six ? nullptr : xm.data(), block});
+    k.tkq(KQuantGemm{x.q.data(), x.d.data(), six ? x.c.data() : nullptr,
+                     six ? nullptr : x.b.data(), a.rows, a.K, pw.codes.w.data(),
+                     pw.scales.data(), pw.d.data(), pw.dmin.data(),
+                     six ? nullptr : pw.mins.data(), block,
+                     a.bias ? a.bias + n0 : nullptr, out, ldo,
+                     std::min(kTileN, a.N - n0)});
   });
 }
 

@@ -24,9 +24,9 @@ inline __m256i broadcastQuad256(const int8_t *p) {
 /// SignedW: the panel holds signed i8 (offset 0); |w| goes unsigned and x
 /// takes w's sign, as in gemv_int_256.h.
 /// Nib: two quads per byte, as gemm_int_avx512.cpp's tile reads them.
-/// QB: quads per block of K (8; 4 for blocks of 16).
-template <int RM, bool SignedW, bool Nib, int QB>
+template <int RM, bool SignedW, bool Nib>
 void tileHalf(const IntGemm &g, int64_t m0, int h) {
+  constexpr int QB = 8; // quads per block of K
   constexpr int64_t kB = 4 * QB;
   const int64_t blocks = g.K / kB, lb = g.ldx / kB;
   const int64_t perGroup = blocks / g.groups;
@@ -75,13 +75,6 @@ void tileHalf(const IntGemm &g, int64_t m0, int h) {
             _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[m][v]),
                             rowScale ? sx : _mm256_mul_ps(sx, sw), f[m][v]);
       }
-      if (g.wm) {
-        const __m256 mins =
-            _mm256_loadu_ps(g.wm + (b / perGroup) * kTileN + h * 16 + v * 8);
-        for (int m = 0; m < RM; ++m)
-          f[m][v] = _mm256_fnmadd_ps(_mm256_set1_ps(g.xm[(m0 + m) * lb + b]),
-                                     mins, f[m][v]);
-      }
     }
   }
   for (int v = 0; v < 2; ++v) {
@@ -102,20 +95,14 @@ void tileHalf(const IntGemm &g, int64_t m0, int h) {
   }
 }
 
-template <bool SignedW, bool Nib, int QB> void tile256Blocks(const IntGemm &g) {
+template <bool SignedW, bool Nib = false> void tile256(const IntGemm &g) {
   for (int h = 0; h < 2 && h * 16 < g.cols; ++h) {
     int64_t m0 = 0;
     for (; m0 + kTileRows256 <= g.rows; m0 += kTileRows256)
-      tileHalf<kTileRows256, SignedW, Nib, QB>(g, m0, h);
+      tileHalf<kTileRows256, SignedW, Nib>(g, m0, h);
     if (m0 < g.rows)
-      tileHalf<1, SignedW, Nib, QB>(g, m0, h);
+      tileHalf<1, SignedW, Nib>(g, m0, h);
   }
-}
-
-template <bool SignedW, bool Nib = false> void tile256(const IntGemm &g) {
-  if (!Nib && g.block == 16)
-    return tile256Blocks<SignedW, false, 4>(g);
-  tile256Blocks<SignedW, Nib, 8>(g);
 }
 
 } // namespace

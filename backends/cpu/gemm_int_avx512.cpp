@@ -3,8 +3,7 @@
 // Built with -mavx512f -mavx512bw -mavx512vl -mavx512vnni. A tile is up to 6
 // rows by the panel's 32 columns (two vectors of 16): 12 int32 accumulators
 // take a block of 32 columns of K in 8 vpdpbusd each, then go to 12 f32
-// accumulators with the block's scales, so 96 vpdpbusd share 12 conversions
-// (Q6_K's blocks of 16: 48). K-quant mins take one more FMA per block.
+// accumulators with the block's scales, so 96 vpdpbusd share 12 conversions.
 //
 //===----------------------------------------------------------------------===//
 #include "gemm_avx512.h"
@@ -21,8 +20,8 @@ inline __m512i broadcastQuad(const int8_t *p) {
 /// Nib: the panel holds two quads per byte (PackedIntWeight's i4 form):
 /// pair j's 128 bytes are quad 2j's values in the low nibbles and quad
 /// 2j + 1's in the high ones, each in the [kTileN][4] order of a byte panel.
-/// QB: quads per block of K (8; 4 for blocks of 16).
-template <int RM, bool Nib, int QB> void tile(const IntGemm &g, int64_t m0) {
+template <int RM, bool Nib> void tile(const IntGemm &g, int64_t m0) {
+  constexpr int QB = 8; // quads per block of K
   constexpr int64_t kB = 4 * QB;
   const int64_t blocks = g.K / kB, lb = g.ldx / kB;
   const int64_t perGroup = blocks / g.groups;
@@ -73,15 +72,6 @@ template <int RM, bool Nib, int QB> void tile(const IntGemm &g, int64_t m0) {
           _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[m][1]),
                           rowScale ? sx : _mm512_mul_ps(sx, sw1), f[m][1]);
     }
-    if (g.wm) {
-      const float *wm = g.wm + (b / perGroup) * kTileN;
-      const __m512 m0v = _mm512_loadu_ps(wm), m1v = _mm512_loadu_ps(wm + 16);
-      for (int m = 0; m < RM; ++m) {
-        const __m512 xm = _mm512_set1_ps(g.xm[(m0 + m) * lb + b]);
-        f[m][0] = _mm512_fnmadd_ps(xm, m0v, f[m][0]);
-        f[m][1] = _mm512_fnmadd_ps(xm, m1v, f[m][1]);
-      }
-    }
   }
   const PanelMasks masks(g.cols);
   const __mmask16 *keep = masks.keep;
@@ -101,21 +91,17 @@ template <int RM, bool Nib, int QB> void tile(const IntGemm &g, int64_t m0) {
   }
 }
 
-template <bool Nib, int QB> struct Tile {
+template <bool Nib> struct Tile {
   template <int RM> static void run(const IntGemm &g, int64_t m0) {
-    tile<RM, Nib, QB>(g, m0);
+    tile<RM, Nib>(g, m0);
   }
 };
 
 } // namespace
 
-void intTileAvx512(const IntGemm &g) {
-  if (g.block == 16)
-    return forTileRows<Tile<false, 4>>(g, g.rows);
-  forTileRows<Tile<false, 8>>(g, g.rows);
-}
+void intTileAvx512(const IntGemm &g) { forTileRows<Tile<false>>(g, g.rows); }
 void intTileNibblesAvx512(const IntGemm &g) {
-  forTileRows<Tile<true, 8>>(g, g.rows);
+  forTileRows<Tile<true>>(g, g.rows);
 }
 
 } // namespace llmc::cpu

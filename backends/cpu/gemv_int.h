@@ -94,13 +94,34 @@ struct IntGemm {
   float *out;        // row 0, the panel's first column
   int64_t ldo, cols; // output row stride, columns to write (<= kTileN)
   bool accumulate;   // add to what out holds (a later block of K; no bias)
-  // K-quants: each group's min per column ([groups][kTileN]), subtracted
-  // times xm ([rows][ldx / block]: each block's scale times its sum of x).
-  const float *wm = nullptr;
-  const float *xm = nullptr;
-  int64_t block = kQuantBlock; // columns of K per xs/xc entry: 32 or 16
 };
 using IntTile = void (*)(const IntGemm &);
+
+/// Q4_K / Q5_K / Q6_K weights (kquant.h) against x rounded to q8_K, in the
+/// dots' arithmetic (kquant_dot.h): per super-block of 256 an exact int32
+/// sum of each sub-block's codes · x times its integer scale (Q6_K's codes
+/// stand for code - 32: each accumulator of 16 starts at -32 times its sum
+/// of x) and, for Q4_K / Q5_K, of each min times its 32 x's sum; then
+/// f = fma(float(isum), d dx, f) and f = f - float(msum) (dmin dx), super-
+/// block by super-block. A row's result is the same bits at any batch.
+struct KQuantGemm {
+  const int8_t *xq;  // [rows][K], q8_K's values in the natural order
+  const float *xd;   // [rows][K / 256]: each super-block's q8_K scale
+  const int32_t *xc; // Q6_K: [rows][K / 16], each accumulator's start
+  const int32_t *xb; // Q4_K / Q5_K: [rows][K / 256][4], the sums of x per
+                     // 32 as int16 pairs (sub-blocks 2p low, 2p + 1 high)
+  int64_t rows, K;
+  const uint8_t *w;      // [K / 4][kTileN][4] codes (IntGemm's layout)
+  const int32_t *ws;     // [K / block][kTileN] sub-block scales
+  const float *wd, *wdm; // [K / 256][kTileN] d and dmin
+  const int32_t *wm;     // Q4_K / Q5_K: [K / 256][4][kTileN] mins, int16
+                         // pairs as xb's
+  int64_t block;         // 32 (Q4_K, Q5_K) or 16 (Q6_K)
+  const float *bias;     // the panel's first column, or null
+  float *out;            // row 0, the panel's first column
+  int64_t ldo, cols;     // output row stride, columns to write
+};
+using KQuantTile = void (*)(const KQuantGemm &);
 
 struct IntKernels {
   IntPanel q8, q4;
@@ -117,6 +138,7 @@ struct IntKernels {
   bool q4PairedBlocks = false;
   IntPanel mx = nullptr;       // MXFP4 (IntGemv::we), in the q4 panels' order
   IntTile t4Nibbles = nullptr; // i4 kept at two per byte (PackedIntWeight)
+  KQuantTile tkq = nullptr;
 };
 
 IntKernels intKernelsAvx2();
@@ -124,6 +146,7 @@ IntKernels intKernelsAvxVnni();
 IntKernels intKernelsAvx512();
 void intTileAvx512(const IntGemm &g); // gemm_int_avx512.cpp
 void intTileNibblesAvx512(const IntGemm &g);
+void kquantTileAvx512(const KQuantGemm &g); // gemm_kquant_avx512.cpp
 
 /// Rows of f32 x against a panel of f32 (or widened bf16 / f16) weights: a
 /// panel holds, for each column of a block of K, its kTileN weights in a row. x

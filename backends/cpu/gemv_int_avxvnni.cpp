@@ -13,13 +13,15 @@ inline __m256i dot32(__m256i acc, __m256i u, __m256i s) {
 } // namespace
 
 #include "gemm_int_256.h"
+#include "gemm_kquant_256.h"
 #include "gemv_int_256.h"
 
 namespace llmc::cpu {
 
 IntKernels intKernelsAvxVnni() {
   return {panelAny<kI8>, panelAny<kI4>, tile256<false>, tile256<false>,
-          128,           false,         panelAny<kMx>,  tile256<false, true>};
+          128,           false,         panelAny<kMx>,  tile256<false, true>,
+          kquantTile256};
 }
 
 } // namespace llmc::cpu

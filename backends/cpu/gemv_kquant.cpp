@@ -67,13 +67,40 @@ inline __m256i scaled(__m256i codes, __m256i x, __m256i s) {
   return _mm256_madd_epi16(_mm256_maddubs_epi16(codes, x), s);
 }
 
-/// One super-block of Q4_K / Q5_K against R rows of q8_K: acc[r] gains its
-/// scale part, mins[r] its min part (subtracted at the end).
+/// Lane r (r < R; the others 0): the sum of v[r]'s 8 int32.
+template <int R> inline __m128i rowSums(const __m256i *v) {
+  __m256i h[4];
+  for (int r = 0; r < 4; ++r)
+    h[r] = r < R ? v[r] : _mm256_setzero_si256();
+  const __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(h[0], h[1]),
+                                      _mm256_hadd_epi32(h[2], h[3]));
+  return _mm_add_epi32(_mm256_castsi256_si128(s),
+                       _mm256_extracti128_si256(s, 1));
+}
+
+/// Lane r (r < R): the sum of v[r]'s 4 int32.
+template <int R> inline __m128i rowSums(const __m128i *v) {
+  __m128i h[4];
+  for (int r = 0; r < 4; ++r)
+    h[r] = r < R ? v[r] : _mm_setzero_si128();
+  return _mm_hadd_epi32(_mm_hadd_epi32(h[0], h[1]), _mm_hadd_epi32(h[2], h[3]));
+}
+
+/// Lane r: row r's q8_K scale for this super-block.
+template <int R> inline __m128 rowScales(const Q8K *const *x) {
+  alignas(16) float d[4] = {};
+  for (int r = 0; r < R; ++r)
+    d[r] = x[r]->d;
+  return _mm_load_ps(d);
+}
+
+/// One super-block of Q4_K / Q5_K against R rows of q8_K, in KQuantGemm's
+/// arithmetic (gemv_int.h): f (lane r: row r) gains float(isum) d dx, then
+/// loses float(msum) dmin dx.
 template <int R, bool Five>
 inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
-                    const Q8K *const *x, __m256 *acc, __m256 *mins) {
-  const float d = kquant::halfAt(header);
-  const __m128 dmin = _mm_set1_ps(kquant::halfAt(header + 2));
+                    const Q8K *const *x, __m128 &f) {
+  const float d = kquant::halfAt(header), dmin = kquant::halfAt(header + 2);
   alignas(16) uint8_t sm[16];
   kquant::scalesAndMins(header + 4, sm);
   // Each min meets the sum of its 32 x: pairs of the sums per 16.
@@ -109,27 +136,27 @@ inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
           _mm256_add_epi32(scaled(lo, load(x[r]->q + 64 * c), s0),
                            scaled(hi, load(x[r]->q + 64 * c + 32), s1)));
   }
+  __m128i mins[R];
   for (int r = 0; r < R; ++r) {
     const __m128i b = _mm_loadu_si128(
                       reinterpret_cast<const __m128i *>(x[r]->bsums)),
                   b2 = _mm_loadu_si128(
                       reinterpret_cast<const __m128i *>(x[r]->bsums + 8));
-    const __m128i m = _mm_madd_epi16(mn, _mm_hadd_epi16(b, b2)); // 4 int32
-    const __m128 xd = _mm_set1_ps(x[r]->d);
-    acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[r]),
-                             _mm256_set1_ps(d * x[r]->d), acc[r]);
-    mins[r] = _mm256_add_ps(
-        mins[r],
-        _mm256_set_m128(_mm_setzero_ps(),
-                        _mm_mul_ps(_mm_mul_ps(dmin, xd), _mm_cvtepi32_ps(m))));
+    mins[r] = _mm_madd_epi16(mn, _mm_hadd_epi16(b, b2));
   }
+  const __m128 dx = rowScales<R>(x);
+  f = _mm_fmadd_ps(_mm_cvtepi32_ps(rowSums<R>(sum)),
+                   _mm_mul_ps(_mm_set1_ps(d), dx), f);
+  f = _mm_fnmadd_ps(_mm_cvtepi32_ps(rowSums<R>(mins)),
+                    _mm_mul_ps(_mm_set1_ps(dmin), dx), f);
 }
 
 /// One super-block of Q6_K: codes 0..63 stand for code - 32, so the dot is
-/// sum(code * x) - 32 * sum(x), per sub-block of 16 with its int8 scale.
+/// sum(code * x) - 32 * sum(x), per sub-block of 16 with its int8 scale,
+/// all in int32 before f gains float(isum) d dx.
 template <int R>
 inline void dotQ6K(const uint8_t *header, const uint8_t *codes,
-                   const Q8K *const *x, __m256 *acc, __m256 *mins) {
+                   const Q8K *const *x, __m128 &f) {
   const int8_t *sc = reinterpret_cast<const int8_t *>(header);
   const float d = kquant::halfAt(header + 16);
   const __m256i low = _mm256_set1_epi8(0x0f), two = _mm256_set1_epi8(3);
@@ -168,32 +195,31 @@ inline void dotQ6K(const uint8_t *header, const uint8_t *codes,
     const __m256i m = _mm256_madd_epi16(
         scales,
         _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x[r]->bsums)));
-    const __m256 f = _mm256_set1_ps(d * x[r]->d);
-    acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[r]), f, acc[r]);
-    mins[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_slli_epi32(m, 5)), f,
-                              mins[r]);
+    sum[r] = _mm256_sub_epi32(sum[r], _mm256_slli_epi32(m, 5));
   }
+  f = _mm_fmadd_ps(_mm_cvtepi32_ps(rowSums<R>(sum)),
+                   _mm_mul_ps(_mm_set1_ps(d), rowScales<R>(x)), f);
 }
 
 template <int R, kquant::Format F>
 void dotRowKQuant(const uint8_t *header, const uint8_t *codes, int64_t blocks,
                   const Q8K *x, int64_t ldx, float *res) {
   constexpr kquant::Layout l = kquant::layout(F);
-  __m256 acc[R], mins[R];
-  for (int r = 0; r < R; ++r)
-    acc[r] = mins[r] = _mm256_setzero_ps();
+  __m128 f = _mm_setzero_ps();
   for (int64_t b = 0; b < blocks; ++b) {
     const Q8K *xs[R];
     for (int r = 0; r < R; ++r)
       xs[r] = x + r * ldx + b;
     const uint8_t *h = header + b * l.headerBytes, *c = codes + b * l.codeBytes;
     if constexpr (F == kquant::Format::Q6_K)
-      dotQ6K<R>(h, c, xs, acc, mins);
+      dotQ6K<R>(h, c, xs, f);
     else
-      dotQ45K<R, F == kquant::Format::Q5_K>(h, c, xs, acc, mins);
+      dotQ45K<R, F == kquant::Format::Q5_K>(h, c, xs, f);
   }
+  alignas(16) float out[4];
+  _mm_store_ps(out, f);
   for (int r = 0; r < R; ++r)
-    res[r] = simd::hsum(_mm256_sub_ps(acc[r], mins[r]));
+    res[r] = out[r];
 }
 
 template <kquant::Format F>

@@ -75,15 +75,43 @@ struct FifthBits {
   }
 };
 
+/// Lane r (r < R <= 8; the others 0): the sum of v[r]'s 16 int32, or 8
+/// (Wide false: the upper halves are not read).
+template <int R, bool Wide = true> inline __m256i rowSums(const __m512i *v) {
+  __m256i h[8];
+  for (int r = 0; r < 8; ++r)
+    h[r] = r >= R  ? _mm256_setzero_si256()
+           : !Wide ? _mm512_castsi512_si256(v[r])
+                   : _mm256_add_epi32(_mm512_castsi512_si256(v[r]),
+                                      _mm512_extracti64x4_epi64(v[r], 1));
+  // Rows 0-3 in the lower 128 bits of each quarter sum, 4-7 in the upper.
+  const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(h[0], h[1]),
+                                      _mm256_hadd_epi32(h[2], h[3]));
+  if (R <= 4)
+    return _mm256_zextsi128_si256(_mm_add_epi32(
+        _mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1)));
+  const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(h[4], h[5]),
+                                      _mm256_hadd_epi32(h[6], h[7]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20),
+                          _mm256_permute2x128_si256(a, b, 0x31));
+}
+
+/// Lane r: row r's q8_K scale for this super-block.
+template <int R> inline __m256 rowScales(const Q8K *const *x) {
+  alignas(32) float d[8] = {};
+  for (int r = 0; r < R; ++r)
+    d[r] = x[r]->d;
+  return _mm256_load_ps(d);
+}
+
 /// One super-block of Q4_K / Q5_K against R rows of q8_K in the paired order
 /// (kquant_dot.h): 64 code bytes are 128 values, their low nibbles meeting
 /// the first 64 activations and their high nibbles the next 64.
 template <int R, bool Five>
 inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
-                    const Q8K *const *x, __m512 *acc, __m128 *mins,
-                    const PairScales &ps, const FifthBits &fb) {
-  // d and dmin in one conversion.
-  const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(int(word(header))));
+                    const Q8K *const *x, __m256 &f, const PairScales &ps,
+                    const FifthBits &fb) {
+  const float d = half(header), dmin = half(header + 2);
   const __m128i packed = scaleMins(header + 4);
   const __m512i table = _mm512_cvtepu8_epi16(_mm256_zextsi128_si256(packed));
   const __m128i mn = _mm_cvtepu8_epi16(_mm_srli_si128(packed, 8));
@@ -112,19 +140,21 @@ inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
             s);
     }
   }
+  // The mins' 4 int32 per row in the lower 128 bits (rowSums<R, false>
+  // adds 8: the upper 4 stay 0).
+  __m512i mins[R];
   for (int r = 0; r < R; ++r) {
     const __m128i b = _mm_loadu_si128(
                       reinterpret_cast<const __m128i *>(x[r]->bsums)),
                   b2 = _mm_loadu_si128(
                       reinterpret_cast<const __m128i *>(x[r]->bsums + 8));
-    const __m128i m = _mm_madd_epi16(mn, _mm_hadd_epi16(b, b2));
-    const __m128 f = _mm_mul_ps(dd, _mm_set1_ps(x[r]->d)); // d x, dmin x
-    acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]),
-                             _mm512_broadcastss_ps(f), acc[r]);
-    mins[r] =
-        _mm_fmadd_ps(_mm_cvtepi32_ps(m),
-                     _mm_shuffle_ps(f, f, _MM_SHUFFLE(1, 1, 1, 1)), mins[r]);
+    mins[r] = _mm512_zextsi128_si512(_mm_madd_epi16(mn, _mm_hadd_epi16(b, b2)));
   }
+  const __m256 dx = rowScales<R>(x);
+  f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rowSums<R>(sum)),
+                      _mm256_mul_ps(_mm256_set1_ps(d), dx), f);
+  f = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(rowSums<R, false>(mins)),
+                       _mm256_mul_ps(_mm256_set1_ps(dmin), dx), f);
 }
 
 /// Lane i of 32 int16 lanes: i / 8, the sub-block of 16 a pair sum of a
@@ -137,7 +167,7 @@ inline __m512i subBlockOfLane() {
 
 template <int R>
 inline void dotQ6K(const uint8_t *header, const uint8_t *codes,
-                   const Q8K *const *x, __m512 *acc, __m128 *mins) {
+                   const Q8K *const *x, __m256 &f) {
   const float d = half(header + 16);
   const __m256i scales16 = _mm256_cvtepi8_epi16(
       _mm_loadu_si128(reinterpret_cast<const __m128i *>(header)));
@@ -179,29 +209,11 @@ inline void dotQ6K(const uint8_t *header, const uint8_t *codes,
     const __m256i m = _mm256_madd_epi16(
         scales16,
         _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x[r]->bsums)));
-    const __m128i m4 = _mm_add_epi32(_mm256_castsi256_si128(m),
-                                     _mm256_extracti128_si256(m, 1));
-    const float f = d * x[r]->d;
-    acc[r] =
-        _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), _mm512_set1_ps(f), acc[r]);
-    mins[r] = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_slli_epi32(m4, 5)),
-                           _mm_set1_ps(f), mins[r]);
+    sum[r] = _mm512_sub_epi32(sum[r],
+                              _mm512_zextsi256_si512(_mm256_slli_epi32(m, 5)));
   }
-}
-
-inline float hsum128(__m128 v) {
-  v = _mm_add_ps(v, _mm_movehl_ps(v, v));
-  return _mm_cvtss_f32(_mm_add_ss(v, _mm_movehdup_ps(v)));
-}
-
-/// GCC 12's lane extracts trip -Wuninitialized once inlined here (their
-/// _mm512_undefined idiom, GCC PR 105593): once per row, through memory.
-inline float hsum512(__m512 v) {
-  alignas(64) float t[16];
-  _mm512_store_ps(t, v);
-  __m128 s = _mm_add_ps(_mm_add_ps(_mm_load_ps(t), _mm_load_ps(t + 4)),
-                        _mm_add_ps(_mm_load_ps(t + 8), _mm_load_ps(t + 12)));
-  return hsum128(s);
+  f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rowSums<R>(sum)),
+                      _mm256_mul_ps(_mm256_set1_ps(d), rowScales<R>(x)), f);
 }
 
 /// Format 0 Q4_K, 1 Q5_K, 2 Q6_K (kquant::Format).
@@ -210,12 +222,7 @@ void dotRow(const uint8_t *headers, const uint8_t *codes, int64_t blocks,
             const Q8K *x, int64_t ldx, float *res) {
   constexpr int headerBytes = F == 2 ? 18 : 16;
   constexpr int codeBytes = F == 0 ? 128 : F == 1 ? 160 : 192;
-  __m512 acc[R];
-  __m128 mins[R];
-  for (int r = 0; r < R; ++r) {
-    acc[r] = _mm512_setzero_ps();
-    mins[r] = _mm_setzero_ps();
-  }
+  __m256 f = _mm256_setzero_ps();
   const PairScales ps;
   const FifthBits fb;
   for (int64_t b = 0; b < blocks; ++b) {
@@ -224,12 +231,14 @@ void dotRow(const uint8_t *headers, const uint8_t *codes, int64_t blocks,
       xs[r] = x + r * ldx + b;
     const uint8_t *h = headers + b * headerBytes, *c = codes + b * codeBytes;
     if constexpr (F == 2)
-      dotQ6K<R>(h, c, xs, acc, mins);
+      dotQ6K<R>(h, c, xs, f);
     else
-      dotQ45K<R, F == 1>(h, c, xs, acc, mins, ps, fb);
+      dotQ45K<R, F == 1>(h, c, xs, f, ps, fb);
   }
+  alignas(32) float out[8];
+  _mm256_store_ps(out, f);
   for (int r = 0; r < R; ++r)
-    res[r] = hsum512(acc[r]) - hsum128(mins[r]);
+    res[r] = out[r];
 }
 
 template <int F>
