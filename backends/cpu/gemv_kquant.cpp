@@ -94,6 +94,32 @@ template <int R> inline __m128 rowScales(const Q8K *const *x) {
   return _mm_load_ps(d);
 }
 
+/// f (lane r: row r) gains float(isum) d dx, then (Mins) loses float(msum)
+/// dmin dx: KQuantGemm's two steps. One row (a single stream's decode) sums
+/// its two integers in one short tree.
+template <int R, bool Mins>
+inline void step(const __m256i *isum, const __m128i *msum, float d, float dmin,
+                 const Q8K *const *x, __m128 &f) {
+  if constexpr (R == 1) {
+    const __m128i q = _mm_add_epi32(_mm256_castsi256_si128(isum[0]),
+                                    _mm256_extracti128_si256(isum[0], 1));
+    const __m128i p = _mm_hadd_epi32(q, Mins ? msum[0] : _mm_setzero_si128());
+    const __m128 v = _mm_cvtepi32_ps(_mm_hadd_epi32(p, p));
+    const __m128 dx = _mm_set_ss(x[0]->d);
+    f = _mm_fmadd_ss(v, _mm_mul_ss(_mm_set_ss(d), dx), f);
+    if (Mins)
+      f = _mm_fnmadd_ss(_mm_movehdup_ps(v), _mm_mul_ss(_mm_set_ss(dmin), dx),
+                        f);
+    return;
+  }
+  const __m128 dx = rowScales<R>(x);
+  f = _mm_fmadd_ps(_mm_cvtepi32_ps(rowSums<R>(isum)),
+                   _mm_mul_ps(_mm_set1_ps(d), dx), f);
+  if constexpr (Mins)
+    f = _mm_fnmadd_ps(_mm_cvtepi32_ps(rowSums<R>(msum)),
+                      _mm_mul_ps(_mm_set1_ps(dmin), dx), f);
+}
+
 /// One super-block of Q4_K / Q5_K against R rows of q8_K, in KQuantGemm's
 /// arithmetic (gemv_int.h): f (lane r: row r) gains float(isum) d dx, then
 /// loses float(msum) dmin dx.
@@ -144,11 +170,7 @@ inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
                       reinterpret_cast<const __m128i *>(x[r]->bsums + 8));
     mins[r] = _mm_madd_epi16(mn, _mm_hadd_epi16(b, b2));
   }
-  const __m128 dx = rowScales<R>(x);
-  f = _mm_fmadd_ps(_mm_cvtepi32_ps(rowSums<R>(sum)),
-                   _mm_mul_ps(_mm_set1_ps(d), dx), f);
-  f = _mm_fnmadd_ps(_mm_cvtepi32_ps(rowSums<R>(mins)),
-                    _mm_mul_ps(_mm_set1_ps(dmin), dx), f);
+  step<R, true>(sum, mins, d, dmin, x, f);
 }
 
 /// One super-block of Q6_K: codes 0..63 stand for code - 32, so the dot is
@@ -197,8 +219,7 @@ inline void dotQ6K(const uint8_t *header, const uint8_t *codes,
         _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x[r]->bsums)));
     sum[r] = _mm256_sub_epi32(sum[r], _mm256_slli_epi32(m, 5));
   }
-  f = _mm_fmadd_ps(_mm_cvtepi32_ps(rowSums<R>(sum)),
-                   _mm_mul_ps(_mm_set1_ps(d), rowScales<R>(x)), f);
+  step<R, false>(sum, nullptr, d, 0.0f, x, f);
 }
 
 template <int R, kquant::Format F>

@@ -104,6 +104,47 @@ template <int R> inline __m256 rowScales(const Q8K *const *x) {
   return _mm256_load_ps(d);
 }
 
+/// Lane 0: the sum of i's 16 int32; lane 1: of m's 4.
+inline __m128i sumPair(__m512i i, __m128i m) {
+  const __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(i),
+                                     _mm512_extracti64x4_epi64(i, 1));
+  const __m128i q =
+      _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+  const __m128i p = _mm_hadd_epi32(q, m);
+  return _mm_hadd_epi32(p, p);
+}
+
+/// f (lane r: row r) gains float(isum) d dx, then (Mins) loses float(msum)
+/// dmin dx: KQuantGemm's two steps. One row (a single stream's decode) sums
+/// its two integers in one short tree.
+template <int R, bool Mins>
+inline void step(const __m512i *isum, const __m128i *msum, float d, float dmin,
+                 const Q8K *const *x, __m256 &f) {
+  if constexpr (R == 1) {
+    const __m128 v = _mm_cvtepi32_ps(
+        sumPair(isum[0], Mins ? msum[0] : _mm_setzero_si128()));
+    const __m128 dx = _mm_set_ss(x[0]->d);
+    __m128 f0 = _mm256_castps256_ps128(f);
+    f0 = _mm_fmadd_ss(v, _mm_mul_ss(_mm_set_ss(d), dx), f0);
+    if (Mins)
+      f0 = _mm_fnmadd_ss(_mm_movehdup_ps(v), _mm_mul_ss(_mm_set_ss(dmin), dx),
+                         f0);
+    f = _mm256_zextps128_ps256(f0);
+    return;
+  }
+  const __m256 dx = rowScales<R>(x);
+  f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rowSums<R>(isum)),
+                      _mm256_mul_ps(_mm256_set1_ps(d), dx), f);
+  if constexpr (Mins) {
+    __m512i m[R];
+    for (int r = 0; r < R; ++r)
+      m[r] = _mm512_zextsi128_si512(msum[r]);
+    f = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(rowSums<R, false>(m)),
+                         _mm256_mul_ps(_mm256_set1_ps(dmin), dx), f);
+  }
+}
+
+
 /// One super-block of Q4_K / Q5_K against R rows of q8_K in the paired order
 /// (kquant_dot.h): 64 code bytes are 128 values, their low nibbles meeting
 /// the first 64 activations and their high nibbles the next 64.
@@ -140,21 +181,15 @@ inline void dotQ45K(const uint8_t *header, const uint8_t *codes,
             s);
     }
   }
-  // The mins' 4 int32 per row in the lower 128 bits (rowSums<R, false>
-  // adds 8: the upper 4 stay 0).
-  __m512i mins[R];
+  __m128i mins[R];
   for (int r = 0; r < R; ++r) {
     const __m128i b = _mm_loadu_si128(
                       reinterpret_cast<const __m128i *>(x[r]->bsums)),
                   b2 = _mm_loadu_si128(
                       reinterpret_cast<const __m128i *>(x[r]->bsums + 8));
-    mins[r] = _mm512_zextsi128_si512(_mm_madd_epi16(mn, _mm_hadd_epi16(b, b2)));
+    mins[r] = _mm_madd_epi16(mn, _mm_hadd_epi16(b, b2));
   }
-  const __m256 dx = rowScales<R>(x);
-  f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rowSums<R>(sum)),
-                      _mm256_mul_ps(_mm256_set1_ps(d), dx), f);
-  f = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(rowSums<R, false>(mins)),
-                       _mm256_mul_ps(_mm256_set1_ps(dmin), dx), f);
+  step<R, true>(sum, mins, d, dmin, x, f);
 }
 
 /// Lane i of 32 int16 lanes: i / 8, the sub-block of 16 a pair sum of a
@@ -212,8 +247,7 @@ inline void dotQ6K(const uint8_t *header, const uint8_t *codes,
     sum[r] = _mm512_sub_epi32(sum[r],
                               _mm512_zextsi256_si512(_mm256_slli_epi32(m, 5)));
   }
-  f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rowSums<R>(sum)),
-                      _mm256_mul_ps(_mm256_set1_ps(d), rowScales<R>(x)), f);
+  step<R, false>(sum, nullptr, d, 0.0f, x, f);
 }
 
 /// Format 0 Q4_K, 1 Q5_K, 2 Q6_K (kquant::Format).
