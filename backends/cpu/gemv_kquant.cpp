@@ -4,9 +4,10 @@
 // widened to a copy. With op i2 = 1 the activations are rounded per block
 // of 256 to int8 with one f32 scale and their sums per 16 (llama.cpp's
 // q8_K), and each sub-block's dot product runs on vpmaddubsw (codes
-// unsigned, x signed) scaled by its integer scale with vpmaddwd; a
-// super-block's integer sum takes its two float factors once, and Q4_K /
-// Q5_K's mins meet x through the sums per 16. With i2 = 0 (an f32 plan) a
+// unsigned, x signed) scaled by its integer scale with vpmaddwd; Q4_K /
+// Q5_K's mins meet x through the sums per 16. Each super-block ends as two
+// exact integers and two f32 steps, KQuantGemm's arithmetic (gemv_int.h),
+// so the GEMM tiles give a row the same bits. With i2 = 0 (an f32 plan) a
 // row is decoded to f32 and dotted exactly.
 //
 //===----------------------------------------------------------------------===//

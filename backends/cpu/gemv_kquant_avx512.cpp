@@ -5,7 +5,8 @@
 // activations in one vpmaddubsw, and vpdpwssd scales the lower half's pair
 // sums by one sub-block's scale and the upper half's by the next (Q6_K: four
 // sub-blocks of 16 per 64) as it accumulates. Up to 8 activation rows per
-// weight row (prefill: the codes are unpacked once for all 8). Headers are read
+// weight row (the codes are unpacked once for all 8); each super-block's
+// integers reduce in one tree over the rows. Headers are read
 // with intrinsics only (isa.h: this file includes nothing from the standard
 // library).
 //
@@ -121,8 +122,8 @@ template <int R, bool Mins>
 inline void step(const __m512i *isum, const __m128i *msum, float d, float dmin,
                  const Q8K *const *x, __m256 &f) {
   if constexpr (R == 1) {
-    const __m128 v = _mm_cvtepi32_ps(
-        sumPair(isum[0], Mins ? msum[0] : _mm_setzero_si128()));
+    const __m128 v =
+        _mm_cvtepi32_ps(sumPair(isum[0], Mins ? msum[0] : _mm_setzero_si128()));
     const __m128 dx = _mm_set_ss(x[0]->d);
     __m128 f0 = _mm256_castps256_ps128(f);
     f0 = _mm_fmadd_ss(v, _mm_mul_ss(_mm_set_ss(d), dx), f0);
@@ -143,7 +144,6 @@ inline void step(const __m512i *isum, const __m128i *msum, float d, float dmin,
                          _mm256_mul_ps(_mm256_set1_ps(dmin), dx), f);
   }
 }
-
 
 /// One super-block of Q4_K / Q5_K against R rows of q8_K in the paired order
 /// (kquant_dot.h): 64 code bytes are 128 values, their low nibbles meeting

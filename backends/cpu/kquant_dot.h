@@ -21,7 +21,8 @@ struct Q8K {
 };
 
 /// res[r] = W row (headers, codes: `blocks` super-blocks) · x row r, for
-/// R <= KQuantDots::maxRows rows of q8_K blocks, row r at x + r * ldx.
+/// R <= KQuantDots::maxRows rows of q8_K blocks, row r at x + r * ldx, in
+/// KQuantGemm's arithmetic (gemv_int.h): the same bits as the GEMM tiles.
 using KQuantDot = void (*)(const uint8_t *headers, const uint8_t *codes,
                            int64_t blocks, const Q8K *x, int64_t ldx, int64_t R,
                            float *res);
