@@ -140,23 +140,29 @@ void gemvInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
 /// the weights repacked per call (gemm.cpp); rounds exactly as gemvInt.
 void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
              const float *scales, int64_t group, const uint8_t *e8m0 = nullptr);
-/// An i8 or i4 weight repacked once, when the graph is prepared, into the
-/// integer GEMM tiles' panels (what gemmInt packs per call; i4 stays at two
-/// values a byte): every row count, one decode token to a whole prompt, then
-/// runs on the tiles over as many bytes as the plan holds, with no per-call
-/// repack, and the plan's pages are not read again.
+/// An i8, i4 or MXFP4 weight repacked once, when the graph is prepared,
+/// into the integer GEMM tiles' panels (what gemmInt packs per call; i4 and
+/// MXFP4 stay at two values a byte, MXFP4's scales as E8M0 bytes): every row
+/// count, one decode token to a whole prompt, then runs on the tiles over
+/// as many bytes as the plan holds, with no per-call repack, and the plan's
+/// pages are not read again.
 struct PackedIntWeight {
   IntFormat format = kI8;
-  int64_t N = 0, K = 0, groups = 1;
-  std::vector<uint8_t> w; // [panels][IntGemm::w of all of K]
-  std::vector<float> s;   // [panels][groups][kTileN], 0 past N
+  int64_t N = 0, K = 0, groups = 1; // N: one expert's rows
+  std::vector<uint8_t> w;           // [panels][IntGemm::w of all of K]
+  std::vector<float> s;             // [panels][groups][kTileN], 0 past N
+  std::vector<uint8_t> e;           // MXFP4: as s, E8M0 bytes
 };
-/// Whether LINEAR packs these (every i8; i4 where IntKernels::t4Nibbles).
+/// Whether LINEAR packs these (every i8; i4 where IntKernels::t4Nibbles;
+/// MXFP4 with int8 activations where IntKernels::tMx).
 bool packsInt(const IntKernels &k, uint32_t dtype);
-std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k, IntFormat f,
-                                               const void *w,
-                                               const float *scales, int64_t N,
-                                               int64_t K, int64_t group);
+/// `experts` stacked weights of N rows each (scales and E8M0 bytes alike),
+/// each padded to whole panels: expert e's columns start at panel
+/// e * ceil(N / kTileN).
+std::shared_ptr<PackedIntWeight>
+packIntWeight(const IntKernels &k, IntFormat f, const void *w,
+              const float *scales, int64_t N, int64_t K, int64_t group,
+              const uint8_t *e8m0 = nullptr, int64_t experts = 1);
 /// out = x · Wᵀ (+ bias) on the tiles, any number of rows; rounds x as
 /// gemvInt does. With `gated` ([rows][N / 2], N / 2 a multiple of kTileN),
 /// out is not written: gated = silu(gate) · up of the result's halves, as
@@ -219,6 +225,8 @@ struct OwnKernels {
   bool intDot = false;
 };
 OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w);
+/// The integer kernels' format of an i8, i4 or MXFP4 weight dtype.
+IntFormat intFormat(uint32_t dtype);
 /// A weight now served from a packed copy leaves the resident set, where
 /// its pages are the plan file's (they read back from it); a plan image in
 /// the caller's memory is left alone.

@@ -296,32 +296,55 @@ void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
 }
 
 bool packsInt(const IntKernels &k, uint32_t dtype) {
-  // i8 and i4 linears run from packed panels at every row count, so a row's
-  // result never depends on its batch (the gemv sums in another order). The
-  // 256-bit i8 tile reads each panel in two half passes; on an AMD EPYC at
-  // LLMC_CPU_ISA=avx2 it still beat the gemv on one row (docs/cpu-backend.md).
-  return dtype == LLMC_I8 || (dtype == LLMC_I4 && k.t4Nibbles);
+  // i8, i4 and MXFP4 (with int8 activations) linears run from packed panels
+  // at every row count, so a row's result never depends on its batch (the
+  // gemv sums in another order). The 256-bit i8 tile reads each panel in
+  // two half passes; on an AMD EPYC at LLMC_CPU_ISA=avx2 it still beat the
+  // gemv on one row (docs/cpu-backend.md).
+  return dtype == LLMC_I8 || (dtype == LLMC_I4 && k.t4Nibbles) ||
+         (dtype == LLMC_MXFP4 && k.tMx);
 }
 
-std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k, IntFormat f,
-                                               const void *w,
-                                               const float *scales, int64_t N,
-                                               int64_t K, int64_t group) {
+std::shared_ptr<PackedIntWeight>
+packIntWeight(const IntKernels &k, IntFormat f, const void *w,
+              const float *scales, int64_t N, int64_t K, int64_t group,
+              const uint8_t *e8m0, int64_t experts) {
   auto out = std::make_shared<PackedIntWeight>();
   out->format = f;
   out->N = N;
   out->K = K;
   out->groups = group >= K ? 1 : K / group;
-  const int64_t panels = (N + kTileN - 1) / kTileN;
-  const int64_t bytes = f == kI4 ? K * kTileN / 2 : K * kTileN;
+  const bool nibbles = f != kI8;
+  const int64_t perExpert = (N + kTileN - 1) / kTileN;
+  const int64_t panels = perExpert * experts;
+  const int64_t bytes = nibbles ? K * kTileN / 2 : K * kTileN;
+  const int64_t scaleCount = out->groups * kTileN;
   out->w.resize(size_t(panels * bytes));
-  out->s.resize(size_t(panels * out->groups * kTileN));
-  parallelFor(panels, N * K >= (1 << 16), [&](int64_t p) {
+  if (f == kMx)
+    out->e.resize(size_t(panels * scaleCount));
+  else
+    out->s.resize(size_t(panels * scaleCount));
+  const size_t rowBytes = size_t(nibbles ? K / 2 : K);
+  parallelFor(panels, N * experts * K >= (1 << 16), [&](int64_t p) {
     thread_local Panel panel; // this worker's own
-    pack(f, f == kI4 ? 8 : k.q8Offset, w, scales, nullptr, K, N, group,
-         p * kTileN, 0, K, panel);
+    // Each expert's rows pad to whole panels: an expert's slice is panels.
+    const int64_t e = p / perExpert, n0 = (p % perExpert) * kTileN;
+    const auto *we = static_cast<const uint8_t *>(w) + size_t(e * N) * rowBytes;
+    if (f == kMx) { // raw codes (0..15) and their E8M0 bytes
+      packCodes(kI4, 0, we, K, N, n0, 0, K, panel);
+      const uint8_t *es = e8m0 + e * N * out->groups;
+      for (int64_t g = 0; g < out->groups; ++g)
+        for (int64_t c = 0; c < kTileN; ++c)
+          out->e[size_t(p * scaleCount + g * kTileN + c)] =
+              n0 + c < N ? es[(n0 + c) * out->groups + g] : 0;
+    } else {
+      pack(f, f == kI4 ? 8 : k.q8Offset, we, scales + e * N * out->groups,
+           nullptr, K, N, group, n0, 0, K, panel);
+      std::copy(panel.s.begin(), panel.s.end(),
+                out->s.begin() + p * scaleCount);
+    }
     uint8_t *to = out->w.data() + p * bytes;
-    if (f == kI4) // quad 2j's bytes in the low nibbles, 2j + 1's high
+    if (nibbles) // quad 2j's bytes in the low nibbles, 2j + 1's high
       for (int64_t j = 0; j < K / 8; ++j)
         for (int64_t i = 0; i < 4 * kTileN; ++i)
           to[j * 4 * kTileN + i] =
@@ -329,8 +352,6 @@ std::shared_ptr<PackedIntWeight> packIntWeight(const IntKernels &k, IntFormat f,
                       panel.w[size_t((2 * j + 1) * 4 * kTileN + i)] << 4);
     else
       std::copy(panel.w.begin(), panel.w.end(), to);
-    std::copy(panel.s.begin(), panel.s.end(),
-              out->s.begin() + p * out->groups * kTileN);
   });
   return out;
 }
@@ -375,41 +396,78 @@ void runPanels(const GemvArgs &a, float *gated, const Panel &panel) {
 
 void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
                    const PackedIntWeight &w, float *gated, int64_t panel0) {
-  const bool i4 = w.format == kI4;
+  const bool nibbles = w.format != kI8, mx = w.format == kMx;
   static thread_local Activations scratch; // see gemmInt
   Activations &x = scratch;
-  quantize(a, i4 ? 8 : k.q8Offset, x);
-  const int64_t bytes = i4 ? a.K * kTileN / 2 : a.K * kTileN;
+  quantize(a, w.format == kI4 ? 8 : mx ? kMxfp4Offset : k.q8Offset, x);
+  const int64_t bytes = nibbles ? a.K * kTileN / 2 : a.K * kTileN;
+  const int64_t scaleCount = w.groups * kTileN;
   // Each thread streams its run of panels, all of K at once: no barrier
   // per block of K, and a decode row's weights are one sequential read.
   // Many rows (a prompt) would unpack every nibble once per tile of rows:
-  // they unpack each panel once, to bytes, and run the byte tile.
-  const bool widen = i4 && a.rows > kWidenNibbleRows;
-  const IntTile tile = !i4 ? k.t8 : widen ? k.t4 : k.t4Nibbles;
+  // they unpack each panel once, to bytes (MXFP4: to doubled values plus
+  // kMxfp4Offset, with f32 scales), and run the byte tile. Both sum each
+  // block's exact integer times the same scale.
+  const bool widen = nibbles && a.rows > kWidenNibbleRows;
+  const IntTile tile = !nibbles ? k.t8
+                       : widen  ? k.t4
+                       : mx     ? k.tMx
+                                : k.t4Nibbles;
   auto panelInto = [&](int64_t p, float *out, int64_t ldo) {
     const int64_t n0 = p * kTileN;
     const uint8_t *panel = w.w.data() + (panel0 + p) * bytes;
+    const float *scales = mx ? nullptr : w.s.data() + (panel0 + p) * scaleCount;
+    const uint8_t *e8m0 = mx ? w.e.data() + (panel0 + p) * scaleCount : nullptr;
     if (widen) {
       thread_local std::vector<uint8_t> wide; // this worker's own
+      thread_local std::vector<float> wideScales;
       wide.resize(size_t(a.K * kTileN));
       const __m256i low = _mm256_set1_epi8(0x0f);
+      const __m256i table = _mm256_add_epi8(
+          _mm256_broadcastsi128_si256(_mm_loadu_si128(
+              reinterpret_cast<const __m128i *>(kMxfp4Doubled))),
+          _mm256_set1_epi8(char(kMxfp4Offset)));
+      auto value = [&](__m256i v) {
+        v = _mm256_and_si256(v, low);
+        return mx ? _mm256_shuffle_epi8(table, v) : v;
+      };
       for (int64_t j = 0; j < a.K / 8; ++j) // quads 2j (low), 2j + 1 (high)
         for (int64_t i = 0; i < 4 * kTileN; i += 32) {
           const __m256i v = _mm256_loadu_si256(
               reinterpret_cast<const __m256i *>(panel + j * 4 * kTileN + i));
           _mm256_storeu_si256(
               reinterpret_cast<__m256i *>(wide.data() + 2 * j * 4 * kTileN + i),
-              _mm256_and_si256(v, low));
+              value(v));
           _mm256_storeu_si256(reinterpret_cast<__m256i *>(
                                   wide.data() + (2 * j + 1) * 4 * kTileN + i),
-                              _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
+                              value(_mm256_srli_epi16(v, 4)));
         }
       panel = wide.data();
+      if (mx) {
+        const float *half = e8m0HalfTable();
+        wideScales.resize(size_t(scaleCount));
+        for (int64_t i = 0; i < scaleCount; ++i)
+          wideScales[size_t(i)] = half[e8m0[i]];
+        scales = wideScales.data();
+        e8m0 = nullptr;
+      }
     }
-    tile(IntGemm{x.q.data(), x.s.data(), x.c.data(), a.K, a.rows, a.K, panel,
-                 w.s.data() + (panel0 + p) * w.groups * kTileN, w.groups,
-                 a.bias ? a.bias + n0 : nullptr, out, ldo,
-                 std::min(kTileN, a.N - n0), false});
+    IntGemm g{x.q.data(),
+              x.s.data(),
+              x.c.data(),
+              a.K,
+              a.rows,
+              a.K,
+              panel,
+              scales,
+              w.groups,
+              a.bias ? a.bias + n0 : nullptr,
+              out,
+              ldo,
+              std::min(kTileN, a.N - n0),
+              false};
+    g.we = e8m0;
+    tile(g);
   };
   runPanels(a, gated, panelInto);
 }

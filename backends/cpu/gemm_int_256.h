@@ -23,14 +23,27 @@ inline __m256i broadcastQuad256(const int8_t *p) {
 
 /// SignedW: the panel holds signed i8 (offset 0); |w| goes unsigned and x
 /// takes w's sign, as in gemv_int_256.h.
-/// Nib: two quads per byte, as gemm_int_avx512.cpp's tile reads them.
-template <int RM, bool SignedW, bool Nib>
+/// 8 E8M0 bytes as the floats 2^(e - 128) (e8m0HalfTable's): exponent
+/// field e - 1, or for e = 0 the denormal 2^-128.
+inline __m256 e8m0Scales256(const uint8_t *p) {
+  const __m256i e = _mm256_cvtepu8_epi32(
+      _mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)));
+  const __m256i bits =
+      _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+  return _mm256_castsi256_ps(
+      _mm256_blendv_epi8(bits, _mm256_set1_epi32(0x00200000),
+                         _mm256_cmpeq_epi32(e, _mm256_setzero_si256())));
+}
+
+/// Nib: two quads per byte, as gemm_int_avx512.cpp's tile reads them; Mx:
+/// MXFP4 codes, as there.
+template <int RM, bool SignedW, bool Nib, bool Mx = false>
 void tileHalf(const IntGemm &g, int64_t m0, int h) {
   constexpr int QB = 8; // quads per block of K
   constexpr int64_t kB = 4 * QB;
   const int64_t blocks = g.K / kB, lb = g.ldx / kB;
   const int64_t perGroup = blocks / g.groups;
-  const bool rowScale = g.groups == 1;
+  const bool rowScale = !Mx && g.groups == 1;
   __m256 f[RM][2];
   for (int m = 0; m < RM; ++m)
     f[m][0] = f[m][1] = _mm256_setzero_ps();
@@ -51,6 +64,13 @@ void tileHalf(const IntGemm &g, int64_t m0, int h) {
           if (q % 2)
             w[v] = _mm256_srli_epi16(w[v], 4);
           w[v] = _mm256_and_si256(w[v], _mm256_set1_epi8(0x0f));
+          if (Mx)
+            w[v] = _mm256_shuffle_epi8(
+                _mm256_add_epi8(
+                    _mm256_broadcastsi128_si256(_mm_loadu_si128(
+                        reinterpret_cast<const __m128i *>(kMxfp4Doubled))),
+                    _mm256_set1_epi8(char(kMxfp4Offset))),
+                w[v]);
         } else {
           w[v] = _mm256_loadu_si256(
               reinterpret_cast<const __m256i *>(wb + q * 4 * kTileN + v * 32));
@@ -65,10 +85,10 @@ void tileHalf(const IntGemm &g, int64_t m0, int h) {
       }
     }
     for (int v = 0; v < 2; ++v) {
-      const __m256 sw = rowScale
-                            ? _mm256_set1_ps(1.0f)
-                            : _mm256_loadu_ps(g.ws + (b / perGroup) * kTileN +
-                                              h * 16 + v * 8);
+      const int64_t at = (b / perGroup) * kTileN + h * 16 + v * 8;
+      const __m256 sw = Mx         ? e8m0Scales256(g.we + at)
+                        : rowScale ? _mm256_set1_ps(1.0f)
+                                   : _mm256_loadu_ps(g.ws + at);
       for (int m = 0; m < RM; ++m) {
         const __m256 sx = _mm256_set1_ps(g.xs[(m0 + m) * lb + b]);
         f[m][v] =
@@ -95,13 +115,14 @@ void tileHalf(const IntGemm &g, int64_t m0, int h) {
   }
 }
 
-template <bool SignedW, bool Nib = false> void tile256(const IntGemm &g) {
+template <bool SignedW, bool Nib = false, bool Mx = false>
+void tile256(const IntGemm &g) {
   for (int h = 0; h < 2 && h * 16 < g.cols; ++h) {
     int64_t m0 = 0;
     for (; m0 + kTileRows256 <= g.rows; m0 += kTileRows256)
-      tileHalf<kTileRows256, SignedW, Nib>(g, m0, h);
+      tileHalf<kTileRows256, SignedW, Nib, Mx>(g, m0, h);
     if (m0 < g.rows)
-      tileHalf<1, SignedW, Nib>(g, m0, h);
+      tileHalf<1, SignedW, Nib, Mx>(g, m0, h);
   }
 }
 

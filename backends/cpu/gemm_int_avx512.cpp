@@ -17,15 +17,30 @@ inline __m512i broadcastQuad(const int8_t *p) {
   return _mm512_set1_epi32(v);
 }
 
+/// 16 E8M0 bytes as the floats 2^(e - 128) (e8m0HalfTable's): exponent
+/// field e - 1, or for e = 0 the denormal 2^-128.
+inline __m512 e8m0Scales(const uint8_t *p) {
+  const __m512i e = _mm512_cvtepu8_epi32(
+      _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+  const __m512i bits =
+      _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(
+      _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512()), bits,
+      _mm512_set1_epi32(0x00200000)));
+}
+
 /// Nib: the panel holds two quads per byte (PackedIntWeight's i4 form):
 /// pair j's 128 bytes are quad 2j's values in the low nibbles and quad
 /// 2j + 1's in the high ones, each in the [kTileN][4] order of a byte panel.
-template <int RM, bool Nib> void tile(const IntGemm &g, int64_t m0) {
+/// Mx: those nibbles are MXFP4 codes, looked up as doubled values plus
+/// kMxfp4Offset, their blocks scaled by E8M0 bytes (IntGemm::we).
+template <int RM, bool Nib, bool Mx = false>
+void tile(const IntGemm &g, int64_t m0) {
   constexpr int QB = 8; // quads per block of K
   constexpr int64_t kB = 4 * QB;
   const int64_t blocks = g.K / kB, lb = g.ldx / kB;
   const int64_t perGroup = blocks / g.groups;
-  const bool rowScale = g.groups == 1;
+  const bool rowScale = !Mx && g.groups == 1;
   __m512 f[RM][2];
   for (int m = 0; m < RM; ++m)
     f[m][0] = f[m][1] = _mm512_setzero_ps();
@@ -48,6 +63,14 @@ template <int RM, bool Nib> void tile(const IntGemm &g, int64_t m0) {
         }
         w0 = _mm512_and_si512(w0, low);
         w1 = _mm512_and_si512(w1, low);
+        if (Mx) {
+          const __m512i table = _mm512_add_epi8(
+              _mm512_broadcast_i32x4(_mm_loadu_si128(
+                  reinterpret_cast<const __m128i *>(kMxfp4Doubled))),
+              _mm512_set1_epi8(char(kMxfp4Offset)));
+          w0 = _mm512_shuffle_epi8(table, w0);
+          w1 = _mm512_shuffle_epi8(table, w1);
+        }
       } else {
         w0 = _mm512_loadu_si512(wb + q * 4 * kTileN);
         w1 = _mm512_loadu_si512(wb + q * 4 * kTileN + 64);
@@ -59,7 +82,10 @@ template <int RM, bool Nib> void tile(const IntGemm &g, int64_t m0) {
       }
     }
     __m512 sw0 = _mm512_set1_ps(1.0f), sw1 = sw0;
-    if (!rowScale) {
+    if (Mx) {
+      sw0 = e8m0Scales(g.we + (b / perGroup) * kTileN);
+      sw1 = e8m0Scales(g.we + (b / perGroup) * kTileN + 16);
+    } else if (!rowScale) {
       sw0 = _mm512_loadu_ps(g.ws + (b / perGroup) * kTileN);
       sw1 = _mm512_loadu_ps(g.ws + (b / perGroup) * kTileN + 16);
     }
@@ -91,9 +117,9 @@ template <int RM, bool Nib> void tile(const IntGemm &g, int64_t m0) {
   }
 }
 
-template <bool Nib> struct Tile {
+template <bool Nib, bool Mx = false> struct Tile {
   template <int RM> static void run(const IntGemm &g, int64_t m0) {
-    tile<RM, Nib>(g, m0);
+    tile<RM, Nib, Mx>(g, m0);
   }
 };
 
@@ -102,6 +128,9 @@ template <bool Nib> struct Tile {
 void intTileAvx512(const IntGemm &g) { forTileRows<Tile<false>>(g, g.rows); }
 void intTileNibblesAvx512(const IntGemm &g) {
   forTileRows<Tile<true>>(g, g.rows);
+}
+void intTileMxfp4Avx512(const IntGemm &g) {
+  forTileRows<Tile<true, true>>(g, g.rows);
 }
 
 } // namespace llmc::cpu

@@ -58,6 +58,9 @@ const float *e8m0HalfTable();
 /// The doubled E2M1 values by code, as a byte table for vpshufb.
 constexpr int8_t kMxfp4Doubled[16] = {0, 1,  2,  3,  4,  6,  8,  12,
                                       0, -1, -2, -3, -4, -6, -8, -12};
+/// What packed MXFP4 tiles add to a doubled value to make it unsigned
+/// (0..24: vpmaddubsw's pair sums stay far from saturating).
+constexpr int32_t kMxfp4Offset = 12;
 
 /// 32 floats to int8 values (in int32s) and returns their scale: round to
 /// nearest of x * 127 / max |x| (gemv_int.cpp, baseline build).
@@ -94,6 +97,9 @@ struct IntGemm {
   float *out;        // row 0, the panel's first column
   int64_t ldo, cols; // output row stride, columns to write (<= kTileN)
   bool accumulate;   // add to what out holds (a later block of K; no bias)
+  // The tMx tile: w holds MXFP4 codes as t4Nibbles' nibbles, these their
+  // E8M0 scales ([groups][kTileN]) in place of ws.
+  const uint8_t *we = nullptr;
 };
 using IntTile = void (*)(const IntGemm &);
 
@@ -139,6 +145,7 @@ struct IntKernels {
   IntPanel mx = nullptr;       // MXFP4 (IntGemv::we), in the q4 panels' order
   IntTile t4Nibbles = nullptr; // i4 kept at two per byte (PackedIntWeight)
   KQuantTile tkq = nullptr;
+  IntTile tMx = nullptr; // MXFP4 codes kept at two per byte (PackedIntWeight)
 };
 
 IntKernels intKernelsAvx2();
@@ -146,6 +153,7 @@ IntKernels intKernelsAvxVnni();
 IntKernels intKernelsAvx512();
 void intTileAvx512(const IntGemm &g); // gemm_int_avx512.cpp
 void intTileNibblesAvx512(const IntGemm &g);
+void intTileMxfp4Avx512(const IntGemm &g);
 void kquantTileAvx512(const KQuantGemm &g); // gemm_kquant_avx512.cpp
 
 /// Rows of f32 x against a panel of f32 (or widened bf16 / f16) weights: a

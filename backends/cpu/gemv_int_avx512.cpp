@@ -228,9 +228,16 @@ void panelAny(const IntGemv &a, int64_t n0, int64_t n1, int64_t r0, int64_t R) {
 } // namespace
 
 IntKernels intKernelsAvx512() {
-  return {
-      panelAny<kI8>, panelAny<kI4>, intTileAvx512,        intTileAvx512,   128,
-      true,          panelAny<kMx>, intTileNibblesAvx512, kquantTileAvx512};
+  return {panelAny<kI8>,
+          panelAny<kI4>,
+          intTileAvx512,
+          intTileAvx512,
+          128,
+          true,
+          panelAny<kMx>,
+          intTileNibblesAvx512,
+          kquantTileAvx512,
+          intTileMxfp4Avx512};
 }
 
 } // namespace llmc::cpu

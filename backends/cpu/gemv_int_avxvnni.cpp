@@ -19,9 +19,16 @@ inline __m256i dot32(__m256i acc, __m256i u, __m256i s) {
 namespace llmc::cpu {
 
 IntKernels intKernelsAvxVnni() {
-  return {panelAny<kI8>, panelAny<kI4>, tile256<false>, tile256<false>,
-          128,           false,         panelAny<kMx>,  tile256<false, true>,
-          kquantTile256};
+  return {panelAny<kI8>,
+          panelAny<kI4>,
+          tile256<false>,
+          tile256<false>,
+          128,
+          false,
+          panelAny<kMx>,
+          tile256<false, true>,
+          kquantTile256,
+          tile256<false, true, true>};
 }
 
 } // namespace llmc::cpu

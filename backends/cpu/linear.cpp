@@ -29,6 +29,10 @@ bool present(const llmc_op_desc &op, int s) {
 
 } // namespace
 
+IntFormat intFormat(uint32_t dtype) {
+  return dtype == LLMC_I4 ? kI4 : dtype == LLMC_MXFP4 ? kMx : kI8;
+}
+
 void releaseCopied(const Graph &g, const llmc_weight_desc &wd) {
   if (g.weightsFileMapped)
     dropMappedPages(wd.data, wd.nbytes);
@@ -59,11 +63,7 @@ void runOwnLinear(const LinearWeight &w, const OwnKernels &k,
     return gemvKQuant(a, kquantWeight(w, k));
   if (k.intDot)
     return (a.rows > kGemvMaxRows ? gemmInt : gemvInt)(
-        k.ints,
-        w.dtype == LLMC_I4      ? kI4
-        : w.dtype == LLMC_MXFP4 ? kMx
-                                : kI8,
-        a, w.data, w.scales, w.group, w.e8m0);
+        k.ints, intFormat(w.dtype), a, w.data, w.scales, w.group, w.e8m0);
   switch (w.dtype) {
   case LLMC_MXFP4:
     return gemmMxfp4(k.f32Tile, a, static_cast<const uint8_t *>(w.data),
@@ -121,14 +121,14 @@ Kernel linearKernel(const llmc_op_desc &op, const Graph &g, Backend &b,
                     : nullptr};
 
   OwnKernels kernels = ownKernelsFor(b, w);
-  // i8 / i4 on integer dots: the tiles' panels, packed once, serve every
-  // row count. The plan's pages are not read again: they leave the resident
-  // set.
+  // i8 / i4 / MXFP4 on integer dots: the tiles' panels, packed once, serve
+  // every row count. The plan's pages are not read again: they leave the
+  // resident set.
   std::shared_ptr<PackedIntWeight> packedInt;
   if (kernels.intDot && packsInt(b.ints, wd.dtype))
     packedInt = b.weights.get<PackedIntWeight>(wd.data, wd.nbytes, 3, [&] {
-      auto made = packIntWeight(b.ints, wd.dtype == LLMC_I4 ? kI4 : kI8,
-                                wd.data, w.scales, N, K, w.group);
+      auto made = packIntWeight(b.ints, intFormat(wd.dtype), wd.data, w.scales,
+                                N, K, w.group, w.e8m0);
       releaseCopied(g, wd);
       return made;
     });

@@ -137,22 +137,25 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
                g.weights[op.operands[common::LinearScales].index].data)
          : nullptr};
   const OwnKernels kernels = ownKernelsFor(b, all);
-  // i8 / i4 stacks whose experts fill whole panels are packed once, as a
-  // LINEAR's weights are: every row count runs the tiles over them, so an
-  // expert's rows get the same bits whatever else a step routes to it (the
-  // gemv and the per-call GEMM sum in different orders).
+  // i8 / i4 / MXFP4 stacks are packed once, as a LINEAR's weights are,
+  // each expert padded to whole panels: every row count runs the tiles over
+  // them, so an expert's rows get the same bits whatever else a step routes
+  // to it (the gemv and the per-call GEMM sum in different orders).
   std::shared_ptr<PackedIntWeight> packed;
-  if (kernels.intDot && packsInt(b.ints, wd.dtype) && s.N % kTileN == 0)
+  const int64_t expertPanels = (s.N + kTileN - 1) / kTileN;
+  if (kernels.intDot && packsInt(b.ints, wd.dtype))
     packed = b.weights.get<PackedIntWeight>(wd.data, wd.nbytes, 3, [&] {
-      auto made = packIntWeight(b.ints, wd.dtype == LLMC_I4 ? kI4 : kI8,
-                                wd.data, all.scales, all.N, all.K, all.group);
+      auto made =
+          packIntWeight(b.ints, intFormat(wd.dtype), wd.data, all.scales, s.N,
+                        s.K, all.group, all.e8m0, s.experts);
       releaseCopied(g, wd);
       return made;
     });
   const int threads = b.threads;
   auto scratch = std::make_shared<ExpertScratch>();
 
-  return [op, s, all, kernels, threads, scales, packed, scratch](Step &step) {
+  return [op, s, all, kernels, threads, scales, packed, expertPanels,
+          scratch](Step &step) {
     Matrix x = step.operand(op, common::LinearX), out = step.result(op, 0);
     Matrix ids = step.operand(op, 3);
     expectRows(out, x.rows, "the result");
@@ -235,7 +238,8 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
         const GemvArgs a{gathered + first * s.K, rows, s.K, n, nullptr,
                          tileOut.data()};
         if (packed)
-          gemmPackedInt(kernels.ints, a, *packed, nullptr, row0 / kTileN);
+          gemmPackedInt(kernels.ints, a, *packed, nullptr,
+                        tile.expert * expertPanels + tile.n0 / kTileN);
         else
           runOwnLinear(w, kernels, a);
         for (int64_t r = 0; r < rows; ++r) {

@@ -22,7 +22,8 @@ using namespace llmc::cpu;
 
 namespace {
 
-enum Fmt { F32, BF16, Q8, Q4, Q4K, Q5K, Q6K };
+// MX4: MXFP4 with int8 activations (gpt-oss's experts as a GGUF runs them).
+enum Fmt { F32, BF16, Q8, Q4, MX4, Q4K, Q5K, Q6K };
 
 bool isKQuant(Fmt f) { return f >= Q4K; }
 kquant::Format kquantOf(Fmt f) { return kquant::Format(int(f) - int(Q4K)); }
@@ -35,7 +36,8 @@ struct Weight {
   std::vector<float> scales;
 
   std::vector<uint8_t> headers;            // K-quants
-  std::shared_ptr<PackedIntWeight> packed; // Q8, Q4: as LINEAR packs them
+  std::vector<uint8_t> e8m0;               // MX4
+  std::shared_ptr<PackedIntWeight> packed; // Q8, Q4, MX4: as LINEAR packs
   std::shared_ptr<PackedFloatWeight> packedFloat; // F32, BF16: as LINEAR
 
   Weight(Fmt f, int64_t n, int64_t k) : fmt(f), N(n), K(k) {
@@ -72,18 +74,36 @@ struct Weight {
       for (size_t i = 0; i < size / 4; ++i)
         w[i] = u(rng);
     }
-    scales.assign(size_t(n * (f == Q4 ? k / 32 : 1)), 0.01f);
+    if (f == MX4) {
+      e8m0.assign(size_t(n * k / 32), 120);
+      for (auto &b : bytes)
+        b = uint8_t(rng());
+    } else {
+      scales.assign(size_t(n * (f == Q4 ? k / 32 : 1)), 0.01f);
+    }
     if (f == F32 || f == BF16)
       packedFloat =
           packFloatWeight(f == F32 ? LLMC_F32 : LLMC_BF16, bytes.data(), n, k);
-    const int64_t group = f == Q4 ? 32 : k;
-    if ((f == Q8 || f == Q4) && intGemvApplies(k, group) &&
-        packsInt(level().ints, f == Q8 ? LLMC_I8 : LLMC_I4))
-      packed = packIntWeight(level().ints, f == Q8 ? kI8 : kI4, bytes.data(),
-                             scales.data(), n, k, group);
+    if ((f == Q8 || f == Q4 || f == MX4) && intGemvApplies(k, group()) &&
+        packsInt(level().ints, dtype()))
+      packed = packIntWeight(level().ints, intFormat(dtype()), bytes.data(),
+                             scales.data(), n, k, group(), e8m0.data());
   }
   size_t weightBytes() const {
-    return bytes.size() + headers.size() + scales.size() * 4;
+    return bytes.size() + headers.size() + scales.size() * 4 + e8m0.size();
+  }
+  uint32_t dtype() const {
+    return fmt == Q8 ? LLMC_I8 : fmt == Q4 ? LLMC_I4 : LLMC_MXFP4;
+  }
+  int64_t group() const { return fmt == Q8 ? K : 32; }
+
+  /// Q8 / Q4 / MX4 on the paths packing replaced (experts the packs did not
+  /// cover ran them): the row-major gemv up to kGemvMaxRows rows and the
+  /// per-call GEMM above, or (`tile`) the per-call GEMM at every row count.
+  void unpacked(const GemvArgs &a, bool tile) const {
+    (tile || a.rows > kGemvMaxRows ? gemmInt : gemvInt)(
+        level().ints, intFormat(dtype()), a, bytes.data(), scales.data(),
+        group(), e8m0.data());
   }
 
   /// The kernel LINEAR runs for this format at the CPU's level.
@@ -96,16 +116,14 @@ struct Weight {
                                         b.kquant.pairedX[int(f)],
                                         b.kquant.maxRows, &b.ints});
     }
-    auto *intLinear = a.rows > kGemvMaxRows ? gemmInt : gemvInt;
     switch (fmt) {
     case F32:
     case BF16:
       return gemmPackedFloat(b.f32Tile, a, *packedFloat);
-    default: // Q8, Q4
+    default: // Q8, Q4, MX4
       if (packed)
         return gemmPackedInt(b.ints, a, *packed);
-      return intLinear(b.ints, fmt == Q8 ? kI8 : kI4, a, bytes.data(),
-                       scales.data(), fmt == Q8 ? K : 32, nullptr);
+      return unpacked(a, false);
     }
   }
 
@@ -193,39 +211,37 @@ void BM_GemvStream(benchmark::State &state) {
 }
 BENCHMARK(BM_GemvStream)
     ->ArgNames({"fmt", "layers", "rows"})
-    ->ArgsProduct({{F32, BF16, Q8, Q4, Q4K, Q5K, Q6K}, {12}, {1}})
+    ->ArgsProduct({{F32, BF16, Q8, Q4, MX4, Q4K, Q5K, Q6K}, {12}, {1}})
     ->UseRealTime();
-// The row-major integer GEMV the packed panels replaced for LINEAR (unpacked
-// experts still run it), on the same weights, one row; tile:1 runs the
-// per-call GEMM instead (what those experts would pay to be bit-exact).
+// The row-major integer GEMV the packed panels replaced (Weight::unpacked),
+// on the same weights; tile:1 runs the per-call GEMM instead.
 void BM_GemvStreamRowMajor(benchmark::State &state) {
   Fmt fmt = Fmt(state.range(0));
+  const int64_t rows = state.range(2);
   std::vector<Weight> ws = llamaLayers(fmt, 12);
-  std::vector<float> x(5632, 0.5f), out(5632);
+  std::vector<float> x(size_t(rows * 5632), 0.5f), out(size_t(rows * 5632));
   size_t total = 0;
   for (const Weight &w : ws)
     total += w.weightBytes();
-  const Backend &b = Weight::level();
   for (auto _ : state) {
     for (const Weight &w : ws)
-      (state.range(1) ? gemmInt : gemvInt)(
-          b.ints, fmt == Q8 ? kI8 : kI4,
-          {x.data(), 1, w.K, w.N, nullptr, out.data()}, w.bytes.data(),
-          w.scales.data(), fmt == Q8 ? w.K : 32, nullptr);
+      w.unpacked({x.data(), rows, w.K, w.N, nullptr, out.data()},
+                 state.range(1) != 0);
     benchmark::DoNotOptimize(out.data());
   }
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(total));
 }
 BENCHMARK(BM_GemvStreamRowMajor)
-    ->ArgNames({"fmt", "tile"})
-    ->ArgsProduct({{Q8, Q4}, {0, 1}})
+    ->ArgNames({"fmt", "tile", "rows"})
+    ->ArgsProduct({{Q8, Q4, MX4}, {0, 1}, {1}})
+    ->Args({MX4, 0, 16})
     ->UseRealTime();
 
 // Batched decode: 2 to 64 rows on the formats a server runs.
 BENCHMARK(BM_GemvStream)
     ->Name("BM_BatchedDecode")
     ->ArgNames({"fmt", "layers", "rows"})
-    ->ArgsProduct({{BF16, Q8, Q4, Q4K}, {12}, {2, 4, 8, 16, 32, 64}})
+    ->ArgsProduct({{BF16, Q8, Q4, MX4, Q4K}, {12}, {2, 4, 8, 16, 32, 64}})
     ->UseRealTime();
 // The bench model's step (layers 0), the engine's `--batch 1,16` case.
 BENCHMARK(BM_GemvStream)
@@ -236,7 +252,8 @@ BENCHMARK(BM_GemvStream)
 
 // 512 rows x N x K (2048 x 2048 unless given) through the path LINEAR takes
 // for many rows.
-void BM_Prefill(benchmark::State &state) {
+// With `unpacked`: Q8 / Q4 / MX4 on the per-call GEMM packing replaced.
+void prefill(benchmark::State &state, bool unpacked) {
   Fmt fmt = Fmt(state.range(0));
   int64_t M = 512, N = 2048, K = 2048;
   if (state.range(1))
@@ -245,16 +262,26 @@ void BM_Prefill(benchmark::State &state) {
   state.SetLabel(std::string("llmc GEMM, ") + isaName(Weight::level().isa));
   std::vector<float> x(size_t(M * K), 0.25f), out(size_t(M * N));
   for (auto _ : state) {
-    w.gemv({x.data(), M, K, N, nullptr, out.data()});
+    const GemvArgs a{x.data(), M, K, N, nullptr, out.data()};
+    if (unpacked)
+      w.unpacked(a, true);
+    else
+      w.gemv(a);
     benchmark::DoNotOptimize(out.data());
   }
   state.counters["FLOP/s"] =
       benchmark::Counter(double(state.iterations()) * 2.0 * double(M * N * K),
                          benchmark::Counter::kIsRate);
 }
+void BM_Prefill(benchmark::State &state) { prefill(state, false); }
+void BM_PrefillUnpacked(benchmark::State &state) { prefill(state, true); }
 BENCHMARK(BM_Prefill)
     ->ArgNames({"fmt", "N", "K"})
     ->ArgsProduct({benchmark::CreateDenseRange(F32, Q6K, 1), {0}, {0}})
+    ->UseRealTime();
+BENCHMARK(BM_PrefillUnpacked)
+    ->ArgNames({"fmt", "N", "K"})
+    ->ArgsProduct({{Q8, Q4, MX4}, {0}, {0}})
     ->UseRealTime();
 // The bench model's prompt linears (q/k/v and gate/up fused, o, down).
 BENCHMARK(BM_Prefill)

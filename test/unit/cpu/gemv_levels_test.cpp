@@ -178,6 +178,50 @@ TEST(GemvLevels, Int8Int4AndMxfp4GemmAtEveryLevel) {
   checkIntLevels(gemmInt, kGemmShapes, std::size(kGemmShapes), 13);
 }
 
+/// The packed panels (LINEAR's and the experts' path) for every row count.
+void packedInt(const IntKernels &k, IntFormat f, const GemvArgs &a,
+               const void *w, const float *scales, int64_t group,
+               const uint8_t *e8m0) {
+  gemmPackedInt(k, a, *packIntWeight(k, f, w, scales, a.N, a.K, group, e8m0));
+}
+
+TEST(GemvLevels, PackedInt8Int4AndMxfp4AtEveryLevel) {
+  checkIntLevels(packedInt, kShapes, std::size(kShapes), 19);
+  checkIntLevels(packedInt, kGemmShapes, std::size(kGemmShapes), 29);
+}
+
+// An expert stack packs each expert into whole panels (N = 40: two panels,
+// the second padded), so expert e's slice from panel 2e on gives what the
+// expert packed alone gives.
+TEST(GemvLevels, ExpertStacksPackEachExpertIntoWholePanels) {
+  std::mt19937 rng(31);
+  const int64_t E = 3, N = 40, K = 128, rows = 5;
+  std::vector<float> x = random(rng, size_t(rows * K));
+  std::vector<uint8_t> w4(size_t(E * N * K / 2)), e8m0(size_t(E * N * K / 32));
+  for (auto &v : w4)
+    v = uint8_t(rng());
+  for (auto &v : e8m0)
+    v = uint8_t(120 + rng() % 10);
+  std::vector<float> s4 = random(rng, size_t(E * N * K / 32), 0.01f);
+  for (const Level &l : levelsHere())
+    for (IntFormat f : {kI4, kMx}) {
+      SCOPED_TRACE(std::string(isaName(l.isa)) + (f == kMx ? " mxfp4" : " i4"));
+      auto stack = packIntWeight(l.ints, f, w4.data(), s4.data(), N, K, 32,
+                                 e8m0.data(), E);
+      for (int64_t e = 0; e < E; ++e) {
+        auto alone = packIntWeight(l.ints, f, w4.data() + e * N * K / 2,
+                                   s4.data() + e * N * K / 32, N, K, 32,
+                                   e8m0.data() + e * N * K / 32);
+        std::vector<float> got(size_t(rows * N)), want(size_t(rows * N));
+        gemmPackedInt(l.ints, {x.data(), rows, K, N, nullptr, got.data()},
+                      *stack, nullptr, 2 * e);
+        gemmPackedInt(l.ints, {x.data(), rows, K, N, nullptr, want.data()},
+                      *alone);
+        EXPECT_EQ(got, want) << "expert " << e;
+      }
+    }
+}
+
 /// A weight of f32 / bf16 / f16 values drawn from [-1, 1], as stored.
 struct FloatWeight {
   uint32_t dtype;
@@ -254,7 +298,8 @@ TEST(GemvLevels, FloatWeightsOnTheF32Tile) {
 
 // Every linear path serves any number of rows; a row's result must not
 // depend on the rows beside it (a batched decode step equals each sequence
-// alone), bit for bit, including i4's widened panels above 32 rows and the
+// alone), bit for bit, including i4's and MXFP4's widened panels above 32
+// rows and the
 // F32Tile's K-blocked order above 48.
 TEST(GemvLevels, PackedWeightsGiveEachRowTheSameResultAtAnyBatch) {
   std::mt19937 rng(23);
@@ -285,9 +330,13 @@ TEST(GemvLevels, PackedWeightsGiveEachRowTheSameResultAtAnyBatch) {
     };
     auto p8 = packIntWeight(b.ints, kI8, w8.data(), s8.data(), N, K, K);
     auto p4 = packIntWeight(b.ints, kI4, w4.data(), s4.data(), N, K, 32);
+    auto pm =
+        packIntWeight(b.ints, kMx, w4.data(), nullptr, N, K, 32, e8m0.data());
     std::vector<Path> paths = {
         {"i8", [&](const GemvArgs &a) { gemmPackedInt(b.ints, a, *p8); }},
-        {"i4", [&](const GemvArgs &a) { gemmPackedInt(b.ints, a, *p4); }}};
+        {"i4", [&](const GemvArgs &a) { gemmPackedInt(b.ints, a, *p4); }},
+        {"mxfp4 int8 x",
+         [&](const GemvArgs &a) { gemmPackedInt(b.ints, a, *pm); }}};
     auto pb = packFloatWeight(LLMC_BF16, wbf.data(), N, K);
     auto pf = packFloatWeight(LLMC_F32, wf.data(), N, K);
     paths.push_back({"bf16", [&](const GemvArgs &a) {
