@@ -127,25 +127,14 @@ void gemmMxfp4(F32Tile tile, const GemvArgs &a, const uint8_t *w,
                const uint8_t *e8m0);
 /// Block b (32 values) of MXFP4 row `codes`, decoded to f32 at out.
 void decodeMxfp4Block(const uint8_t *codes, uint8_t e8m0, float *out);
-/// Up to this many rows a linear is bound by reading its weights (gemv
-/// kernels); above it by arithmetic (our GEMM tiles).
-constexpr int64_t kGemvMaxRows = 8;
-/// Whether gemvInt can take these shapes (blocks of 32 that groups align to).
+/// Whether the integer tiles can take these shapes (blocks of 32 that
+/// groups align to); others run the grouped gemv (gemvQ8 / gemvQ4).
 bool intGemvApplies(int64_t K, int64_t group);
-/// i8, i4 or MXFP4 (scales e8m0) weights on integer dot products
-/// (gemv_int.h).
-void gemvInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
-             const float *scales, int64_t group, const uint8_t *e8m0 = nullptr);
-/// The same for many rows (prefill): a register-blocked GEMM over panels of
-/// the weights repacked per call (gemm.cpp); rounds exactly as gemvInt.
-void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
-             const float *scales, int64_t group, const uint8_t *e8m0 = nullptr);
 /// An i8, i4 or MXFP4 weight repacked once, when the graph is prepared,
-/// into the integer GEMM tiles' panels (what gemmInt packs per call; i4 and
-/// MXFP4 stay at two values a byte, MXFP4's scales as E8M0 bytes): every row
-/// count, one decode token to a whole prompt, then runs on the tiles over
-/// as many bytes as the plan holds, with no per-call repack, and the plan's
-/// pages are not read again.
+/// into the integer GEMM tiles' panels (i4 and MXFP4 stay at two values a byte,
+/// MXFP4's scales as E8M0 bytes): every row count, one decode token to a whole
+/// prompt, then runs on the tiles over as many bytes as the plan holds, with no
+/// per-call repack, and the plan's pages are not read again.
 struct PackedIntWeight {
   IntFormat format = kI8;
   int64_t N = 0, K = 0, groups = 1; // N: one expert's rows
@@ -153,9 +142,6 @@ struct PackedIntWeight {
   std::vector<float> s;             // [panels][groups][kTileN], 0 past N
   std::vector<uint8_t> e;           // MXFP4: as s, E8M0 bytes
 };
-/// Whether LINEAR packs these (every i8; i4 where IntKernels::t4Nibbles;
-/// MXFP4 with int8 activations where IntKernels::tMx).
-bool packsInt(const IntKernels &k, uint32_t dtype);
 /// `experts` stacked weights of N rows each (scales and E8M0 bytes alike),
 /// each padded to whole panels: expert e's columns start at panel
 /// e * ceil(N / kTileN).
@@ -163,12 +149,11 @@ std::shared_ptr<PackedIntWeight>
 packIntWeight(const IntKernels &k, IntFormat f, const void *w,
               const float *scales, int64_t N, int64_t K, int64_t group,
               const uint8_t *e8m0 = nullptr, int64_t experts = 1);
-/// out = x · Wᵀ (+ bias) on the tiles, any number of rows; rounds x as
-/// gemvInt does. With `gated` ([rows][N / 2], N / 2 a multiple of kTileN),
-/// out is not written: gated = silu(gate) · up of the result's halves, as
-/// SWIGLU computes it from out.
-/// Columns [0, a.N) are the weight's from panel `panel0` on (an expert's
-/// slice of a packed stack).
+/// out = x · Wᵀ (+ bias) on the tiles, any number of rows, x rounded per
+/// block of 32 to int8 (quantizeBlockInt8). With `gated` ([rows][N / 2], N / 2
+/// a multiple of kTileN), out is not written: gated = silu(gate) · up of the
+/// result's halves, as SWIGLU computes it from out. Columns [0, a.N) are the
+/// weight's from panel `panel0` on (an expert's slice of a packed stack).
 void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
                    const PackedIntWeight &w, float *gated = nullptr,
                    int64_t panel0 = 0);
@@ -222,6 +207,8 @@ struct OwnKernels {
   IntKernels ints{};
   KQuantDots kquant{};
   F32Tile f32Tile = nullptr;
+  // i8 / i4 / MXFP4 with int8 activations whose blocks fit K: the caller
+  // packs the weight once (packIntWeight) and runs gemmPackedInt.
   bool intDot = false;
 };
 OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w);
@@ -231,8 +218,9 @@ IntFormat intFormat(uint32_t dtype);
 /// its pages are the plan file's (they read back from it); a plan image in
 /// the caller's memory is left alone.
 void releaseCopied(const Graph &g, const llmc_weight_desc &wd);
-/// out = x · Wᵀ (+ bias) on them; parallel inside unless called from a
-/// parallel region (then on the calling thread alone).
+/// out = x · Wᵀ (+ bias) on them for weights that are not packed (!intDot);
+/// parallel inside unless called from a parallel region (then on the
+/// calling thread alone).
 void runOwnLinear(const LinearWeight &w, const OwnKernels &k,
                   const GemvArgs &a);
 

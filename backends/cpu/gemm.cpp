@@ -108,8 +108,7 @@ void transpose8x8(__m256i r[8]) {
 
 /// Block b of weight column n as 32 bytes in column order, XOR flip (which
 /// adds the offset: 0x80 to an i8, 0x08 to a 4-bit two's complement q; 0
-/// leaves an i8 signed). MXFP4 codes become their doubled values (signed,
-/// then flipped as an i8).
+/// leaves an i8 signed and nibbles, MXFP4's codes too, as they are).
 __m256i loadBlock(IntFormat f, const void *w, int64_t K, int64_t n, int64_t b,
                   __m256i flip) {
   if (f == kKq) { // codes 0..63 as they are (flip is 0: offset 0)
@@ -159,14 +158,8 @@ __m256i loadBlock(IntFormat f, const void *w, int64_t K, int64_t n, int64_t b,
   const __m128i low = _mm_set1_epi8(0x0f);
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(
       static_cast<const uint8_t *>(w) + n * (K / 2) + b * 16));
-  __m128i lo = _mm_and_si128(v, low);
-  __m128i hi = _mm_and_si128(_mm_srli_epi16(v, 4), low);
-  if (f == kMx) {
-    const __m128i table =
-        _mm_loadu_si128(reinterpret_cast<const __m128i *>(kMxfp4Doubled));
-    lo = _mm_shuffle_epi8(table, lo);
-    hi = _mm_shuffle_epi8(table, hi);
-  }
+  const __m128i lo = _mm_and_si128(v, low);
+  const __m128i hi = _mm_and_si128(_mm_srli_epi16(v, 4), low);
   return _mm256_xor_si256(
       _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi)),
       flip);
@@ -195,24 +188,17 @@ void packCodes(IntFormat f, int32_t offset, const void *w, int64_t K, int64_t N,
     }
 }
 
-/// packCodes with the columns' scales (MXFP4: from e8m0, for the doubled
-/// values); columns past N get zero scales.
+/// packCodes over all of K with the columns' scales; columns past N get
+/// zero scales.
 void pack(IntFormat f, int32_t offset, const void *w, const float *scales,
-          const uint8_t *e8m0, int64_t K, int64_t N, int64_t group, int64_t n0,
-          int64_t k0, int64_t kc, Panel &p) {
-  packCodes(f, offset, w, K, N, n0, k0, kc, p);
+          int64_t K, int64_t N, int64_t group, int64_t n0, Panel &p) {
+  packCodes(f, offset, w, K, N, n0, 0, K, p);
   const int64_t groups = K / group;
-  const int64_t g0 = groups == 1 ? 0 : k0 / group;
-  const int64_t blockGroups = groups == 1 ? 1 : kc / group;
-  p.s.resize(size_t(blockGroups * kTileN));
-  const float *half = e8m0HalfTable();
-  for (int64_t g = 0; g < blockGroups; ++g)
-    for (int64_t c = 0; c < kTileN; ++c) {
-      const int64_t at = (n0 + c) * groups + g0 + g;
-      p.s[size_t(g * kTileN + c)] = n0 + c >= N ? 0.0f
-                                    : f == kMx  ? half[e8m0[at]]
-                                                : scales[at];
-    }
+  p.s.resize(size_t(groups * kTileN));
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t c = 0; c < kTileN; ++c)
+      p.s[size_t(g * kTileN + c)] =
+          n0 + c < N ? scales[(n0 + c) * groups + g] : 0.0f;
 }
 
 /// Denormal f32s (as int32) to zero, as vdpbf16ps reads them: an FMA on a
@@ -261,49 +247,7 @@ void packBf16(const uint16_t *w, int64_t K, int64_t N, int64_t n0, int64_t k0,
   }
 }
 
-/// The GEMM over activations x already quantized (x.c holding -offset
-/// times each block's sum), w packed a panel at a time.
-void gemmQuantized(const IntKernels &k, IntFormat f, int32_t offset,
-                   const GemvArgs &a, const Activations &x, const void *w,
-                   const float *scales, int64_t group, const uint8_t *e8m0) {
-  const IntTile tile = f == kI4 ? k.t4 : k.t8;
-  // Blocks of K hold whole scale groups (a row's one scale applies to
-  // each block's partial sum alike).
-  const int64_t kBlock =
-      group >= a.K ? kIntKBlock : std::max(group, kIntKBlock / group * group);
-  forTileBlocks(
-      a.N, a.K, kBlock, [&](int64_t n0, int64_t k0, int64_t kc, Panel &panel) {
-        pack(f, offset, w, scales, e8m0, a.K, a.N, group, n0, k0, kc, panel);
-        const int64_t b0 = k0 / kQuantBlock;
-        tile(IntGemm{x.q.data() + k0, x.s.data() + b0, x.c.data() + b0, a.K,
-                     a.rows, kc, panel.w.data(), panel.s.data(),
-                     group >= a.K ? 1 : kc / group,
-                     a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
-                     std::min(kTileN, a.N - n0), k0 > 0});
-      });
-}
-
 } // namespace
-
-void gemmInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
-             const float *scales, int64_t group, const uint8_t *e8m0) {
-  const int32_t offset = f == kI4 ? 8 : k.q8Offset;
-  static thread_local Activations scratch;
-  // Named inside the parallel loop, `scratch` would be each worker's own.
-  Activations &x = scratch;
-  quantize(a, offset, x);
-  gemmQuantized(k, f, offset, a, x, w, scales, group, e8m0);
-}
-
-bool packsInt(const IntKernels &k, uint32_t dtype) {
-  // i8, i4 and MXFP4 (with int8 activations) linears run from packed panels
-  // at every row count, so a row's result never depends on its batch (the
-  // gemv sums in another order). The 256-bit i8 tile reads each panel in
-  // two half passes; on an AMD EPYC at LLMC_CPU_ISA=avx2 it still beat the
-  // gemv on one row (docs/cpu-backend.md).
-  return dtype == LLMC_I8 || (dtype == LLMC_I4 && k.t4Nibbles) ||
-         (dtype == LLMC_MXFP4 && k.tMx);
-}
 
 std::shared_ptr<PackedIntWeight>
 packIntWeight(const IntKernels &k, IntFormat f, const void *w,
@@ -338,8 +282,8 @@ packIntWeight(const IntKernels &k, IntFormat f, const void *w,
           out->e[size_t(p * scaleCount + g * kTileN + c)] =
               n0 + c < N ? es[(n0 + c) * out->groups + g] : 0;
     } else {
-      pack(f, f == kI4 ? 8 : k.q8Offset, we, scales + e * N * out->groups,
-           nullptr, K, N, group, n0, 0, K, panel);
+      pack(f, f == kI4 ? 8 : k.q8Offset, we, scales + e * N * out->groups, K, N,
+           group, n0, panel);
       std::copy(panel.s.begin(), panel.s.end(),
                 out->s.begin() + p * scaleCount);
     }
@@ -397,7 +341,8 @@ void runPanels(const GemvArgs &a, float *gated, const Panel &panel) {
 void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
                    const PackedIntWeight &w, float *gated, int64_t panel0) {
   const bool nibbles = w.format != kI8, mx = w.format == kMx;
-  static thread_local Activations scratch; // see gemmInt
+  static thread_local Activations scratch;
+  // Named inside the parallel loop, `scratch` would be each worker's own.
   Activations &x = scratch;
   quantize(a, w.format == kI4 ? 8 : mx ? kMxfp4Offset : k.q8Offset, x);
   const int64_t bytes = nibbles ? a.K * kTileN / 2 : a.K * kTileN;
@@ -517,7 +462,7 @@ void gemmWidened(F32Tile tile, const GemvArgs &a, Block block,
   const int64_t tiles = (a.rows + kF32TileRows - 1) / kF32TileRows;
   const int64_t rowsP = tiles * kF32TileRows;
   static thread_local std::vector<float> scratch;
-  std::vector<float> &xp = scratch; // not each worker's own, see gemmInt
+  std::vector<float> &xp = scratch; // not each worker's own, see gemmPackedInt
   xp.resize(size_t(rowsP * a.K));
   parallelFor(tiles, a.rows * a.K >= (1 << 16), [&](int64_t t) {
     for (int64_t k0 = 0; k0 < a.K; k0 += kBlock) {
@@ -662,7 +607,7 @@ void gemmKQuant(const IntKernels &k, const GemvArgs &a, const KQuantWeight &w,
     std::vector<float> d;
     std::vector<int32_t> c, b;
   };
-  static thread_local X scratch; // see gemmInt
+  static thread_local X scratch; // see gemmPackedInt
   X &x = scratch;
   x.q.resize(size_t(a.rows * a.K));
   x.d.resize(size_t(a.rows * supers));

@@ -1,9 +1,10 @@
 //===- gemm_int_256.h - The 256-bit integer GEMM tile ----------*- C++ -*-===//
 //
-// Included after gemv_int_256.h by gemv_int_avx2.cpp and gemv_int_avxvnni.cpp
-// (dot32 as there). Sixteen ymm registers hold 2 rows by half a panel (16
-// columns, two vectors): 4 int32 accumulators for a block of K, 4 f32 ones
-// across blocks, the weights and the broadcast quad of x.
+// Included by gemm_int_avx2.cpp and gemm_int_avxvnni.cpp after their dot32
+// (acc plus, in each of 8 int32 lanes, the sum of four u8 * s8 products).
+// Sixteen ymm registers hold 2 rows by half a panel (16 columns, two
+// vectors): 4 int32 accumulators for a block of K, 4 f32 ones across
+// blocks, the weights and the broadcast quad of x.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -22,7 +23,7 @@ inline __m256i broadcastQuad256(const int8_t *p) {
 }
 
 /// SignedW: the panel holds signed i8 (offset 0); |w| goes unsigned and x
-/// takes w's sign, as in gemv_int_256.h.
+/// takes w's sign (vpmaddubsw wants one side unsigned).
 /// 8 E8M0 bytes as the floats 2^(e - 128) (e8m0HalfTable's): exponent
 /// field e - 1, or for e = 0 the denormal 2^-128.
 inline __m256 e8m0Scales256(const uint8_t *p) {

@@ -133,4 +133,9 @@ void intTileMxfp4Avx512(const IntGemm &g) {
   forTileRows<Tile<true, true>>(g, g.rows);
 }
 
+IntKernels intKernelsAvx512() {
+  return {intTileAvx512,        intTileAvx512,    128,
+          intTileNibblesAvx512, kquantTileAvx512, intTileMxfp4Avx512};
+}
+
 } // namespace llmc::cpu

@@ -1,6 +1,6 @@
 //===- gemm_kquant_256.h - The 256-bit K-quant GEMM tile -------*- C++ -*-===//
 //
-// Included after gemm_int_256.h by gemv_int_avx2.cpp and gemv_int_avxvnni.cpp
+// Included after gemm_int_256.h by gemm_int_avx2.cpp and gemm_int_avxvnni.cpp
 // (dot32 as there). Two rows by half a panel (16 columns, two vectors): per
 // row and vector one int32 accumulator for a sub-block, one for the super-
 // block's exact sum and one f32 across super-blocks (KQuantGemm).

@@ -1,4 +1,4 @@
-//===- gemv_int.cpp - Quantizing activations and running the panels -------===//
+//===- gemv_int.cpp - Quantizing activations; the kernels of each level --===//
 #include "gemv_int.h"
 #include "cpu.h"
 #include "gemv.h"
@@ -10,81 +10,6 @@
 #include <cmath>
 
 namespace llmc::cpu {
-namespace {
-
-/// Runs `panel(n0, n1, r0, R)` over panels of output columns in parallel and
-/// groups of up to four rows.
-template <typename Panel>
-void forPanels(int64_t rows, int64_t K, int64_t N, Panel panel) {
-  int64_t panels = (N + kGemvPanel - 1) / kGemvPanel;
-  parallelFor(panels, N * K >= (1 << 16), [&](int64_t p) {
-    int64_t n0 = p * kGemvPanel, n1 = std::min(N, n0 + kGemvPanel);
-    for (int64_t r0 = 0; r0 < rows; r0 += kGemvRowGroup)
-      panel(n0, n1, r0, std::min(kGemvRowGroup, rows - r0));
-  });
-}
-
-struct Scratch {
-  std::vector<int8_t> q;
-  std::vector<float> s;
-  std::vector<int32_t> n;
-};
-
-Scratch &scratch() {
-  thread_local Scratch s;
-  return s;
-}
-
-/// How quantizeRows lays out a row's blocks (IntGemv).
-enum class XOrder { Natural, Nibble, PairedNibble };
-
-/// x rows to int8 blocks of 32 with a scale each, laid out as IntGemv says.
-/// In the nibble orders each block's (or pair's) even columns go first and
-/// the i4 offset's start values go to s.n.
-void quantizeRows(const GemvArgs &a, XOrder order, Scratch &s) {
-  const int64_t L = a.K / 4;
-  const bool nibbles = order != XOrder::Natural;
-  s.q.resize(size_t(a.rows * a.K));
-  s.s.resize(size_t(a.rows * L));
-  s.n.resize(nibbles ? size_t(a.rows * L) : 0);
-  for (int64_t r = 0; r < a.rows; ++r)
-    for (int64_t k0 = 0; k0 < a.K; k0 += kQuantBlock) {
-      alignas(32) int32_t v[kQuantBlock];
-      const float d = quantizeBlock(a.x + r * a.K + k0, v);
-      // A pair starts at an even block with a block after it.
-      const int64_t block = k0 / kQuantBlock;
-      const bool paired = order == XOrder::PairedNibble &&
-                          k0 + (block % 2 ? 0 : kQuantBlock) < a.K &&
-                          (block % 2 == 1 || k0 + 2 * kQuantBlock <= a.K);
-      int8_t *base = s.q.data() + r * a.K +
-                     (paired ? (k0 - (block % 2) * kQuantBlock) : k0);
-      for (int64_t i = 0; i < kQuantBlock; ++i) {
-        // Paired: [even of b, even of b+1, odd of b, odd of b+1], 16 each.
-        const int64_t at = !nibbles ? i
-                           : paired ? (i % 2) * 32 + (block % 2) * 16 + i / 2
-                                    : (i % 2) * 16 + i / 2;
-        base[at] = int8_t(v[i]);
-      }
-      for (int64_t l = 0; l < kQuantBlock / 4; ++l) {
-        // The int32 lane that holds these columns' products: 4 per 16.
-        const int64_t local =
-            paired ? (l / 4) * 8 + (block % 2) * 4 + l % 4 : l;
-        const size_t lane =
-            size_t(r * L + (base - (s.q.data() + r * a.K)) / 4 + local);
-        s.s[lane] = d;
-      }
-    }
-  if (!nibbles)
-    return;
-  for (int64_t r = 0; r < a.rows; ++r)
-    for (int64_t lane = 0; lane < L; ++lane) {
-      const int8_t *q = s.q.data() + r * a.K + 4 * lane;
-      s.n[size_t(r * L + lane)] = -8 * (q[0] + q[1] + q[2] + q[3]);
-    }
-}
-
-} // namespace
-
 float quantizeBlock(const float *x, int32_t *q) {
   // Once per block of every linear: vectors, and the rounding of cvtps (to
   // nearest even, as std::nearbyint).
@@ -146,25 +71,6 @@ const float *e8m0HalfTable() {
     return t;
   }();
   return table.data();
-}
-
-void gemvInt(const IntKernels &k, IntFormat f, const GemvArgs &a, const void *w,
-             const float *scales, int64_t group, const uint8_t *e8m0) {
-  Scratch &s = scratch();
-  quantizeRows(a,
-               f == kI8           ? XOrder::Natural
-               : k.q4PairedBlocks ? XOrder::PairedNibble
-                                  : XOrder::Nibble,
-               s);
-  IntGemv g{s.q.data(), s.s.data(), f == kI4 ? s.n.data() : nullptr,
-            a.rows,     a.K,        a.N,
-            w,          scales,     group,
-            a.bias,     a.out,      f == kMx ? e8m0 : nullptr};
-  IntPanel panel = f == kI4 ? k.q4 : f == kMx ? k.mx : k.q8;
-  forPanels(a.rows, a.K, a.N,
-            [&](int64_t n0, int64_t n1, int64_t r0, int64_t R) {
-              panel(g, n0, n1, r0, R);
-            });
 }
 
 } // namespace llmc::cpu

@@ -1,12 +1,14 @@
-//===- gemv_int.h - Integer-dot GEMV over i8 / i4 weights ------*- C++ -*-===//
+//===- gemv_int.h - The integer and f32 GEMM tiles of each level -*- C++
+//-*-===//
 //
-// Decode with quantized weights as llama.cpp does it: the activations are
-// quantized per block of 32 to int8 with one f32 scale (its q8_0), and each
-// block's dot product with the weights runs on 8-bit integer multiplies
-// (vpmaddubsw on AVX2, vpdpbusd with VNNI), scaled once per block. Weights
-// are read from the plan as they are, once per step.
+// Quantized weights as llama.cpp runs them: the activations are quantized
+// per block of 32 to int8 with one f32 scale (its q8_0), and each block's
+// dot product with the weights runs on 8-bit integer multiplies
+// (vpmaddubsw on AVX2, vpdpbusd with VNNI), scaled once per block, on
+// register-blocked tiles over weight panels packed once (every row count:
+// one decode token to a prompt).
 //
-// The per-level panels live in gemv_int_<level>.cpp; this header is the
+// The per-level tiles live in gemm_<kind>_<level>.cpp; this header is the
 // only thing they include besides intrinsics (see isa.h).
 //
 //===----------------------------------------------------------------------===//
@@ -21,35 +23,8 @@ constexpr int64_t kQuantBlock = 32;
 /// The weight formats of the integer kernels: i8, i4, MXFP4, and (GEMM
 /// tiles only) a Q4_K / Q5_K weight's codes as unsigned bytes (gemm.cpp).
 enum IntFormat : int { kI8 = 0, kI4 = 1, kMx = 2, kKq = 3 };
-/// How many weight rows ahead the panels prefetch.
+/// How many weight rows ahead the row-major GEMVs prefetch.
 constexpr int64_t kPrefetchRows = 4;
-
-/// One integer GEMV: out[r][n] = sum_k x[r][k] * W[n][k] + bias[n], with x
-/// given quantized.
-struct IntGemv {
-  const int8_t *xq;  // [rows][K]; for i4 each block holds its even columns
-                     // first, then its odd ones (the nibble order); with
-                     // q4PairedBlocks each pair of blocks b, b+1 holds the
-                     // even columns of b, of b+1, the odd of b, of b+1 (xs
-                     // and xn follow their int32 lanes), a last odd block
-                     // the plain nibble order
-  const float *xs;   // [rows][K / 4]: each block's scale, once per int32 lane
-                     // of a vpdpbusd over the block (8 copies)
-  const int32_t *xn; // i4 only: [rows][K / 4], -8 times the sum of each
-                     // lane's four xq: the accumulator's start, since a
-                     // nibble q is read as q + 8
-  int64_t rows, K, N;
-  const void *w;   // i8 [N][K] or i4 [N][K / 2]
-  const float *ws; // [N][K / group]
-  int64_t group;   // a multiple of 32
-  const float *bias;
-  float *out; // [rows][N]
-  // MXFP4 (LLMC_MXFP4): w holds E2M1 codes as i4 holds nibbles, these its
-  // E8M0 scales [N][K / 32] (ws unused); xq is in the nibble order, xn
-  // unused. The panels widen codes to the doubled values (±0..12) with a
-  // table and scale each block by 2^(s - 128).
-  const uint8_t *we = nullptr;
-};
 
 /// 2^(e - 128) for every E8M0 byte e: the scale of a block whose codes are
 /// read as doubled values (gemv_int.cpp, baseline build).
@@ -70,17 +45,10 @@ float quantizeBlock(const float *x, int32_t *q);
 /// rounding, one pass).
 float quantizeBlockInt8(const float *x, int8_t *q, int32_t *sum);
 
-/// Output columns [n0, n1) of rows [r0, r0 + R), R <= 4.
-using IntPanel = void (*)(const IntGemv &, int64_t n0, int64_t n1, int64_t r0,
-                          int64_t R);
-
-/// Many rows (prefill): a register-blocked GEMM over one panel of kTileN
-/// output columns at a time. The panel's weights are repacked on the fly,
-/// per call, into a small per-thread buffer (packIntPanel), so the plan's
-/// bytes stay the only resident copy: each group of 4 consecutive columns
-/// of K ("quad") holds kTileN 4-byte runs, one per output column, so one
-/// vpdpbusd against a broadcast quad of x yields 16 columns at once and no
-/// horizontal sums are needed.
+/// A register-blocked GEMM over one panel of kTileN output columns at a
+/// time: each group of 4 consecutive columns of K ("quad") holds kTileN
+/// 4-byte runs, one per output column, so one vpdpbusd against a broadcast
+/// quad of x yields 16 columns at once and no horizontal sums are needed.
 constexpr int64_t kTileN = 32;
 
 struct IntGemm {
@@ -130,22 +98,15 @@ struct KQuantGemm {
 using KQuantTile = void (*)(const KQuantGemm &);
 
 struct IntKernels {
-  IntPanel q8, q4;
-  IntTile t8, t4; // MXFP4 runs on t8: its packs hold the doubled values
+  IntTile t8, t4; // bytes: i8 + q8Offset; i4 + 8, MXFP4 + kMxfp4Offset widened
   // What the GEMM adds to an i8 weight to make it unsigned: 128 for
   // vpdpbusd; 0 on plain AVX2, whose tile multiplies |w| by x carrying w's
   // sign instead (128 * 127 * 2 would saturate vpmaddubsw). i4 weights
   // always get 8.
   int32_t q8Offset;
-  // The i4 panels take each pair of blocks at once (512 bits): the
-  // activations' nibble order then runs over the pair — the even columns
-  // of both blocks, then the odd ones of both (IntGemv) — so the weights'
-  // low and high nibbles need no shuffle across 128-bit lanes.
-  bool q4PairedBlocks = false;
-  IntPanel mx = nullptr;       // MXFP4 (IntGemv::we), in the q4 panels' order
-  IntTile t4Nibbles = nullptr; // i4 kept at two per byte (PackedIntWeight)
-  KQuantTile tkq = nullptr;
-  IntTile tMx = nullptr; // MXFP4 codes kept at two per byte (PackedIntWeight)
+  IntTile t4Nibbles; // i4 kept at two per byte (PackedIntWeight)
+  KQuantTile tkq;
+  IntTile tMx; // MXFP4 codes kept at two per byte (PackedIntWeight)
 };
 
 IntKernels intKernelsAvx2();

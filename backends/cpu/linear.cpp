@@ -17,6 +17,8 @@
 #include "common/op_checks.h"
 #include "llmc/support/mapped_file.h"
 
+#include <stdexcept>
+
 namespace llmc::cpu {
 namespace {
 
@@ -61,9 +63,8 @@ void runOwnLinear(const LinearWeight &w, const OwnKernels &k,
                   const GemvArgs &a) {
   if (common::isKQuant(w.dtype))
     return gemvKQuant(a, kquantWeight(w, k));
-  if (k.intDot)
-    return (a.rows > kGemvMaxRows ? gemmInt : gemvInt)(
-        k.ints, intFormat(w.dtype), a, w.data, w.scales, w.group, w.e8m0);
+  if (k.intDot) // another arithmetic than the packed weight's
+    throw std::logic_error("cpu: an integer-dot weight must run packed");
   switch (w.dtype) {
   case LLMC_MXFP4:
     return gemmMxfp4(k.f32Tile, a, static_cast<const uint8_t *>(w.data),
@@ -125,7 +126,7 @@ Kernel linearKernel(const llmc_op_desc &op, const Graph &g, Backend &b,
   // every row count. The plan's pages are not read again: they leave the
   // resident set.
   std::shared_ptr<PackedIntWeight> packedInt;
-  if (kernels.intDot && packsInt(b.ints, wd.dtype))
+  if (kernels.intDot)
     packedInt = b.weights.get<PackedIntWeight>(wd.data, wd.nbytes, 3, [&] {
       auto made = packIntWeight(b.ints, intFormat(wd.dtype), wd.data, w.scales,
                                 N, K, w.group, w.e8m0);

@@ -143,7 +143,7 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
   // to it (the gemv and the per-call GEMM sum in different orders).
   std::shared_ptr<PackedIntWeight> packed;
   const int64_t expertPanels = (s.N + kTileN - 1) / kTileN;
-  if (kernels.intDot && packsInt(b.ints, wd.dtype))
+  if (kernels.intDot)
     packed = b.weights.get<PackedIntWeight>(wd.data, wd.nbytes, 3, [&] {
       auto made =
           packIntWeight(b.ints, intFormat(wd.dtype), wd.data, all.scales, s.N,

@@ -84,8 +84,7 @@ struct Weight {
     if (f == F32 || f == BF16)
       packedFloat =
           packFloatWeight(f == F32 ? LLMC_F32 : LLMC_BF16, bytes.data(), n, k);
-    if ((f == Q8 || f == Q4 || f == MX4) && intGemvApplies(k, group()) &&
-        packsInt(level().ints, dtype()))
+    if ((f == Q8 || f == Q4 || f == MX4) && intGemvApplies(k, group()))
       packed = packIntWeight(level().ints, intFormat(dtype()), bytes.data(),
                              scales.data(), n, k, group(), e8m0.data());
   }
@@ -96,15 +95,6 @@ struct Weight {
     return fmt == Q8 ? LLMC_I8 : fmt == Q4 ? LLMC_I4 : LLMC_MXFP4;
   }
   int64_t group() const { return fmt == Q8 ? K : 32; }
-
-  /// Q8 / Q4 / MX4 on the paths packing replaced (experts the packs did not
-  /// cover ran them): the row-major gemv up to kGemvMaxRows rows and the
-  /// per-call GEMM above, or (`tile`) the per-call GEMM at every row count.
-  void unpacked(const GemvArgs &a, bool tile) const {
-    (tile || a.rows > kGemvMaxRows ? gemmInt : gemvInt)(
-        level().ints, intFormat(dtype()), a, bytes.data(), scales.data(),
-        group(), e8m0.data());
-  }
 
   /// The kernel LINEAR runs for this format at the CPU's level.
   void gemv(const GemvArgs &a) const {
@@ -120,10 +110,8 @@ struct Weight {
     case F32:
     case BF16:
       return gemmPackedFloat(b.f32Tile, a, *packedFloat);
-    default: // Q8, Q4, MX4
-      if (packed)
-        return gemmPackedInt(b.ints, a, *packed);
-      return unpacked(a, false);
+    default: // Q8, Q4, MX4 (their blocks fit every shape here)
+      return gemmPackedInt(b.ints, a, *packed);
     }
   }
 
@@ -213,30 +201,6 @@ BENCHMARK(BM_GemvStream)
     ->ArgNames({"fmt", "layers", "rows"})
     ->ArgsProduct({{F32, BF16, Q8, Q4, MX4, Q4K, Q5K, Q6K}, {12}, {1}})
     ->UseRealTime();
-// The row-major integer GEMV the packed panels replaced (Weight::unpacked),
-// on the same weights; tile:1 runs the per-call GEMM instead.
-void BM_GemvStreamRowMajor(benchmark::State &state) {
-  Fmt fmt = Fmt(state.range(0));
-  const int64_t rows = state.range(2);
-  std::vector<Weight> ws = llamaLayers(fmt, 12);
-  std::vector<float> x(size_t(rows * 5632), 0.5f), out(size_t(rows * 5632));
-  size_t total = 0;
-  for (const Weight &w : ws)
-    total += w.weightBytes();
-  for (auto _ : state) {
-    for (const Weight &w : ws)
-      w.unpacked({x.data(), rows, w.K, w.N, nullptr, out.data()},
-                 state.range(1) != 0);
-    benchmark::DoNotOptimize(out.data());
-  }
-  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(total));
-}
-BENCHMARK(BM_GemvStreamRowMajor)
-    ->ArgNames({"fmt", "tile", "rows"})
-    ->ArgsProduct({{Q8, Q4, MX4}, {0, 1}, {1}})
-    ->Args({MX4, 0, 16})
-    ->UseRealTime();
-
 // Batched decode: 2 to 64 rows on the formats a server runs.
 BENCHMARK(BM_GemvStream)
     ->Name("BM_BatchedDecode")
@@ -252,8 +216,7 @@ BENCHMARK(BM_GemvStream)
 
 // 512 rows x N x K (2048 x 2048 unless given) through the path LINEAR takes
 // for many rows.
-// With `unpacked`: Q8 / Q4 / MX4 on the per-call GEMM packing replaced.
-void prefill(benchmark::State &state, bool unpacked) {
+void BM_Prefill(benchmark::State &state) {
   Fmt fmt = Fmt(state.range(0));
   int64_t M = 512, N = 2048, K = 2048;
   if (state.range(1))
@@ -262,26 +225,16 @@ void prefill(benchmark::State &state, bool unpacked) {
   state.SetLabel(std::string("llmc GEMM, ") + isaName(Weight::level().isa));
   std::vector<float> x(size_t(M * K), 0.25f), out(size_t(M * N));
   for (auto _ : state) {
-    const GemvArgs a{x.data(), M, K, N, nullptr, out.data()};
-    if (unpacked)
-      w.unpacked(a, true);
-    else
-      w.gemv(a);
+    w.gemv({x.data(), M, K, N, nullptr, out.data()});
     benchmark::DoNotOptimize(out.data());
   }
   state.counters["FLOP/s"] =
       benchmark::Counter(double(state.iterations()) * 2.0 * double(M * N * K),
                          benchmark::Counter::kIsRate);
 }
-void BM_Prefill(benchmark::State &state) { prefill(state, false); }
-void BM_PrefillUnpacked(benchmark::State &state) { prefill(state, true); }
 BENCHMARK(BM_Prefill)
     ->ArgNames({"fmt", "N", "K"})
     ->ArgsProduct({benchmark::CreateDenseRange(F32, Q6K, 1), {0}, {0}})
-    ->UseRealTime();
-BENCHMARK(BM_PrefillUnpacked)
-    ->ArgNames({"fmt", "N", "K"})
-    ->ArgsProduct({{Q8, Q4, MX4}, {0}, {0}})
     ->UseRealTime();
 // The bench model's prompt linears (q/k/v and gate/up fused, o, down).
 BENCHMARK(BM_Prefill)

@@ -170,14 +170,6 @@ void checkIntLevels(IntLinear linear, const Shape *shapes, size_t count,
         }
 }
 
-TEST(GemvLevels, Int8Int4AndMxfp4AtEveryLevel) {
-  checkIntLevels(gemvInt, kShapes, std::size(kShapes), 7);
-}
-
-TEST(GemvLevels, Int8Int4AndMxfp4GemmAtEveryLevel) {
-  checkIntLevels(gemmInt, kGemmShapes, std::size(kGemmShapes), 13);
-}
-
 /// The packed panels (LINEAR's and the experts' path) for every row count.
 void packedInt(const IntKernels &k, IntFormat f, const GemvArgs &a,
                const void *w, const float *scales, int64_t group,
@@ -185,7 +177,7 @@ void packedInt(const IntKernels &k, IntFormat f, const GemvArgs &a,
   gemmPackedInt(k, a, *packIntWeight(k, f, w, scales, a.N, a.K, group, e8m0));
 }
 
-TEST(GemvLevels, PackedInt8Int4AndMxfp4AtEveryLevel) {
+TEST(GemvLevels, Int8Int4AndMxfp4AtEveryLevel) {
   checkIntLevels(packedInt, kShapes, std::size(kShapes), 19);
   checkIntLevels(packedInt, kGemmShapes, std::size(kGemmShapes), 29);
 }

@@ -1,4 +1,4 @@
-//===- gemv_int_avx2.cpp - Integer-dot panels with vpmaddubsw -------------===//
+//===- gemm_int_avx2.cpp - The integer tiles with vpmaddubsw --------------===//
 //
 // Built with -mavx2 -mfma -mf16c. The pairwise int16 sums of vpmaddubsw
 // cannot saturate: |w| <= 128 and |x| <= 127 give at most 32512.
@@ -15,21 +15,12 @@ inline __m256i dot32(__m256i acc, __m256i u, __m256i s) {
 
 #include "gemm_int_256.h"
 #include "gemm_kquant_256.h"
-#include "gemv_int_256.h"
 
 namespace llmc::cpu {
 
 IntKernels intKernelsAvx2() {
-  return {panelAny<kI8>,
-          panelAny<kI4>,
-          tile256<true>,
-          tile256<false>,
-          0,
-          false,
-          panelAny<kMx>,
-          tile256<false, true>,
-          kquantTile256,
-          tile256<false, true, true>};
+  return {tile256<true>,        tile256<false>, 0,
+          tile256<false, true>, kquantTile256,  tile256<false, true, true>};
 }
 
 } // namespace llmc::cpu

@@ -1,4 +1,4 @@
-//===- gemv_int_avxvnni.cpp - Integer-dot panels with AVX-VNNI ------------===//
+//===- gemm_int_avxvnni.cpp - The integer tiles with AVX-VNNI -------------===//
 //
 // Built with -mavx2 -mfma -mf16c -mavxvnni: vpdpbusd on 256 bits, for CPUs
 // that have it without AVX-512 (Alder Lake and later client parts).
@@ -14,21 +14,12 @@ inline __m256i dot32(__m256i acc, __m256i u, __m256i s) {
 
 #include "gemm_int_256.h"
 #include "gemm_kquant_256.h"
-#include "gemv_int_256.h"
 
 namespace llmc::cpu {
 
 IntKernels intKernelsAvxVnni() {
-  return {panelAny<kI8>,
-          panelAny<kI4>,
-          tile256<false>,
-          tile256<false>,
-          128,
-          false,
-          panelAny<kMx>,
-          tile256<false, true>,
-          kquantTile256,
-          tile256<false, true, true>};
+  return {tile256<false>,       tile256<false>, 128,
+          tile256<false, true>, kquantTile256,  tile256<false, true, true>};
 }
 
 } // namespace llmc::cpu
