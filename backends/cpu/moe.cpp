@@ -3,8 +3,9 @@
 // EXPERT_LINEAR reads only the experts a step chose. The step's (token, run)
 // pairs are grouped by expert; each expert's rows are gathered once into a
 // contiguous block and multiplied by that expert's weight on the same
-// kernels as LINEAR (gemv for a few rows, our GEMM tiles for many), so an
-// expert shared by several tokens of a batch is read once. The work is
+// kernels as LINEAR (i8 / i4 / MXFP4 stacks packed once, each expert into
+// whole panels), so an expert shared by several tokens of a batch is read
+// once. The work is
 // split over (expert, tile of output rows) in one parallel region, so two
 // threads stay busy when a single token picks eight small experts and when
 // a prefill gives one expert most of the tokens (largest groups first).
