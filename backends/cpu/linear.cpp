@@ -7,8 +7,8 @@
 // once) or, where their blocks do not fit K, the grouped gemv; K-quants on
 // their dot and tiles, which round x alike; f32/bf16/f16 on the F32Tile
 // over panels packed once (f32 activations, bias then k in order); MXFP4 on
-// the F32Tile (f32 activations) or packed on the integer tiles. No library GEMM is used: one that picks
-// another kernel per row count sums in another order.
+// the F32Tile (f32 activations) or packed on the integer tiles. No library GEMM
+// is used: one that picks another kernel per row count sums in another order.
 //
 //===----------------------------------------------------------------------===//
 #include "cpu.h"
