@@ -71,6 +71,7 @@ struct Backend {
   Isa isa = Isa::Avx2;
   IntKernels ints; // for isa
   F32Tile f32Tile = nullptr;
+  Bf16Tile bf16Tile = nullptr;      // Avx512Bf16 and above
   const RowKernels *rows = nullptr; // null below Avx512
   KQuantDots kquant{};              // for isa
   WeightCache weights;
@@ -163,15 +164,24 @@ void gemmPackedInt(const IntKernels &k, const GemvArgs &a,
 /// count, one decode token to a prompt, runs the tile over them against f32
 /// activations: each result sums its bias, then k in order, so a row's
 /// result is the same bits batched or alone, decoded or recomputed.
+/// With `pairs` (bf16 where the level has a Bf16Tile, K even) the panels
+/// hold pairs of K for vdpbf16ps instead ([K / 2][kTileN][2]) and every row
+/// count runs gemmPackedBf16: x rounded to bf16, as llama.cpp rounds it for
+/// bf16 weights (twice the f32 tile's rate at any batch).
 struct PackedFloatWeight {
   uint32_t dtype = 0;
   int64_t N = 0, K = 0;
+  bool pairs = false;
   std::vector<uint8_t> w;
 };
-std::shared_ptr<PackedFloatWeight>
-packFloatWeight(uint32_t dtype, const void *w, int64_t N, int64_t K);
+std::shared_ptr<PackedFloatWeight> packFloatWeight(uint32_t dtype,
+                                                   const void *w, int64_t N,
+                                                   int64_t K,
+                                                   bool pairs = false);
 void gemmPackedFloat(F32Tile tile, const GemvArgs &a,
                      const PackedFloatWeight &w);
+void gemmPackedBf16(Bf16Tile tile, const GemvArgs &a,
+                    const PackedFloatWeight &w);
 /// The same arithmetic (the same bits) over w [N][K] as the plan stores it,
 /// each panel packed per call: expert stacks, sliced per call.
 void gemmFloat(F32Tile tile, uint32_t dtype, const GemvArgs &a, const void *w);
@@ -207,6 +217,7 @@ struct OwnKernels {
   IntKernels ints{};
   KQuantDots kquant{};
   F32Tile f32Tile = nullptr;
+  Bf16Tile bf16Tile = nullptr;
   // i8 / i4 / MXFP4 with int8 activations whose blocks fit K: the caller
   // packs the weight once (packIntWeight) and runs gemmPackedInt.
   bool intDot = false;

@@ -509,12 +509,14 @@ void packRows(uint32_t dtype, const void *w, int64_t K, int64_t N, int64_t n0,
 
 } // namespace
 
-std::shared_ptr<PackedFloatWeight>
-packFloatWeight(uint32_t dtype, const void *w, int64_t N, int64_t K) {
+std::shared_ptr<PackedFloatWeight> packFloatWeight(uint32_t dtype,
+                                                   const void *w, int64_t N,
+                                                   int64_t K, bool pairs) {
   auto out = std::make_shared<PackedFloatWeight>();
   out->dtype = dtype;
   out->N = N;
   out->K = K;
+  out->pairs = pairs;
   const int64_t panels = (N + kTileN - 1) / kTileN;
   const size_t size = dtype == LLMC_F32 ? 4 : 2;
   out->w.resize(size_t(panels * K * kTileN) * size);
@@ -535,7 +537,9 @@ packFloatWeight(uint32_t dtype, const void *w, int64_t N, int64_t K) {
             std::memcpy(&v, from + size_t(n * K + k) * sizeof(T), sizeof(T));
           if (bf16 && (v & 0x7f80) == 0)
             v = 0;
-          panel[k * kTileN + c] = v;
+          // Pairs: k and k + 1 side by side in column c's 32-bit lane.
+          panel[pairs ? (k & ~int64_t(1)) * kTileN + 2 * c + (k & 1)
+                      : k * kTileN + c] = v;
         }
       }
     });
@@ -581,6 +585,52 @@ void gemmPackedFloat(F32Tile tile, const GemvArgs &a,
     }
     return static_cast<const void *>(out);
   });
+}
+
+namespace {
+
+/// x rounded to bf16, to nearest even (as llmc::floatToBf16 for finite x).
+void toBf16(const float *x, int64_t n, uint16_t *out) {
+  int64_t i = 0;
+  const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff);
+  auto round = [&](__m256i v) {
+    return _mm256_srli_epi32(
+        _mm256_add_epi32(
+            v, _mm256_add_epi32(
+                   bias, _mm256_and_si256(_mm256_srli_epi32(v, 16), one))),
+        16);
+  };
+  for (; i + 16 <= n; i += 16) {
+    const __m256i a = round(_mm256_castps_si256(_mm256_loadu_ps(x + i)));
+    const __m256i b = round(_mm256_castps_si256(_mm256_loadu_ps(x + i + 8)));
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i *>(out + i),
+        _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xd8));
+  }
+  for (; i < n; ++i)
+    out[i] = floatToBf16(x[i]);
+}
+
+} // namespace
+
+void gemmPackedBf16(Bf16Tile tile, const GemvArgs &a,
+                    const PackedFloatWeight &w) {
+  static thread_local std::vector<uint16_t> scratch; // see gemmPackedInt
+  std::vector<uint16_t> &x = scratch;
+  x.resize(size_t(a.rows * a.K));
+  parallelFor(a.rows, a.rows * a.K >= (1 << 16), [&](int64_t r) {
+    toBf16(a.x + r * a.K, a.K, x.data() + r * a.K);
+  });
+  // Each thread runs every row against its panels, all of K at once: a
+  // panel (K * 64 bytes) stays in L2 while the rows pass it.
+  parallelFor(
+      (a.N + kTileN - 1) / kTileN, a.N * a.K >= (1 << 16), [&](int64_t p) {
+        const int64_t n0 = p * kTileN;
+        tile(Bf16Gemm{x.data(), a.rows, a.K,
+                      reinterpret_cast<const uint16_t *>(w.w.data()) + n0 * a.K,
+                      a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
+                      std::min(kTileN, a.N - n0)});
+      });
 }
 
 void gemmFloat(F32Tile tile, uint32_t dtype, const GemvArgs &a, const void *w) {

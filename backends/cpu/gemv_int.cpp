@@ -54,6 +54,7 @@ void useLevel(Backend &b, Isa isa) {
            : isa == Isa::AvxVnni ? intKernelsAvxVnni()
                                  : intKernelsAvx2();
   b.f32Tile = isa >= Isa::Avx512 ? f32TileAvx512 : f32TileAvx2;
+  b.bf16Tile = isa >= Isa::Avx512Bf16 ? bf16TileAvx512 : nullptr;
   b.kquant = isa >= Isa::Avx512 ? kquantDotsAvx512() : kquantDotsAvx2();
   static const RowKernels rowsAvx512 = rowKernelsAvx512();
   b.rows = isa >= Isa::Avx512 ? &rowsAvx512 : nullptr;

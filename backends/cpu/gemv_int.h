@@ -140,7 +140,20 @@ struct F32Gemm {
   PanelType type = PanelType::F32;
 };
 using F32Tile = void (*)(const F32Gemm &);
-void f32TileAvx512(const F32Gemm &g); // gemm_f32_avx512.cpp
-void f32TileAvx2(const F32Gemm &g);   // gemm_f32_avx2.cpp
+
+/// Rows of bf16 x against one panel of bf16 weights in pairs of K, on
+/// vdpbf16ps (AVX512-BF16): what llama.cpp computes for bf16 weights.
+struct Bf16Gemm {
+  const uint16_t *x; // [rows][K] bf16 (rounded to nearest even)
+  int64_t rows, K;   // K even
+  const uint16_t *w; // [K / 2][kTileN][2]: column c's pair k, k + 1
+  const float *bias; // the panel's first column, or null
+  float *out;        // row 0, the panel's first column
+  int64_t ldo, cols; // output row stride, columns to write (<= kTileN)
+};
+using Bf16Tile = void (*)(const Bf16Gemm &);
+void bf16TileAvx512(const Bf16Gemm &g); // gemm_bf16_avx512.cpp
+void f32TileAvx512(const F32Gemm &g);   // gemm_f32_avx512.cpp
+void f32TileAvx2(const F32Gemm &g);     // gemm_f32_avx2.cpp
 
 } // namespace llmc::cpu

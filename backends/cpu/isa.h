@@ -18,8 +18,8 @@ enum class Isa {
   Avx2,       // AVX2 + FMA + F16C; int8 dots with vpmaddubsw
   AvxVnni,    // + AVX-VNNI: vpdpbusd on 256 bits (Alder Lake and later)
   Avx512,     // + AVX-512 F/BW/VL/VNNI: vpdpbusd on 512 bits
-  Avx512Bf16, // + AVX512-BF16 (kernels as Avx512: bf16 weights widen to f32)
-  Amx,        // + AMX-BF16/INT8 (kernels as Avx512)
+  Avx512Bf16, // + AVX512-BF16: bf16 linears on vdpbf16ps
+  Amx,        // + AMX-BF16/INT8 (kernels as Avx512Bf16)
 };
 
 const char *isaName(Isa isa);

@@ -43,7 +43,7 @@ void releaseCopied(const Graph &g, const llmc_weight_desc &wd) {
 OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w) {
   const bool quantized = w.dtype == LLMC_I8 || w.dtype == LLMC_I4 ||
                          (w.dtype == LLMC_MXFP4 && w.int8Activations);
-  return OwnKernels{b.ints, b.kquant, b.f32Tile,
+  return OwnKernels{b.ints, b.kquant, b.f32Tile, b.bf16Tile,
                     quantized && intGemvApplies(w.K, w.group)};
 }
 
@@ -136,7 +136,9 @@ Kernel linearKernel(const llmc_op_desc &op, const Graph &g, Backend &b,
   std::shared_ptr<PackedFloatWeight> packedFloat;
   if (wd.dtype == LLMC_F32 || wd.dtype == LLMC_BF16 || wd.dtype == LLMC_F16)
     packedFloat = b.weights.get<PackedFloatWeight>(wd.data, wd.nbytes, 4, [&] {
-      auto made = packFloatWeight(wd.dtype, wd.data, N, K);
+      auto made = packFloatWeight(wd.dtype, wd.data, N, K,
+                                  wd.dtype == LLMC_BF16 && kernels.bf16Tile &&
+                                      K % 2 == 0);
       releaseCopied(g, wd);
       return made;
     });
@@ -174,6 +176,8 @@ Kernel linearKernel(const llmc_op_desc &op, const Graph &g, Backend &b,
                      out.data};
     if (packedInt)
       return gemmPackedInt(kernels.ints, a, *packedInt);
+    if (packedFloat && packedFloat->pairs)
+      return gemmPackedBf16(kernels.bf16Tile, a, *packedFloat);
     if (packedFloat)
       return gemmPackedFloat(kernels.f32Tile, a, *packedFloat);
     runOwnLinear(w, kernels, a);

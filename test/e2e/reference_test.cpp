@@ -282,7 +282,10 @@ TEST_P(Reference, Bf16PlanStaysCloseToReference) {
     }
     // Where an exact bf16 run swaps an expert (a near-tied router), the
     // logits move by what the simulation measured; the 0.1 bound holds
-    // around that.
+    // around that. The simulation keeps activations in f32: a backend that
+    // rounds them to bf16 as well (cpu on AVX512-BF16, as llama.cpp does)
+    // may fall on the reference's side of the tie instead, and then the
+    // plain 0.1 bound holds.
     const json *flipped =
         moe.is_null() ? nullptr : &moe["prompts"][name]["bf16_weights"];
     if (flipped && (*flipped)["routing_changes"].get<int>() > 0) {
@@ -291,7 +294,8 @@ TEST_P(Reference, Bf16PlanStaysCloseToReference) {
                   "simulation (its max |diff| %.3f), llmc %.3f\n",
                   model.c_str(), backend.c_str(), name.c_str(),
                   (*flipped)["routing_changes"].get<int>(), simulated, diff);
-      EXPECT_LT(std::fabs(diff - simulated), 0.1);
+      EXPECT_TRUE(std::fabs(diff - simulated) < 0.1 || diff < 0.1)
+          << "neither the simulated routing nor the reference's";
       continue;
     }
     EXPECT_LT(diff, 0.1);

@@ -35,6 +35,7 @@ struct Level {
   Isa isa;
   IntKernels ints;
   F32Tile f32Tile;
+  Bf16Tile bf16Tile; // null below Avx512Bf16
 };
 
 /// Every level this CPU runs, with the kernels useLevel picks for it.
@@ -47,7 +48,7 @@ std::vector<Level> levelsHere() {
       continue;
     Backend b;
     useLevel(b, isa);
-    out.push_back({isa, b.ints, b.f32Tile});
+    out.push_back({isa, b.ints, b.f32Tile, b.bf16Tile});
   }
   return out;
 }
@@ -288,6 +289,48 @@ TEST(GemvLevels, FloatWeightsOnTheF32Tile) {
         }
 }
 
+// bf16 weights on vdpbf16ps (levels with AVX512-BF16): x rounded to bf16
+// to nearest even, then the exact products summed in f32.
+TEST(GemvLevels, Bf16WeightsOnVdpbf16ps) {
+  std::mt19937 rng(37);
+  std::vector<Shape> shapes(std::begin(kShapes), std::end(kShapes));
+  shapes.insert(shapes.end(), std::begin(kGemmShapes), std::end(kGemmShapes));
+  shapes.push_back({53, 520, 40, 32});
+  int levels = 0;
+  for (const Level &level : levelsHere()) {
+    if (!level.bf16Tile)
+      continue;
+    ++levels;
+    for (const Shape &t : shapes) {
+      SCOPED_TRACE(std::string(isaName(level.isa)) + " rows " +
+                   std::to_string(t.rows) + " K " + std::to_string(t.K) +
+                   " N " + std::to_string(t.N));
+      std::vector<float> x = random(rng, size_t(t.rows * t.K));
+      FloatWeight w(LLMC_BF16, rng, t.N, t.K);
+      std::vector<float> bias = random(rng, size_t(t.N));
+      std::vector<double> want(size_t(t.rows * t.N));
+      for (int64_t r = 0; r < t.rows; ++r)
+        for (int64_t n = 0; n < t.N; ++n) {
+          double acc = 0;
+          for (int64_t k = 0; k < t.K; ++k)
+            acc += double(bf16ToFloat(floatToBf16(x[size_t(r * t.K + k)]))) *
+                   w.values[size_t(n * t.K + k)];
+          want[size_t(r * t.N + n)] = acc + bias[size_t(n)];
+        }
+      std::vector<float> got(want.size() + 64, -7.0f);
+      auto p = packFloatWeight(LLMC_BF16, w.bytes.data(), t.N, t.K, true);
+      gemmPackedBf16(level.bf16Tile,
+                     {x.data(), t.rows, t.K, t.N, bias.data(), got.data()}, *p);
+      for (size_t i = want.size(); i < got.size(); ++i)
+        ASSERT_EQ(got[i], -7.0f) << "written past the output at " << i;
+      got.resize(want.size());
+      EXPECT_LE(nmse(got, want), kSummationOrder);
+    }
+  }
+  if (levels == 0)
+    GTEST_SKIP() << "no AVX512-BF16 on this CPU";
+}
+
 // Every linear path serves any number of rows; a row's result must not
 // depend on the rows beside it (a batched decode step equals each sequence
 // alone), bit for bit, including i4's and MXFP4's widened panels above 32
@@ -337,6 +380,11 @@ TEST(GemvLevels, PackedWeightsGiveEachRowTheSameResultAtAnyBatch) {
     paths.push_back({"f32", [&](const GemvArgs &a) {
                        gemmPackedFloat(b.f32Tile, a, *pf);
                      }});
+    auto pp = packFloatWeight(LLMC_BF16, wbf.data(), N, K, true);
+    if (b.bf16Tile)
+      paths.push_back({"bf16 pairs", [&](const GemvArgs &a) {
+                         gemmPackedBf16(b.bf16Tile, a, *pp);
+                       }});
     paths.push_back({"bf16 per call", [&](const GemvArgs &a) {
                        gemmFloat(b.f32Tile, LLMC_BF16, a, wbf.data());
                      }});
