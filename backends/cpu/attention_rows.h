@@ -37,11 +37,14 @@ struct KeyRows {
 };
 
 struct RowKernels {
-  /// scores[r * kRowChunk + t] = q_r · K_t for the G rows of q (G * headDim
-  /// floats, row after row), t < n; 0 for t in [n, kRowChunk).
-  void (*scores)(const KeyRows &keys, const float *q, int64_t G, float *scores);
+  /// scores[r * kRowChunk + t] = q[r] · K_t for R query rows (each
+  /// headDim floats), t < n; 0 for t in [n, kRowChunk). Each row's result
+  /// is the same bits whatever rows share the call.
+  void (*scores)(const KeyRows &keys, const float *const *q, int64_t R,
+                 float *scores);
   /// acc_r = alpha[r] * acc_r + sum over t < n of p[r * kRowChunk + t] * V_t
-  /// for the G rows of acc (G * headDim floats).
+  /// for the G rows of acc (G * headDim floats); each row's result is the
+  /// same bits whatever rows share the call.
   void (*accumulate)(const KeyRows &keys, const float *p, const float *alpha,
                      int64_t G, float *acc);
 };

@@ -74,13 +74,12 @@ inline __m512 reduce16(const __m512 *v) {
 
 /// scores() for R query rows, their q vectors loaded once.
 template <RowType T, int NC, int R>
-void scoresFixed(const KeyRows &keys, const float *q, float *out) {
+void scoresFixed(const KeyRows &keys, const float *const *q, float *out) {
   const RowMasks<NC> mask(keys.headDim);
-  const int64_t D = keys.headDim;
   __m512 qv[R][NC];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < NC; ++c)
-      qv[r][c] = _mm512_maskz_loadu_ps(mask.m[c], q + r * D + 16 * c);
+      qv[r][c] = _mm512_maskz_loadu_ps(mask.m[c], q[r] + 16 * c);
   __m512 part[R][16];
   for (int64_t t0 = 0; t0 < kRowChunk; t0 += 16) {
     for (int64_t t = t0; t < t0 + 16; ++t) {
@@ -119,11 +118,11 @@ constexpr int kScoreRows = NC >= 16      ? 1
                                          : 16 / NC;
 
 template <RowType T, int NC>
-void scores(const KeyRows &keys, const float *q, int64_t G, float *out) {
+void scores(const KeyRows &keys, const float *const *q, int64_t G, float *out) {
   constexpr int RP = kScoreRows<NC>;
   for (int64_t r0 = 0; r0 < G; r0 += RP) {
     const int64_t rows = G - r0 < RP ? G - r0 : RP;
-    const float *qr = q + r0 * keys.headDim;
+    const float *const *qr = q + r0;
     float *o = out + r0 * kRowChunk;
     if constexpr (RP >= 4)
       if (rows == 4) {
@@ -182,7 +181,8 @@ void accumulate(const KeyRows &keys, const float *p, const float *alpha,
   }
 }
 
-using ScoresFn = void (*)(const KeyRows &, const float *, int64_t, float *);
+using ScoresFn = void (*)(const KeyRows &, const float *const *, int64_t,
+                          float *);
 using AccumulateFn = void (*)(const KeyRows &, const float *, const float *,
                               int64_t, float *);
 
@@ -201,7 +201,8 @@ template <RowType T, int NC> AccumulateFn accumulateFor(int64_t nc) {
 }
 
 template <RowType T>
-void scoresOf(const KeyRows &keys, const float *q, int64_t G, float *out) {
+void scoresOf(const KeyRows &keys, const float *const *q, int64_t G,
+              float *out) {
   scoresFor<T, 1>((keys.headDim + 15) / 16)(keys, q, G, out);
 }
 template <RowType T>
@@ -210,7 +211,8 @@ void accumulateOf(const KeyRows &keys, const float *p, const float *alpha,
   accumulateFor<T, 1>((keys.headDim + 15) / 16)(keys, p, alpha, G, acc);
 }
 
-void scoresAny(const KeyRows &keys, const float *q, int64_t G, float *out) {
+void scoresAny(const KeyRows &keys, const float *const *q, int64_t G,
+               float *out) {
   switch (keys.type) {
   case RowType::F32:
     return scoresOf<RowType::F32>(keys, q, G, out);

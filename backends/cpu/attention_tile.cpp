@@ -95,6 +95,7 @@ RowType rowType(uint32_t dtype) {
 struct Scratch {
   std::vector<float> kt, v, krows, m, l, acc, alpha;
   std::vector<float> sp;           // a chunk's scores, then probabilities
+  std::vector<const float *> q;    // each row's query vector
   std::vector<size_t> at, scaleAt; // each key's row (and scale) in the pool
 };
 
@@ -307,20 +308,22 @@ void attendTile(const AttentionShape &s, const Step &step, const Matrix &q,
                     sc.v.data(), D, &sc.acc[size_t(r * D)]);
   };
 
-  // Each query position's G rows: scores and values straight from the
-  // cache's rows (attention_rows.h).
+  // All the tile's rows at once, scores and values straight from the
+  // cache's rows (attention_rows.h): each widened key and value row serves
+  // as many query rows as the registers hold, across query positions.
   KeyRows keys;
   keys.type = rowType(dtype);
   keys.headDim = D;
+  if (rows) {
+    sc.q.resize(size_t(R));
+    for (int64_t r = 0; r < R; ++r)
+      sc.q[size_t(r)] = q.row(first + r / G) + (kvHead * G + r % G) * D;
+  }
   auto chunkOnRows = [&](int64_t j0, int64_t nt) {
     keys.n = nt;
-    for (int64_t i = 0; i < count; ++i)
-      rows->scores(keys, q.row(first + i) + kvHead * G * D, G,
-                   &sc.sp[size_t(i * G * kChunk)]);
+    rows->scores(keys, sc.q.data(), R, sc.sp.data());
     softmaxRows(j0, nt);
-    for (int64_t i = 0; i < count; ++i)
-      rows->accumulate(keys, &sc.sp[size_t(i * G * kChunk)],
-                       &sc.alpha[size_t(i * G)], G, &sc.acc[size_t(i * G * D)]);
+    rows->accumulate(keys, sc.sp.data(), sc.alpha.data(), R, sc.acc.data());
   };
 
   // Where each key's row is, block by block: one division per block, not
