@@ -180,8 +180,10 @@ std::shared_ptr<PackedFloatWeight> packFloatWeight(uint32_t dtype,
                                                    bool pairs = false);
 void gemmPackedFloat(F32Tile tile, const GemvArgs &a,
                      const PackedFloatWeight &w);
+/// Columns [0, a.N) are the weight's from panel `panel0` on (an expert's
+/// slice of a packed stack).
 void gemmPackedBf16(Bf16Tile tile, const GemvArgs &a,
-                    const PackedFloatWeight &w);
+                    const PackedFloatWeight &w, int64_t panel0 = 0);
 /// The same arithmetic (the same bits) over w [N][K] as the plan stores it,
 /// each panel packed per call: expert stacks, sliced per call.
 void gemmFloat(F32Tile tile, uint32_t dtype, const GemvArgs &a, const void *w);

@@ -616,7 +616,7 @@ void toBf16(const float *x, int64_t n, uint16_t *out) {
 } // namespace
 
 void gemmPackedBf16(Bf16Tile tile, const GemvArgs &a,
-                    const PackedFloatWeight &w) {
+                    const PackedFloatWeight &w, int64_t panel0) {
   static thread_local std::vector<uint16_t> scratch; // see gemmPackedInt
   std::vector<uint16_t> &x = scratch;
   x.resize(size_t(a.rows * a.K));
@@ -625,14 +625,15 @@ void gemmPackedBf16(Bf16Tile tile, const GemvArgs &a,
   });
   // Each thread runs every row against its panels, all of K at once: a
   // panel (K * 64 bytes) stays in L2 while the rows pass it.
-  parallelFor(
-      (a.N + kTileN - 1) / kTileN, a.N * a.K >= (1 << 16), [&](int64_t p) {
-        const int64_t n0 = p * kTileN;
-        tile(Bf16Gemm{x.data(), a.rows, a.K,
-                      reinterpret_cast<const uint16_t *>(w.w.data()) + n0 * a.K,
-                      a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
-                      std::min(kTileN, a.N - n0)});
-      });
+  parallelFor((a.N + kTileN - 1) / kTileN, a.N * a.K >= (1 << 16),
+              [&](int64_t p) {
+                const int64_t n0 = p * kTileN;
+                tile(Bf16Gemm{x.data(), a.rows, a.K,
+                              reinterpret_cast<const uint16_t *>(w.w.data()) +
+                                  (panel0 * kTileN + n0) * a.K,
+                              a.bias ? a.bias + n0 : nullptr, a.out + n0, a.N,
+                              std::min(kTileN, a.N - n0)});
+              });
 }
 
 void gemmFloat(F32Tile tile, uint32_t dtype, const GemvArgs &a, const void *w) {

@@ -152,11 +152,22 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
       releaseCopied(g, wd);
       return made;
     });
+  // bf16 stacks on a level with vdpbf16ps: packed once in pairs of K, as
+  // LINEAR's bf16 weights are (x rounded to bf16 at every row count).
+  std::shared_ptr<PackedFloatWeight> packedBf16;
+  if (wd.dtype == LLMC_BF16 && kernels.bf16Tile && s.K % 2 == 0 &&
+      s.N % kTileN == 0)
+    packedBf16 = b.weights.get<PackedFloatWeight>(wd.data, wd.nbytes, 4, [&] {
+      auto made =
+          packFloatWeight(LLMC_BF16, wd.data, s.experts * s.N, s.K, true);
+      releaseCopied(g, wd);
+      return made;
+    });
   const int threads = b.threads;
   auto scratch = std::make_shared<ExpertScratch>();
 
-  return [op, s, all, kernels, threads, scales, packed, expertPanels,
-          scratch](Step &step) {
+  return [op, s, all, kernels, threads, scales, packed, packedBf16,
+          expertPanels, scratch](Step &step) {
     Matrix x = step.operand(op, common::LinearX), out = step.result(op, 0);
     Matrix ids = step.operand(op, 3);
     expectRows(out, x.rows, "the result");
@@ -241,6 +252,8 @@ Kernel makeExpertLinear(const llmc_op_desc &op, const Graph &g, Backend &b) {
         if (packed)
           gemmPackedInt(kernels.ints, a, *packed, nullptr,
                         tile.expert * expertPanels + tile.n0 / kTileN);
+        else if (packedBf16)
+          gemmPackedBf16(kernels.bf16Tile, a, *packedBf16, row0 / kTileN);
         else
           runOwnLinear(w, kernels, a);
         for (int64_t r = 0; r < rows; ++r) {

@@ -213,6 +213,25 @@ TEST(GemvLevels, ExpertStacksPackEachExpertIntoWholePanels) {
         EXPECT_EQ(got, want) << "expert " << e;
       }
     }
+  // bf16 stacks (vdpbf16ps levels) pack only experts of whole panels.
+  std::vector<uint16_t> wb(size_t(E * 64 * K));
+  for (auto &v : wb)
+    v = floatToBf16(random(rng, 1)[0]);
+  for (const Level &l : levelsHere()) {
+    if (!l.bf16Tile)
+      continue;
+    auto stack = packFloatWeight(LLMC_BF16, wb.data(), E * 64, K, true);
+    for (int64_t e = 0; e < E; ++e) {
+      auto alone =
+          packFloatWeight(LLMC_BF16, wb.data() + e * 64 * K, 64, K, true);
+      std::vector<float> got(size_t(rows * 64)), want(size_t(rows * 64));
+      gemmPackedBf16(l.bf16Tile, {x.data(), rows, K, 64, nullptr, got.data()},
+                     *stack, 2 * e);
+      gemmPackedBf16(l.bf16Tile, {x.data(), rows, K, 64, nullptr, want.data()},
+                     *alone);
+      EXPECT_EQ(got, want) << "bf16 expert " << e;
+    }
+  }
 }
 
 /// A weight of f32 / bf16 / f16 values drawn from [-1, 1], as stored.
