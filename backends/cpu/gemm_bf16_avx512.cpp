@@ -34,15 +34,7 @@ template <int RM> void tile(const Bf16Gemm &g, int64_t m0) {
       acc[m][1] = _mm512_dpbf16_ps(acc[m][1], w1, xv);
     }
   }
-  const PanelMasks masks(g.cols);
-  for (int v = 0; v < 2; ++v) {
-    const __m512 bias =
-        g.bias ? _mm512_maskz_loadu_ps(masks.keep[v], g.bias + v * 16)
-               : _mm512_setzero_ps();
-    for (int m = 0; m < RM; ++m)
-      _mm512_mask_storeu_ps(g.out + (m0 + m) * g.ldo + v * 16, masks.keep[v],
-                            _mm512_add_ps(acc[m][v], bias));
-  }
+  storeRows<RM>(acc, g.bias, g.out, g.ldo, m0, g.cols);
 }
 
 struct Tile {

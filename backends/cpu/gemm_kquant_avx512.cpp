@@ -83,15 +83,7 @@ template <int RM, int P> void tile(const KQuantGemm &g, int64_t m0) {
                                  _mm512_mul_ps(dx, dm1), f[m][1]);
     }
   }
-  const PanelMasks masks(g.cols);
-  for (int v = 0; v < 2; ++v) {
-    const __m512 bias =
-        g.bias ? _mm512_maskz_loadu_ps(masks.keep[v], g.bias + v * 16)
-               : _mm512_setzero_ps();
-    for (int m = 0; m < RM; ++m)
-      _mm512_mask_storeu_ps(g.out + (m0 + m) * g.ldo + v * 16, masks.keep[v],
-                            _mm512_add_ps(f[m][v], bias));
-  }
+  storeRows<RM>(f, g.bias, g.out, g.ldo, m0, g.cols);
 }
 
 template <int P> void rows(const KQuantGemm &g) {
