@@ -19,6 +19,7 @@
 #include "gemv_int.h"
 #include "isa.h"
 #include "kquant_dot.h"
+#include "mapped_buffer.h"
 
 #include <cstdint>
 #include <functional>
@@ -172,7 +173,7 @@ struct PackedFloatWeight {
   uint32_t dtype = 0;
   int64_t N = 0, K = 0;
   bool pairs = false;
-  std::vector<uint8_t> w;
+  MappedBuffer w;
 };
 std::shared_ptr<PackedFloatWeight> packFloatWeight(uint32_t dtype,
                                                    const void *w, int64_t N,
