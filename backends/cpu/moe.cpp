@@ -4,11 +4,11 @@
 // pairs are grouped by expert; each expert's rows are gathered once into a
 // contiguous block and multiplied by that expert's weight on the same
 // kernels as LINEAR (i8 / i4 / MXFP4 stacks packed once, each expert into
-// whole panels), so an expert shared by several tokens of a batch is read
-// once. The work is
-// split over (expert, tile of output rows) in one parallel region, so two
-// threads stay busy when a single token picks eight small experts and when
-// a prefill gives one expert most of the tokens (largest groups first).
+// whole panels; bf16 stacks too where the CPU has vdpbf16ps), so an expert
+// shared by several tokens of a batch is read once. The work is split over
+// (expert, tile of output rows) in one parallel region, so two threads stay
+// busy when a single token picks eight small experts and when a prefill
+// gives one expert most of the tokens (largest groups first).
 //
 //===----------------------------------------------------------------------===//
 #include "cpu.h"
