@@ -13,6 +13,8 @@
 #include "cpu.h"
 #include "gemv_kquant.h"
 
+#include "llmc/support/half.h"
+
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -67,12 +69,18 @@ struct Weight {
                               : n * k / 2;
     bytes.resize(size);
     for (auto &b : bytes)
-      b = uint8_t(rng() & 0x3f); // small finite values in the 16-bit formats
-    if (f == F32) { // random bytes would be denormals, which run slow
-      std::uniform_real_distribution<float> u(-0.05f, 0.05f);
+      b = uint8_t(rng() & 0x3f);
+    // Float weights as trained ones are (random bytes would be tiny or
+    // denormal values, whose products run slow on some units).
+    std::uniform_real_distribution<float> u(-0.05f, 0.05f);
+    if (f == F32) {
       auto *w = reinterpret_cast<float *>(bytes.data());
       for (size_t i = 0; i < size / 4; ++i)
         w[i] = u(rng);
+    } else if (f == BF16) {
+      auto *w = reinterpret_cast<uint16_t *>(bytes.data());
+      for (size_t i = 0; i < size / 2; ++i)
+        w[i] = floatToBf16(u(rng));
     }
     if (f == MX4) {
       e8m0.assign(size_t(n * k / 32), 120);
@@ -82,8 +90,9 @@ struct Weight {
       scales.assign(size_t(n * (f == Q4 ? k / 32 : 1)), 0.01f);
     }
     if (f == F32 || f == BF16)
-      packedFloat =
-          packFloatWeight(f == F32 ? LLMC_F32 : LLMC_BF16, bytes.data(), n, k);
+      packedFloat = packFloatWeight(
+          f == F32 ? LLMC_F32 : LLMC_BF16, bytes.data(), n, k,
+          f == BF16 && level().bf16Tile && k % 2 == 0); // as LINEAR packs
     if ((f == Q8 || f == Q4 || f == MX4) && intGemvApplies(k, group()))
       packed = packIntWeight(level().ints, intFormat(dtype()), bytes.data(),
                              scales.data(), n, k, group(), e8m0.data());
@@ -109,6 +118,8 @@ struct Weight {
     switch (fmt) {
     case F32:
     case BF16:
+      if (packedFloat->pairs)
+        return gemmPackedBf16(b.bf16Tile, a, *packedFloat);
       return gemmPackedFloat(b.f32Tile, a, *packedFloat);
     default: // Q8, Q4, MX4 (their blocks fit every shape here)
       return gemmPackedInt(b.ints, a, *packed);

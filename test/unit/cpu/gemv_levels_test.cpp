@@ -344,6 +344,17 @@ TEST(GemvLevels, Bf16WeightsOnVdpbf16ps) {
         ASSERT_EQ(got[i], -7.0f) << "written past the output at " << i;
       got.resize(want.size());
       EXPECT_LE(nmse(got, want), kSummationOrder);
+      // Many rows run in blocks of K (K 520: two), one row all of K at
+      // once: the same bits.
+      for (int64_t r = 0; r < t.rows; ++r) {
+        std::vector<float> one(size_t(t.N));
+        gemmPackedBf16(
+            level.bf16Tile,
+            {x.data() + r * t.K, 1, t.K, t.N, bias.data(), one.data()}, *p);
+        ASSERT_EQ(one, std::vector<float>(got.begin() + r * t.N,
+                                          got.begin() + (r + 1) * t.N))
+            << "row " << r << " alone";
+      }
     }
   }
   if (levels == 0)
