@@ -131,7 +131,7 @@ void gemmMxfp4(F32Tile tile, const GemvArgs &a, const uint8_t *w,
 void decodeMxfp4Block(const uint8_t *codes, uint8_t e8m0, float *out);
 /// Whether the integer tiles can take these shapes (blocks of 32 that
 /// groups align to); others run the grouped gemv (gemvQ8 / gemvQ4).
-bool intGemvApplies(int64_t K, int64_t group);
+bool intTilesApply(int64_t K, int64_t group);
 /// An i8, i4 or MXFP4 weight repacked once, when the graph is prepared,
 /// into the integer GEMM tiles' panels (i4 and MXFP4 stay at two values a byte,
 /// MXFP4's scales as E8M0 bytes): every row count, one decode token to a whole

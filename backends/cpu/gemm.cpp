@@ -36,7 +36,6 @@ struct Activations {
 // Columns of K per block: a panel's block is 32 KB (L1) and each row's
 // block of x 1 KB (512 rows stay in L2 while every panel runs over them).
 constexpr int64_t kF32KBlock = 256;
-constexpr int64_t kIntKBlock = 1024;
 
 struct Panel {
   std::vector<uint8_t> w;
@@ -523,17 +522,17 @@ std::shared_ptr<PackedFloatWeight> packFloatWeight(uint32_t dtype,
   const size_t size = dtype == LLMC_F32 ? 4 : 2;
   out->w.resize(size_t(panels * K * kTileN) * size);
   const bool bf16 = dtype == LLMC_BF16;
-  // Column by column: each reads its weight row in order (through memcpy:
-  // a plan's bytes need not be aligned). bf16 denormals become +0 here, so
-  // the tile's widening is a shift (gemv_int.h, PanelType).
+  // bf16 denormals become +0 here, so the tile's widening is a shift
+  // (gemv_int.h, PanelType). A plan's bytes need not be aligned: unaligned
+  // loads and memcpy only.
   auto fill = [&](auto *to) {
     using T = std::remove_reference_t<decltype(*to)>;
     const auto *from = static_cast<const uint8_t *>(w);
     parallelFor(panels, N * K >= (1 << 16), [&](int64_t p) {
       T *panel = to + p * K * kTileN;
       // f32 and bf16 pairs are 32-bit elements [K'][32]: 8 x 8 blocks of
-      // them transposed in registers (a 1 GB stack in about a second was
-      // a scalar loop's pace).
+      // them transposed in registers. bf16 / f16 in [K][32]: column by
+      // column below.
       if (sizeof(T) == 4 || pairs) {
         const int64_t E = sizeof(T) == 4 ? K : K / 2; // elements a row
         const auto *rows = reinterpret_cast<const uint32_t *>(from);

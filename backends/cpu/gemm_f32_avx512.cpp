@@ -2,10 +2,11 @@
 //
 // Built with -mavx512f -mavx512bw -mavx512vl. A tile is up to 6 rows by the
 // panel's 32 columns: 12 accumulators, each FMA adding one column of K for
-// 16 output columns. f32, bf16 and f16 weights (bf16/f16 widened exactly,
-// here or by the pack) and MXFP4 (decoded) run here at every row count,
-// against f32 activations: each result is its bias, then one FMA per k in
-// order.
+// 16 output columns. f32, f16 and bf16 weights (bf16 where the CPU lacks
+// AVX512-BF16, and expert stacks it does not pack; bf16/f16 widened
+// exactly, here or by the pack) and MXFP4 with f32 activations (decoded)
+// run here at every row count: each result is its bias, then one FMA per k
+// in order.
 //
 //===----------------------------------------------------------------------===//
 #include "gemm_avx512.h"

@@ -10,6 +10,8 @@
 #include <cmath>
 
 namespace llmc::cpu {
+namespace {
+
 float quantizeBlock(const float *x, int32_t *q) {
   // Once per block of every linear: vectors, and the rounding of cvtps (to
   // nearest even, as std::nearbyint).
@@ -25,6 +27,8 @@ float quantizeBlock(const float *x, int32_t *q) {
                                                          _mm256_set1_ps(id))));
   return amax / 127.0f;
 }
+
+} // namespace
 
 float quantizeBlockInt8(const float *x, int8_t *q, int32_t *sum) {
   alignas(32) int32_t v[kQuantBlock];
@@ -60,7 +64,7 @@ void useLevel(Backend &b, Isa isa) {
   b.rows = isa >= Isa::Avx512 ? &rowsAvx512 : nullptr;
 }
 
-bool intGemvApplies(int64_t K, int64_t group) {
+bool intTilesApply(int64_t K, int64_t group) {
   return K % kQuantBlock == 0 && group % kQuantBlock == 0 && K % group == 0;
 }
 

@@ -20,8 +20,8 @@ namespace llmc::cpu {
 
 constexpr int64_t kQuantBlock = 32;
 
-/// The weight formats of the integer kernels: i8, i4, MXFP4, and (GEMM
-/// tiles only) a Q4_K / Q5_K weight's codes as unsigned bytes (gemm.cpp).
+/// The weight formats of the integer tiles: i8, i4, MXFP4, and a K-quant
+/// weight's codes as unsigned bytes (gemm.cpp packs them per call).
 enum IntFormat : int { kI8 = 0, kI4 = 1, kMx = 2, kKq = 3 };
 /// How many weight rows ahead the row-major GEMVs prefetch.
 constexpr int64_t kPrefetchRows = 4;
@@ -37,12 +37,8 @@ constexpr int8_t kMxfp4Doubled[16] = {0, 1,  2,  3,  4,  6,  8,  12,
 /// (0..24: vpmaddubsw's pair sums stay far from saturating).
 constexpr int32_t kMxfp4Offset = 12;
 
-/// 32 floats to int8 values (in int32s) and returns their scale: round to
-/// nearest of x * 127 / max |x| (gemv_int.cpp, baseline build).
-float quantizeBlock(const float *x, int32_t *q);
-
-/// quantizeBlock's values as int8 at q, their sum at *sum (the same
-/// rounding, one pass).
+/// 32 floats to int8 at q (round to nearest of x * 127 / max |x|), their
+/// sum at *sum; returns the scale (gemv_int.cpp, baseline build).
 float quantizeBlockInt8(const float *x, int8_t *q, int32_t *sum);
 
 /// A register-blocked GEMM over one panel of kTileN output columns at a

@@ -44,7 +44,7 @@ OwnKernels ownKernelsFor(const Backend &b, const LinearWeight &w) {
   const bool quantized = w.dtype == LLMC_I8 || w.dtype == LLMC_I4 ||
                          (w.dtype == LLMC_MXFP4 && w.int8Activations);
   return OwnKernels{b.ints, b.kquant, b.f32Tile, b.bf16Tile,
-                    quantized && intGemvApplies(w.K, w.group)};
+                    quantized && intTilesApply(w.K, w.group)};
 }
 
 KQuantWeight kquantWeight(const LinearWeight &w, const OwnKernels &k) {

@@ -36,7 +36,6 @@ public:
       return;
 #ifdef __SANITIZE_ADDRESS__ // the heap, so ASan sees reads past the end
     data_ = new uint8_t[size]();
-    size_ = size;
     return;
 #endif
     constexpr size_t kHuge = size_t(2) << 20;
@@ -55,13 +54,11 @@ public:
       munmap(reinterpret_cast<void *>(start + length),
              base + span - (start + length));
     data_ = reinterpret_cast<uint8_t *>(start);
-    size_ = size;
     mapped_ = length;
   }
 
   uint8_t *data() { return data_; }
   const uint8_t *data() const { return data_; }
-  size_t size() const { return size_; }
 
 private:
   void release() {
@@ -72,11 +69,11 @@ private:
       munmap(data_, mapped_);
 #endif
     data_ = nullptr;
-    size_ = mapped_ = 0;
+    mapped_ = 0;
   }
 
   uint8_t *data_ = nullptr;
-  size_t size_ = 0, mapped_ = 0;
+  size_t mapped_ = 0;
 };
 
 } // namespace llmc::cpu

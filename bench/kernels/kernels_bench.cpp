@@ -93,7 +93,7 @@ struct Weight {
       packedFloat = packFloatWeight(
           f == F32 ? LLMC_F32 : LLMC_BF16, bytes.data(), n, k,
           f == BF16 && level().bf16Tile && k % 2 == 0); // as LINEAR packs
-    if ((f == Q8 || f == Q4 || f == MX4) && intGemvApplies(k, group()))
+    if ((f == Q8 || f == Q4 || f == MX4) && intTilesApply(k, group()))
       packed = packIntWeight(level().ints, intFormat(dtype()), bytes.data(),
                              scales.data(), n, k, group(), e8m0.data());
   }
